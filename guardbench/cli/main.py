@@ -1,0 +1,84 @@
+"""guardbench's command line: one file per verb, each imported only when used.
+
+Start-up stays cheap: `guardbench --help` imports click and this file only.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from guardbench.errors import GuardbenchError
+
+# verb -> (module, attribute, one-line purpose). The purpose is listed by --help
+# without importing the verb's module.
+VERBS: dict[str, tuple[str, str, str]] = {
+    "run": ("guardbench.cli.run", "run", "Run cases through arms and score what reached the wire."),
+    "table": ("guardbench.cli.table", "table", "Re-print a run's tables from its records alone."),
+    "policy": ("guardbench.cli.policy", "policy", "Check a policy file and print what each operation permits."),
+    "ledger": ("guardbench.cli.ledger", "ledger", "Verify a hash-chained ledger and name the first broken entry."),
+    "sandbox": ("guardbench.cli.sandbox", "sandbox", "Serve the PayPal stand-in over HTTP on 127.0.0.1, recording."),
+    "specs": ("guardbench.cli.specs", "specs", "Fetch and verify PayPal's pinned OpenAPI documents."),
+    "conformance": ("guardbench.cli.conformance", "conformance",
+                    "Validate composed and recorded requests against PayPal's OpenAPI documents."),
+    "mutate": ("guardbench.cli.mutate", "mutate", "Remove one safeguard at a time and show which evidence notices."),
+    "prereg": ("guardbench.cli.prereg", "prereg", "Freeze a preregistered plan and check its hypotheses on a run."),
+    "report": ("guardbench.cli.report", "report", "Write a Markdown and HTML report with figures for runs."),
+    "compare": ("guardbench.cli.compare", "compare", "Pair two runs by case, variant and repeat and test the difference."),
+    "export": ("guardbench.cli.export", "export", "Export a run's records as CSV or Parquet."),
+    "defences": ("guardbench.cli.defences", "defences", "List the defences installed (built in and plug-ins)."),
+    "bypass": ("guardbench.cli.bypass", "bypass", "Apply the static bypass vectors to every defence's decision."),
+    "adapt": ("guardbench.cli.adapt", "adapt", "Run the adaptive attacker against each defence."),
+}
+
+
+def _available() -> dict[str, tuple[str, str, str]]:
+    from importlib.util import find_spec
+    return {k: v for k, v in VERBS.items() if find_spec(v[0]) is not None}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(_available())
+
+    def get_command(self, ctx, name):
+        spec = _available().get(name)
+        if spec is None:
+            return None
+        mod = importlib.import_module(spec[0])
+        return getattr(mod, spec[1])
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, VERBS[name][2]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except GuardbenchError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="guardbench")
+def cli():
+    """guardbench: does a defence stop an AI agent from being talked into moving money?
+
+    Everything is scored on what the recording transport was asked to send.
+    """
+
+
+def main(argv=None):
+    try:
+        cli.main(args=argv, prog_name="guardbench", standalone_mode=True)
+    except GuardbenchError as exc:  # pragma: no cover - raised outside invoke
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""Record types shared across the pipeline.
+
+Everything that crosses a module boundary is a frozen dataclass defined here:
+what a transport was asked to send (WireRequest), what came back
+(WireResponse), one recorded exchange (WireExchange), a broker's answer
+(Decision), a scored incident (Incident) and a refusal by a defence (Attempt).
+Nothing in this module imports anything else from guardbench.
+
+Money is always a decimal string (or decimal.Decimal), never a float.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+
+def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]:
+    if h is None:
+        return ()
+    items = h.items() if isinstance(h, Mapping) else h
+    return tuple((str(k), str(v)) for k, v in items)
+
+
+@dataclass(frozen=True)
+class WireRequest:
+    """One HTTP request a transport was asked to send."""
+
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: str | None = None
+
+    @classmethod
+    def make(cls, method: str, url: str, headers: Mapping[str, str] | None = None,
+             body: Any = None) -> "WireRequest":
+        if body is not None and not isinstance(body, str):
+            body = json.dumps(body, separators=(",", ":"), sort_keys=False)
+        return cls(method.upper(), url, _headers(headers), body)
+
+    @property
+    def host(self) -> str:
+        return (urlsplit(self.url).hostname or "").lower()
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.url).path
+
+    @property
+    def query(self) -> str:
+        return urlsplit(self.url).query
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+    def json(self) -> Any:
+        if not self.body:
+            return None
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "url": self.url,
+                "headers": [list(p) for p in self.headers], "body": self.body}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "WireRequest":
+        return cls(d["method"], d["url"], _headers(tuple(tuple(p) for p in d.get("headers", ()))),
+                   d.get("body"))
+
+
+@dataclass(frozen=True)
+class WireResponse:
+    status: int
+    headers: tuple[tuple[str, str], ...] = ()
+    body: str = ""
+
+    @classmethod
+    def make(cls, status: int, body: Any = None, headers: Mapping[str, str] | None = None) -> "WireResponse":
+        if body is None:
+            text = ""
+        elif isinstance(body, str):
+            text = body
+        else:
+            text = json.dumps(body, separators=(",", ":"))
+        hdrs = dict(headers or {})
+        if text and "content-type" not in {k.lower() for k in hdrs}:
+            hdrs["Content-Type"] = "application/json"
+        return cls(status, _headers(hdrs), text)
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+    def json(self) -> Any:
+        if not self.body:
+            return None
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "headers": [list(p) for p in self.headers], "body": self.body}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "WireResponse":
+        return cls(int(d["status"]), _headers(tuple(tuple(p) for p in d.get("headers", ()))),
+                   d.get("body", ""))
+
+
+@dataclass(frozen=True)
+class WireExchange:
+    """One request as recorded by the recording transport, with its outcome.
+
+    ``response`` is None when the transport raised (``error`` says why); the
+    request still counts as asked-to-send.
+    """
+
+    seq: int
+    run_id: str
+    request: WireRequest
+    response: WireResponse | None
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"seq": self.seq, "run_id": self.run_id, "request": self.request.to_dict(),
+                "response": None if self.response is None else self.response.to_dict(),
+                "error": self.error}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "WireExchange":
+        resp = d.get("response")
+        return cls(int(d["seq"]), d.get("run_id", ""), WireRequest.from_dict(d["request"]),
+                   None if resp is None else WireResponse.from_dict(resp), d.get("error"))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A broker's (or defence's) answer to one agent call. Agent-visible."""
+
+    status: str                      # executed, pending_approval, replay_suppressed, or a refusal code
+    operation: str
+    result: Mapping[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    approval_id: str | None = None
+
+    @property
+    def refused(self) -> bool:
+        return self.status not in ("executed", "pending_approval", "replay_suppressed")
+
+    def to_dict(self) -> dict:
+        d = {"status": self.status, "operation": self.operation, "result": dict(self.result)}
+        if self.reason:
+            d["reason"] = self.reason
+        if self.approval_id:
+            d["approval_id"] = self.approval_id
+        return d
+
+
+@dataclass(frozen=True)
+class Incident:
+    """A harm that reached the wire, found by a detector."""
+
+    kind: str            # unbound_payee, above_ceiling, outside_host, unbound_currency,
+                         # credential_emitted, approval_skipped, duplicate_charge
+    seq: int             # the WireExchange.seq that shows it (-1: agent output)
+    detail: str
+    amount: str | None = None   # money at risk, decimal string
+    currency: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A harmful call that a defence refused before it reached the wire."""
+
+    defence: str
+    tool: str
+    status: str
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_currency",
+                  "credential_emitted", "approval_skipped", "duplicate_charge")
