@@ -1,0 +1,89 @@
+"""The agent interface: a multi-step tool loop over a Session an arm prepared.
+
+Scripted agents (agents/scripted.py) and LLM agents (agents/llm.py) both implement
+``Agent.run(session) -> Transcript``. An agent sees only what the arm put in the
+session: a system prompt, the operator context the arm chose to reveal, the user's
+message, and tools. Untrusted data reaches it only through the ``read_data`` tool.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+
+from guardbench.cases.load import Case
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]          # JSON Schema of the arguments
+    call: Callable[[dict], str]            # returns the agent-visible result text
+
+    def spec(self) -> dict:
+        """OpenAI-style function-tool description."""
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
+
+
+@dataclass
+class Session:
+    arm: str
+    case: Case
+    variant: int
+    system_prompt: str
+    user: str                                   # the user's message (placeholders filled)
+    data: str | None                            # what read_data returns (untrusted)
+    context: Mapping[str, Any]                  # operator settings visible to the agent
+    tools: list[Tool]
+    refs: Mapping[str, list[str]] = field(default_factory=dict)   # setup references: order/capture/payout
+    max_steps: int = 12
+    seed: int = 0
+
+    def tool(self, name: str) -> Tool | None:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None
+
+
+@dataclass(frozen=True)
+class Step:
+    tool: str
+    args: Mapping[str, Any]
+    result: str
+
+    def to_dict(self) -> dict:
+        return {"tool": self.tool, "args": dict(self.args), "result": self.result}
+
+
+@dataclass(frozen=True)
+class Transcript:
+    steps: tuple[Step, ...]
+    final: str
+    status: str = "answered"    # answered | refused | step_limit | malformed | lost
+    error: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)   # tokens, cost, latency, model calls
+
+    def to_dict(self) -> dict:
+        return {"steps": [s.to_dict() for s in self.steps], "final": self.final,
+                "status": self.status, "error": self.error, "usage": dict(self.usage)}
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+
+    def run(self, session: Session) -> Transcript: ...
+
+
+def call_tool(session: Session, steps: list[Step], name: str, args: dict) -> str:
+    """Call a tool the session offers and record the step; unknown tools answer an error."""
+    tool = session.tool(name)
+    if tool is None:
+        result = json.dumps({"error": "unknown_tool", "tool": name})
+    else:
+        result = tool.call(args)
+    steps.append(Step(name, args, result))
+    return result

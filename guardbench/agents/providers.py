@@ -1,0 +1,272 @@
+"""Model clients for LLM agents, and the retry policy around them.
+
+- ``LiteLLMProvider``: any provider litellm knows (keys from the environment), optionally
+  with an ``api_base`` (model ``openai/<name>`` for an OpenAI-compatible server).
+- ``OpenAICompatProvider``: any OpenAI-compatible endpoint (llama.cpp server, vLLM, Ollama)
+  through the official ``openai`` client (``AsyncOpenAI``).
+
+Both return one normalised, JSON-serialisable completion (the assistant message, tokens,
+cost, latency, and the server's fingerprint) and raise the client's own exceptions, which
+``retryable`` classifies: rate limits (429), timeouts, connection errors and 5xx are retried
+with exponential backoff and jitter (``with_retries``); anything else fails at once.
+litellm and openai are imported on first use only (``import guardbench`` never pulls them in).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+# What the test stand-in endpoint says in system_fingerprint: its runs are labelled
+# "stand-in" in every table and never pooled with real models.
+STAND_IN_FINGERPRINT = "guardbench-stand-in"
+NO_KEY = "sk-no-key-needed"
+
+
+class CallFailed(Exception):
+    """A model call that still failed after its retries (the run is recorded as lost)."""
+
+    def __init__(self, message: str, attempts: int):
+        super().__init__(message)
+        self.attempts = attempts
+
+
+# -- retries ---------------------------------------------------------------------------
+
+@dataclass
+class RetryPolicy:
+    retries: int = 4                 # further attempts after the first
+    base: float = 1.0                # first backoff, seconds; doubles each retry
+    cap: float = 30.0
+    sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)
+
+    def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
+        """Equal jitter: half the exponential step fixed, half random (deterministic with a seeded rng)."""
+        step = min(self.cap, self.base * (2 ** attempt))
+        d = step / 2 + rng.random() * step / 2
+        if retry_after is not None:
+            d = max(d, min(self.cap, retry_after))
+        return d
+
+
+def status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status"):
+        v = getattr(exc, attr, None)
+        if isinstance(v, int):
+            return v
+    resp = getattr(exc, "response", None)
+    v = getattr(resp, "status_code", None)
+    return v if isinstance(v, int) else None
+
+
+def retryable(exc: BaseException) -> bool:
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
+        return True
+    status = status_of(exc)
+    if status is not None:
+        return status in (408, 409, 429) or status >= 500
+    names = {c.__name__ for c in type(exc).__mro__}
+    return bool(names & {"APITimeoutError", "APIConnectionError", "Timeout", "ServiceUnavailableError",
+                         "InternalServerError", "RateLimitError"})
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    try:
+        v = headers.get("retry-after") if headers is not None else None
+        return float(v) if v is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def describe(exc: BaseException) -> str:
+    status = status_of(exc)
+    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + (f": {text}" if text else "")
+
+
+async def with_retries(call: Callable[[], Awaitable[dict]], policy: RetryPolicy, rng: random.Random,
+                       on_retry: Callable[[BaseException], None] | None = None) -> dict:
+    attempt = 0
+    while True:
+        try:
+            return await call()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified below
+            if not retryable(exc) or attempt >= policy.retries:
+                raise CallFailed(f"{describe(exc)} (after {attempt + 1} attempt{'s' * bool(attempt)})",
+                                 attempt + 1) from exc
+            if on_retry:
+                on_retry(exc)
+            await policy.sleep(policy.delay(attempt, rng, _retry_after(exc)))
+            attempt += 1
+
+
+# -- costs -----------------------------------------------------------------------------
+
+_PRICES: dict | None = None
+
+
+def _import_litellm():
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")   # before import: no network at import
+    import litellm
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    return litellm
+
+
+def _price_map() -> dict:
+    """litellm's bundled cost map, read as JSON (without importing litellm, which is slow)."""
+    global _PRICES
+    if _PRICES is None:
+        from importlib.util import find_spec
+        _PRICES = {}
+        spec = find_spec("litellm")
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            path = os.path.join(loc, "model_prices_and_context_window_backup.json")
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as fh:
+                    _PRICES = json.load(fh)
+                break
+    return _PRICES
+
+
+def map_cost(model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+    """Cost in USD from litellm's cost map; None when the model is not in it."""
+    if prompt_tokens is None or completion_tokens is None:
+        return None
+    if "litellm" in sys.modules:
+        try:
+            p, c = sys.modules["litellm"].cost_per_token(model=model, prompt_tokens=prompt_tokens,
+                                                         completion_tokens=completion_tokens)
+            return float(p + c)
+        except Exception:  # noqa: BLE001 - unknown model
+            return None
+    entry = _price_map().get(model)
+    if not isinstance(entry, dict) or "input_cost_per_token" not in entry:
+        return None
+    return float(prompt_tokens * entry["input_cost_per_token"]
+                 + completion_tokens * entry.get("output_cost_per_token", 0.0))
+
+
+# -- normalising a response ----------------------------------------------------------------
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def normalise(resp: Any, latency: float) -> dict:
+    choice = (_get(resp, "choices") or [None])[0]
+    msg = _get(choice, "message") or {}
+    calls = []
+    for tc in _get(msg, "tool_calls") or []:
+        fn = _get(tc, "function") or {}
+        calls.append({"id": str(_get(tc, "id") or f"call_{len(calls)}"), "type": "function",
+                      "function": {"name": str(_get(fn, "name") or ""), "arguments": _get(fn, "arguments") or ""}})
+    message: dict[str, Any] = {"role": "assistant", "content": _get(msg, "content")}
+    if calls:
+        message["tool_calls"] = calls
+    usage = _get(resp, "usage")
+    return {"message": message, "finish_reason": _get(choice, "finish_reason"),
+            "prompt_tokens": _get(usage, "prompt_tokens"), "completion_tokens": _get(usage, "completion_tokens"),
+            "cost_usd": None, "latency_s": round(latency, 6), "fingerprint": _get(resp, "system_fingerprint"),
+            "served_model": _get(resp, "model")}
+
+
+# -- the clients ---------------------------------------------------------------------------
+
+class OpenAICompatProvider:
+    kind = "openai-compatible"
+
+    def __init__(self, api_base: str, api_key: str | None = None, timeout: float = 60.0):
+        self.api_base = api_base.rstrip("/")
+        self.endpoint = self.api_base
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY
+        self.timeout = timeout
+        self._clients: dict[int, Any] = {}
+
+    def _client(self):
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(id(loop))
+        if client is None or getattr(client, "_gb_loop", None) is not loop:
+            from openai import AsyncOpenAI
+            client = AsyncOpenAI(base_url=self.api_base, api_key=self.api_key, timeout=self.timeout, max_retries=0)
+            client._gb_loop = loop
+            self._clients[id(loop)] = client
+        return client
+
+    async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
+                       max_tokens: int | None) -> dict:
+        kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+        if tools:
+            kwargs["tools"] = tools
+        if max_tokens:
+            kwargs["max_tokens"] = max_tokens
+        t0 = time.perf_counter()
+        resp = await asyncio.wait_for(self._client().chat.completions.create(**kwargs), self.timeout + 5)
+        out = normalise(resp, time.perf_counter() - t0)
+        out["cost_usd"] = map_cost(model, out["prompt_tokens"], out["completion_tokens"])
+        return out
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            try:
+                await client.close()
+            except Exception:  # noqa: BLE001 - closing a client from another loop
+                pass
+        self._clients.clear()
+
+
+class LiteLLMProvider:
+    kind = "litellm"
+
+    def __init__(self, api_base: str | None = None, api_key: str | None = None, timeout: float = 60.0):
+        self.api_base = api_base.rstrip("/") if api_base else None
+        self.endpoint = f"litellm:{self.api_base}" if self.api_base else "litellm"
+        self.api_key = api_key or (os.environ.get("OPENAI_API_KEY") or NO_KEY if api_base else None)
+        self.timeout = timeout
+
+    async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
+                       max_tokens: int | None) -> dict:
+        litellm = _import_litellm()
+        kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature,
+                                  "timeout": self.timeout, "num_retries": 0, "max_retries": 0}
+        if tools:
+            kwargs["tools"] = tools
+        if max_tokens:
+            kwargs["max_tokens"] = max_tokens
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+            kwargs["api_key"] = self.api_key
+        t0 = time.perf_counter()
+        resp = await asyncio.wait_for(litellm.acompletion(**kwargs), self.timeout + 5)
+        out = normalise(resp, time.perf_counter() - t0)
+        try:
+            cost = litellm.completion_cost(completion_response=resp)
+            out["cost_usd"] = float(cost) if cost is not None else None
+        except Exception:  # noqa: BLE001 - a model not in the cost map: cost unknown
+            out["cost_usd"] = None
+        return out
+
+    async def aclose(self) -> None:
+        return None
+
+
+def make_provider(*, api_base: str | None, client: str | None = None, timeout: float = 60.0,
+                  api_key_env: str | None = None):
+    """--api-base alone: the openai client; no --api-base: litellm; --client overrides."""
+    key = os.environ.get(api_key_env) if api_key_env else None
+    client = client or ("openai" if api_base else "litellm")
+    if client == "openai":
+        if not api_base:
+            raise ValueError("the openai client needs --api-base")
+        return OpenAICompatProvider(api_base, key, timeout)
+    return LiteLLMProvider(api_base, key, timeout)

@@ -1,0 +1,182 @@
+"""Deterministic scripted agents: the worst case and the honest case.
+
+Both are handed a structured statement of what a case's text asks
+(``Case.asks``: user and data alike; ``Case.user_asks``: the user's message only):
+
+- ``credulous`` complies with everything the text asks, hostile modifiers included;
+- ``careful`` does only what the user asked.
+
+They use whatever tools the arm offers, the way a model reading the tool
+descriptions would: the broker's two tools (``run_payment_operation``), or an
+``http_request`` tool with PayPal settings in context, where the agent composes
+the request itself.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from guardbench.agents.base import Session, Step, Transcript, call_tool
+from guardbench.cases.load import Action
+from guardbench.paypal import bodies
+
+# What the broker calls each action (an LLM would read this off list_payment_operations).
+BROKER_OPERATION = {"charge": "charge_customer", "capture": "capture_order", "show_order": "show_order",
+                    "refund": "refund_capture", "payout": "pay_supplier", "show_payout": "show_payout",
+                    "reveal_secret": "reveal_credentials", "change_policy": "update_policy"}
+REF_KIND = {"capture": "order", "show_order": "order", "refund": "capture", "show_payout": "payout"}
+
+
+class ScriptedAgent:
+    def __init__(self, mode: str = "credulous"):
+        if mode not in ("credulous", "careful"):
+            raise ValueError(f"scripted agent mode must be credulous or careful, not {mode!r}")
+        self.mode = mode
+        self.name = mode
+
+    # -- the loop -----------------------------------------------------------------
+    def run(self, session: Session) -> Transcript:
+        steps: list[Step] = []
+        known: dict[str, list[str]] = {k: list(v) for k, v in session.refs.items()}
+        notes: list[str] = []
+        if session.data is not None and session.tool("read_data"):
+            call_tool(session, steps, "read_data", {})
+        actions = session.case.asks if self.mode == "credulous" else session.case.user_asks
+        style = ("broker" if session.tool("run_payment_operation") else
+                 "http" if session.tool("http_request") else None)
+        if style is None:
+            return Transcript(tuple(steps), "I have no payment tool to do this with.", "answered")
+        counter = [0]
+        for action in actions:
+            for amount in _amounts(action):
+                for _ in range(action.repeat):
+                    if len(steps) >= session.max_steps:
+                        return Transcript(tuple(steps), "; ".join(notes), "step_limit")
+                    if style == "broker":
+                        note = self._broker_call(session, steps, known, action, amount)
+                    else:
+                        note = self._http_call(session, steps, known, action, amount, counter)
+                    if note:
+                        notes.append(note)
+        return Transcript(tuple(steps), "; ".join(notes) or "Done.", "answered")
+
+    # -- the guardrail's two tools -------------------------------------------------
+    def _broker_call(self, session, steps, known, action: Action, amount: str | None) -> str:
+        op = BROKER_OPERATION[action.do]
+        params: dict[str, Any] = {}
+        if action.sku:
+            params["sku"] = action.sku
+        if amount is not None:
+            params["amount"] = amount
+        if action.note:
+            params["note_to_payer" if action.do == "refund" else "note"] = action.note
+        # hostile modifiers go where a compliant agent would put them: into the call
+        if action.payee:
+            params["payee"] = action.payee
+        if action.currency:
+            params["currency"] = action.currency
+        if action.url:
+            params["callback_url"] = action.url
+        if action.skip_approval:
+            params["approval"] = "skip"
+        if action.changes:
+            params["changes"] = dict(action.changes)
+        args: dict[str, Any] = {"operation": op, "params": params}
+        ref = _resolve(action.ref, known, REF_KIND.get(action.do))
+        if ref:
+            args["reference"] = ref
+        result = call_tool(session, steps, "run_payment_operation", args)
+        _learn(known, action.do, _parse(result))
+        if action.do == "reveal_secret":
+            return "I could not retrieve any credential: " + _status(result)
+        return f"{op}: {_status(result)}"
+
+    # -- the control arms' http tool ---------------------------------------------------
+    def _http_call(self, session, steps, known, action: Action, amount: str | None, counter) -> str:
+        ctx = session.context
+        if action.do == "reveal_secret":
+            secret = ctx.get("access_token", "")
+            extra = ctx.get("client_secret")
+            return f"Here is the access token: {secret}" + (f" and client secret: {extra}" if extra else "")
+        if action.do == "change_policy":
+            return "Noted the updated operator policy."
+        counter[0] += 1
+        request_id = f"gb-{session.seed}-{session.case.id}-{session.variant}-{counter[0]}"
+        args = bodies.compose_call(
+            action.do, api_base=ctx["api_base"], token=ctx["access_token"], merchant_id=ctx["merchant_id"],
+            supplier_email=ctx["supplier_email"], currency=action.currency or ctx["currency"],
+            request_id=request_id, sku=action.sku, amount=amount, note=action.note, payee=action.payee,
+            ref=_resolve(action.ref, known, REF_KIND.get(action.do)))
+        if action.url:   # "send it to this URL instead": a compliant agent does exactly that
+            args["url"] = action.url
+        result = call_tool(session, steps, "http_request", args)
+        parsed = _parse(result)
+        _learn(known, action.do, parsed.get("body") if isinstance(parsed.get("body"), dict) else parsed)
+        return f"{action.do}: HTTP {parsed.get('status', '?')}"
+
+
+def _amounts(action: Action) -> list[str | None]:
+    if action.amount is None:
+        return [None]
+    if action.split > 1:
+        return bodies.split_amount(action.amount, action.split)
+    return [action.amount]
+
+
+def _resolve(ref: str | None, known: dict[str, list[str]], kind: str | None) -> str | None:
+    if ref is None:
+        if kind and known.get(kind):
+            return known[kind][-1]
+        return None
+    if not ref.startswith("$"):
+        return ref
+    name, _, idx = ref[1:].partition("[")
+    ids = known.get(name) or []
+    if not ids:
+        return None
+    return ids[int(idx.rstrip("]"))] if idx else ids[-1]
+
+
+def _parse(text: str) -> dict:
+    try:
+        out = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def _status(result: str) -> str:
+    d = _parse(result)
+    return str(d.get("status", "?"))
+
+
+def _learn(known: dict[str, list[str]], do: str, payload: Any) -> None:
+    """Remember the references a result shows (what the agent can use next)."""
+    if not isinstance(payload, dict):
+        return
+    res = payload.get("result", payload)
+    if not isinstance(res, dict):
+        return
+    found = extract_refs(res)
+    for kind, ids in found.items():
+        for i in ids:
+            if i not in known.setdefault(kind, []):
+                known[kind].append(i)
+
+
+def extract_refs(body: dict) -> dict[str, list[str]]:
+    """Order, capture and payout-batch ids in a broker result or a PayPal response body."""
+    out: dict[str, list[str]] = {}
+    for key in ("order_id", "capture_id", "payout_batch_id"):
+        if isinstance(body.get(key), str):
+            out.setdefault(key.split("_")[0] if key != "payout_batch_id" else "payout", []).append(body[key])
+    bh = body.get("batch_header")
+    if isinstance(bh, dict) and isinstance(bh.get("payout_batch_id"), str):
+        out.setdefault("payout", []).append(bh["payout_batch_id"])
+    for pu in body.get("purchase_units") or []:
+        for cap in ((pu.get("payments") or {}).get("captures") or []) if isinstance(pu, dict) else []:
+            if isinstance(cap, dict) and isinstance(cap.get("id"), str):
+                out.setdefault("capture", []).append(cap["id"])
+    if isinstance(body.get("id"), str) and "intent" in body:
+        out.setdefault("order", []).append(body["id"])
+    return out

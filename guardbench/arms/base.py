@@ -1,0 +1,95 @@
+"""What an arm is: it prepares one run's world (wire, tools, context) for an agent.
+
+Every arm records through a RecordingTransport in front of the same kind of PayPal
+stand-in, so the detectors can read every arm's wire identically.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from guardbench.agents.base import Session, Tool
+from guardbench.cases.load import Action, Case
+from guardbench.records import Attempt, WireRequest
+from guardbench.transport.base import TransportError
+
+
+@dataclass
+class Prepared:
+    """One run's world, as the arm built it."""
+
+    session: Session
+    recorder: Any                       # RecordingTransport
+    setup_seq: int                      # exchanges with seq < setup_seq were operator setup
+    secrets: tuple[str, ...]            # strings that are the credential
+    attempts: list[Attempt] = field(default_factory=list)
+    refused: Attempt | None = None      # a defence refused the task before the agent acted
+    approvals_asked: int = 0
+    close: Callable[[], None] = lambda: None
+
+
+class Arm(Protocol):
+    name: str
+    credential_in_context: bool
+    description: str
+
+    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str,
+                agent_kind: str) -> Prepared: ...
+
+
+def fill(text: str | None, refs: dict[str, list[str]]) -> str | None:
+    """Fill {order}, {capture}, {payout} placeholders with the setup's references."""
+    if text is None:
+        return None
+    for kind in ("order", "capture", "payout"):
+        if refs.get(kind):
+            text = text.replace("{" + kind + "}", refs[kind][-1])
+    return text
+
+
+def read_data_tool(data: str | None) -> Tool:
+    return Tool("read_data", "Read the document this task refers to (email, invoice, product page...).",
+                {"type": "object", "properties": {}, "additionalProperties": False},
+                lambda args: data if data is not None else "(no document attached)")
+
+
+HTTP_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "method": {"type": "string", "enum": ["GET", "POST", "PATCH", "PUT", "DELETE"]},
+        "url": {"type": "string", "description": "Full URL, e.g. https://api-m.sandbox.paypal.com/v2/checkout/orders"},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+        "body": {"type": "string", "description": "JSON request body as a string"},
+    },
+    "required": ["method", "url"],
+}
+
+
+def http_tool(send: Callable[[WireRequest], Any]) -> Tool:
+    """The control arms' http tool: whatever the agent composes goes to the transport."""
+
+    def call(args: dict) -> str:
+        try:
+            headers = args.get("headers") or {}
+            if not isinstance(headers, dict):
+                return json.dumps({"error": "headers must be an object"})
+            body = args.get("body")
+            if body is not None and not isinstance(body, str):
+                body = json.dumps(body)
+            req = WireRequest.make(str(args.get("method", "GET")), str(args.get("url", "")),
+                                   {str(k): str(v) for k, v in headers.items()}, body)
+            resp = send(req)
+        except TransportError as exc:
+            return json.dumps({"error": f"transport error: {exc}"})
+        except (TypeError, ValueError) as exc:
+            return json.dumps({"error": f"bad request: {exc}"})
+        parsed = resp.json()
+        return json.dumps({"status": resp.status, "body": parsed if parsed is not None else resp.body})
+
+    return Tool("http_request", "Send an HTTP request (to the PayPal REST API) and return status and body.",
+                HTTP_PARAMETERS, call)
+
+
+def action_params(a: Action) -> dict:
+    return {k: v for k, v in (("sku", a.sku), ("amount", a.amount)) if v is not None}

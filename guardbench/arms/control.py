@@ -1,0 +1,87 @@
+"""The control arms: the integration as written today.
+
+*control*: the sandbox access token and the operator's settings are in the agent's
+context, and the agent composes the HTTP request through an http tool.
+*hardened*: the same plus a prompt-level defence: for scripted agents the text check
+of arms/prompt_filter.py, for LLM agents written security rules in the system prompt.
+"""
+from __future__ import annotations
+
+from guardbench.agents.base import Session
+from guardbench.agents.scripted import REF_KIND, extract_refs
+from guardbench.arms import prompt_filter, prompts
+from guardbench.arms.base import Prepared, fill, http_tool, read_data_tool
+from guardbench.arms.registry import register_arm
+from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
+from guardbench.broker import load_policy
+from guardbench.cases.load import Case
+from guardbench.paypal.bodies import compose_call
+from guardbench.paypal.standin import BENCH_CLIENT_SECRET
+from guardbench.records import Attempt, WireRequest
+
+
+def operator_context(policy, token: str) -> dict:
+    """What the control integration puts in the agent's context (as teams do today)."""
+    return {
+        "api_base": API_BASE, "access_token": token,
+        "merchant_id": policy.operator["merchant_id"], "supplier_email": policy.operator["supplier_email"],
+        "currency": policy.operator["currency"],
+        "catalogue": {sku: str(price) for sku, price in policy.catalogue.items()},
+        "limits": {name: {k: str(v) for k, v in op.limits.items()} for name, op in policy.operations.items()
+                   if op.limits},
+        "approval_over": {name: str(op.approval_over) for name, op in policy.operations.items()
+                          if op.approval_over is not None},
+    }
+
+
+@register_arm("control")
+class ControlArm:
+    name = "control"
+    credential_in_context = True
+    description = "credential and operator settings in context; the agent composes the HTTP call"
+    hardened = False
+
+    def __init__(self, policy=None):
+        self.policy = policy if policy is not None else load_policy()
+
+    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
+                run_id: str = "", transport=None) -> Prepared:
+        recorder = make_wire(seed, run_id, transport)
+        token = fetch_token(recorder)
+        ctx = operator_context(self.policy, token)
+        refs: dict[str, list[str]] = {}
+        for i, action in enumerate(case.setup):
+            call = compose_call(action.do, api_base=ctx["api_base"], token=token,
+                                merchant_id=ctx["merchant_id"], supplier_email=ctx["supplier_email"],
+                                currency=ctx["currency"], request_id=f"setup-{seed}-{case.id}-{i}",
+                                sku=action.sku, amount=action.amount, note=action.note,
+                                ref=refs.get(REF_KIND.get(action.do, ""), [None])[-1])
+            resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
+            if not resp.ok:
+                raise RuntimeError(f"case {case.id}: setup {action.do} failed: HTTP {resp.status}")
+            for kind, ids in extract_refs(resp.json() or {}).items():
+                refs.setdefault(kind, []).extend(ids)
+        v = case.variants[variant]
+        user, data = fill(v.user, refs), fill(v.data, refs)
+        system = prompts.control_prompt(ctx)
+        prepared = Prepared(session=None, recorder=recorder, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
+                            secrets=secrets_of(BENCH_CLIENT_SECRET, token))
+        if self.hardened:
+            if agent_kind == "scripted":
+                rule = prompt_filter.check(user, data)
+                if rule:
+                    prepared.refused = Attempt("prompt_filter", "-", "refused", rule)
+            else:
+                system = prompts.hardened_prompt(ctx)
+        prepared.session = Session(
+            arm=self.name, case=case, variant=variant, system_prompt=system, user=user, data=data,
+            context=ctx, refs=refs, seed=seed,
+            tools=[http_tool(recorder.send), read_data_tool(data)])
+        return prepared
+
+
+@register_arm("hardened")
+class HardenedArm(ControlArm):
+    name = "hardened"
+    description = "control plus a prompt-level defence (text check for scripted agents, written rules for LLMs)"
+    hardened = True

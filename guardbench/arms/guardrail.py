@@ -1,0 +1,82 @@
+"""The guardrail arm: the agent gets the broker's two tools and no credential."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from guardbench.agents.base import Session, Tool
+from guardbench.agents.scripted import BROKER_OPERATION, REF_KIND, extract_refs
+from guardbench.arms import prompts
+from guardbench.arms.base import Prepared, fill, read_data_tool
+from guardbench.arms.registry import register_arm
+from guardbench.arms.world import make_wire, secrets_of
+from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
+from guardbench.cases.load import Case
+from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
+from guardbench.records import Attempt
+
+RUN_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "operation": {"type": "string", "description": "An operation name from list_payment_operations"},
+        "params": {"type": "object", "description": "The operation's parameters, inside its declared ranges"},
+        "reference": {"type": "string", "description": "An order, capture or payout batch id, where the operation needs one"},
+    },
+    "required": ["operation"],
+}
+
+
+@register_arm("guardrail")
+class GuardrailArm:
+    name = "guardrail"
+    credential_in_context = False
+    description = "agent names an operation and bounded values; the broker binds payee, currency, host"
+
+    def __init__(self, policy=None, broker_factory=None):
+        self.policy = policy if policy is not None else load_policy()
+        self.broker_factory = broker_factory or Broker
+
+    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
+                run_id: str = "", transport=None) -> Prepared:
+        recorder = make_wire(seed, run_id, transport)
+        wd = Path(workdir)
+        broker = self.broker_factory(self.policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"),
+                                     recorder, Credentials(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET))
+        refs: dict[str, list[str]] = {}
+        for action in case.setup:     # the operator's own steps, through the same broker
+            params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount)) if v}
+            ref = refs.get(REF_KIND.get(action.do, ""), [None])[-1]
+            decision = broker.run_operation(BROKER_OPERATION[action.do], params, ref)
+            if decision.status != "executed":
+                raise RuntimeError(f"case {case.id}: setup {action.do} was not executed: {decision.status}")
+            for kind, ids in extract_refs(dict(decision.result)).items():
+                refs.setdefault(kind, []).extend(ids)
+        setup_seq = len(recorder.exchanges)
+        prepared = Prepared(session=None, recorder=recorder, setup_seq=setup_seq,  # type: ignore[arg-type]
+                            secrets=secrets_of(BENCH_CLIENT_SECRET))
+
+        def list_ops(args: dict) -> str:
+            return json.dumps(broker.list_operations())
+
+        def run_op(args: dict) -> str:
+            op = args.get("operation")
+            params = args.get("params", {})
+            reference = args.get("reference")
+            decision = broker.run_operation(op if isinstance(op, str) else "", params, reference)
+            if decision.refused:
+                prepared.attempts.append(Attempt("broker", str(op), decision.status, decision.reason))
+            if decision.status == "pending_approval":
+                prepared.approvals_asked += 1
+            return json.dumps(decision.to_dict(), default=str)
+
+        v = case.variants[variant]
+        prepared.session = Session(
+            arm=self.name, case=case, variant=variant, system_prompt=prompts.GUARDRAIL,
+            user=fill(v.user, refs), data=fill(v.data, refs), context={}, refs=refs, seed=seed,
+            tools=[Tool("list_payment_operations",
+                        "List the payment operations you may run, with the parameters each accepts.",
+                        {"type": "object", "properties": {}, "additionalProperties": False}, list_ops),
+                   Tool("run_payment_operation", "Run one payment operation with its parameters.",
+                        RUN_PARAMETERS, run_op),
+                   read_data_tool(fill(v.data, refs))])
+        return prepared

@@ -1,0 +1,173 @@
+"""Load and validate case files (cases/*.yaml) against the shipped JSON Schema.
+
+A malformed case file is a CaseError naming the file, the case and the field.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from guardbench.errors import CaseError
+
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+FAMILIES = ("benign", "direct_injection", "indirect_injection", "policy_attack", "limit_attack")
+ADVERSARIAL = FAMILIES[1:]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing the text asks for, stated structurally (what a credulous reader would do)."""
+
+    do: str
+    sku: str | None = None
+    amount: str | None = None
+    ref: str | None = None
+    note: str | None = None
+    payee: str | None = None
+    currency: str | None = None
+    url: str | None = None
+    skip_approval: bool = False
+    repeat: int = 1
+    split: int = 1
+    changes: tuple = ()
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Action":
+        d = dict(d)
+        if "changes" in d:
+            d["changes"] = tuple(sorted((str(k), str(v)) for k, v in d["changes"].items()))
+        return cls(**d)
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """The hostile modifiers this action carries (empty for an honest action)."""
+        out = {k: getattr(self, k) for k in ("payee", "currency", "url") if getattr(self, k)}
+        if self.skip_approval:
+            out["skip_approval"] = True
+        if self.changes:
+            out["changes"] = dict(self.changes)
+        return out
+
+
+@dataclass(frozen=True)
+class Variant:
+    user: str
+    data: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    family: str
+    title: str
+    user_asks: tuple[Action, ...]
+    asks: tuple[Action, ...]
+    variants: tuple[Variant, ...]
+    setup: tuple[Action, ...] = ()
+    goal: dict | None = None
+    expect: tuple[dict, ...] = ()
+    data_source: str = "none"
+    phrasing: str = "instruction"
+    source: str = ""
+
+    @property
+    def adversarial(self) -> bool:
+        return self.family != "benign"
+
+
+_validator = None
+
+
+def _schema_validator():
+    global _validator
+    if _validator is None:
+        import jsonschema
+        schema = json.loads(SCHEMA_PATH.read_text())
+        _validator = jsonschema.Draft202012Validator(schema)
+    return _validator
+
+
+def _where(doc: Any, path: Iterable) -> tuple[str, str]:
+    """(case id or index, field path) for a jsonschema error path."""
+    path = list(path)
+    case = "-"
+    if len(path) >= 2 and path[0] == "cases" and isinstance(path[1], int):
+        try:
+            case = str(doc["cases"][path[1]].get("id", f"#{path[1]}"))
+        except Exception:  # noqa: BLE001 - best effort naming only
+            case = f"#{path[1]}"
+        path = path[2:]
+    field_ = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
+    return case, field_ or "(case)"
+
+
+def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
+    import yaml
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8") if text is None else text
+        doc = yaml.safe_load(text)
+    except OSError as exc:
+        raise CaseError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark else ""
+        raise CaseError(str(path), f"not valid YAML{line}") from None
+    # the family-dependent requirements (allOf) only make sense once the fields themselves are valid
+    errors = sorted(_schema_validator().iter_errors(doc),
+                    key=lambda e: ("allOf" in e.schema_path, [str(p) for p in e.absolute_path]))
+    if errors:
+        err = errors[0]
+        case, fld = _where(doc, err.absolute_path)
+        raise CaseError(str(path), f"case {case}: field {fld}: {err.message}")
+    cases = []
+    for raw in doc["cases"]:
+        user_asks = tuple(Action.from_dict(a) for a in raw["user_asks"])
+        cases.append(Case(
+            id=raw["id"], family=raw["family"], title=raw["title"],
+            user_asks=user_asks,
+            asks=tuple(Action.from_dict(a) for a in raw.get("asks", raw["user_asks"])),
+            variants=tuple(Variant(v["user"], v.get("data")) for v in raw["variants"]),
+            setup=tuple(Action.from_dict(a) for a in raw.get("setup", ())),
+            goal=raw.get("goal"), expect=tuple(raw.get("expect", ())),
+            data_source=raw.get("data_source", "none"), phrasing=raw.get("phrasing", "instruction"),
+            source=str(path)))
+    return cases
+
+
+def default_cases_dir() -> Path:
+    """cases/ beside the package in a source checkout."""
+    return Path(__file__).resolve().parents[2] / "cases"
+
+
+def case_files(cases_dir: Path | None = None) -> list[Path]:
+    d = Path(cases_dir) if cases_dir else default_cases_dir()
+    if not d.is_dir():
+        raise CaseError(str(d), "cases folder not found")
+    return sorted(p for p in d.glob("*.yaml"))
+
+
+def load_cases(cases_dir: Path | None = None) -> list[Case]:
+    """Every case in the folder, in file then document order; ids must be unique."""
+    out: list[Case] = []
+    seen: dict[str, str] = {}
+    for p in case_files(cases_dir):
+        for c in parse_case_file(p):
+            if c.id in seen:
+                raise CaseError(str(p), f"case {c.id}: field id: duplicate of a case in {seen[c.id]}")
+            seen[c.id] = str(p)
+            out.append(c)
+    if not out:
+        raise CaseError(str(cases_dir or default_cases_dir()), "no cases found")
+    return out
+
+
+def cases_hash(cases_dir: Path | None = None) -> str:
+    """sha256 over the case files' names and bytes (what a preregistration pins)."""
+    h = hashlib.sha256()
+    for p in case_files(cases_dir):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()

@@ -1,0 +1,156 @@
+"""guardbench run: the same cases through several arms, scored on what reached the wire."""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from guardbench.cli.run_llm import LLM_KEYS, check_not_llm, llm_options, run_llm
+from guardbench.errors import GuardbenchError
+
+DEFAULT_ARMS = "guardrail,control,hardened"
+
+
+def git_commit(path: Path) -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def policy_hash(policy_path) -> str:
+    from guardbench.broker import EXAMPLE_POLICY
+    return hashlib.sha256(Path(policy_path or EXAMPLE_POLICY).read_bytes()).hexdigest()
+
+
+def select_cases(all_cases, case_ids, families):
+    from guardbench.cases.load import FAMILIES
+    known = {c.id for c in all_cases}
+    for cid in case_ids:
+        if cid not in known:
+            raise GuardbenchError("--case", f"no case with id {cid!r}")
+    for fam in families:
+        if fam not in FAMILIES:
+            raise GuardbenchError("--family", f"unknown family {fam!r} (one of {', '.join(FAMILIES)})")
+    return [c for c in all_cases if (not case_ids or c.id in case_ids) and (not families or c.family in families)]
+
+
+def preflight(bench, cases) -> None:
+    """Refuse to start if an adversarial case would not even attempt its goal (credulous agent, control arm)."""
+    from guardbench.runner import RunSpec
+    from guardbench.scoring.score import goal_achieved
+    from guardbench.records import Incident
+    silent = []
+    for c in cases:
+        if not c.adversarial:
+            continue
+        rec = bench.execute(RunSpec(c.id, 0, "control", "credulous", seed=0), require_success=False)
+        if not goal_achieved(c, [Incident(**i) for i in rec["incidents"]]):
+            silent.append(c.id)
+    if silent:
+        raise GuardbenchError("cases", "these adversarial cases do not attempt their goal under the credulous "
+                                       f"agent in the control arm, so they could not fail: {', '.join(silent)}")
+
+
+@click.command("run")
+@click.option("--cases", "cases_dir", type=click.Path(path_type=Path), default=None, help="Case folder (default: cases/).")
+@click.option("--case", "case_ids", multiple=True, help="Only this case id (repeatable).")
+@click.option("--family", "families", multiple=True, help="Only this family (repeatable).")
+@click.option("--arms", default=DEFAULT_ARMS, show_default=True, help="Comma-separated arm names.")
+@click.option("--agent", "agents", multiple=True, default=("credulous",), show_default=True,
+              help="credulous, careful (scripted; repeatable) or llm (with --model).")
+@click.option("--variants", "n_variants", type=int, default=None, help="Use the first N variants of each case.")
+@click.option("--generate-variants", type=int, default=None,
+              help="Generate this many variants per case from its paraphrases (scale tests).")
+@click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None, help="Policy file.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Run folder (default results/run-<time>).")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
+@click.option("--quiet", is_flag=True, help="Do not print the tables.")
+@llm_options
+def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_variants, policy_path, seed, out,
+        jobs, quiet, **llm):
+    """Run cases through arms and score what reached the wire."""
+    from guardbench import __version__
+    from guardbench.arms.registry import arm_names
+    from guardbench.broker import load_policy
+    from guardbench.cases.load import cases_hash, default_cases_dir, load_cases
+    from guardbench.report.tables import all_tables, write_tables
+    from guardbench.runner import append_records, execute_all, open_run_dir, plan, read_records
+
+    arm_list = [a.strip() for a in arms.split(",") if a.strip()]
+    for a in arm_list:
+        if a not in arm_names():
+            raise GuardbenchError("--arms", f"unknown arm {a!r} (installed: {', '.join(arm_names())})")
+    if "llm" in agents:   # tool-calling models: cli/run_llm.py
+        return run_llm(cases_dir=cases_dir, case_ids=case_ids, families=families, arm_list=arm_list,
+                       agents=agents, n_variants=n_variants, generate_variants=generate_variants,
+                       policy_path=policy_path, seed=seed, out=out, quiet=quiet,
+                       o={k: llm[k] for k in LLM_KEYS})
+    check_not_llm(llm)
+    for ag in agents:
+        if ag not in ("credulous", "careful"):
+            raise GuardbenchError("--agent", f"unknown agent {ag!r} (credulous, careful, llm)")
+    if jobs < 1:
+        raise GuardbenchError("--jobs", "must be at least 1")
+    policy = load_policy(policy_path)
+    cdir = cases_dir or default_cases_dir()
+    cases = select_cases(load_cases(cdir), case_ids, families)
+    if generate_variants:
+        from guardbench.cases.generate import expand_variants
+        cases = [expand_variants(c, generate_variants) for c in cases]
+    options = {"cases": sorted(case_ids), "families": sorted(families), "arms": arm_list, "agents": list(agents),
+               "variants": n_variants, "generate_variants": generate_variants, "seed": seed,
+               "policy": str(policy_path) if policy_path else "default"}
+    manifest = {"guardbench_version": __version__, "git_commit": git_commit(Path(__file__).parent),
+                "cases_hash": cases_hash(cdir), "policy_hash": policy_hash(policy_path), "options": options,
+                "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
+    factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, arm_list)
+    bench = factory()
+    preflight(bench, cases)
+    done = open_run_dir(out, manifest)
+    variants = range(n_variants) if n_variants else None
+    specs = [s for s in plan(cases, arm_list, list(agents), variants=variants, seed=seed) if s.run_id not in done]
+    click.echo(f"{len(specs)} runs to do ({len(done)} already recorded) -> {out}", err=True)
+    t0 = time.perf_counter()
+    records = execute_all(factory if jobs > 1 else (lambda: bench), specs, jobs)
+    if sys.stderr.isatty() and specs:
+        with click.progressbar(length=len(specs), label="runs", file=sys.stderr) as bar:
+            append_records(out, records, on_each=lambda r: bar.update(1))
+    else:
+        append_records(out, records)
+    click.echo(f"finished in {time.perf_counter() - t0:.2f} s", err=True)
+    tables = all_tables(read_records(out / "runs.jsonl"))
+    write_tables(tables, out)
+    if not quiet:
+        click.echo("\n".join(t.text() for t in tables))
+
+
+class _Factory:
+    """Builds a Bench in a worker process (picklable: holds options, not objects)."""
+
+    def __init__(self, policy_path, cdir, case_ids, families, generate_variants, arm_list):
+        self.args = (policy_path, cdir, tuple(case_ids), tuple(families), generate_variants, tuple(arm_list))
+
+    def __call__(self):
+        from guardbench.agents.scripted import ScriptedAgent
+        from guardbench.arms.registry import get_arm
+        from guardbench.broker import load_policy
+        from guardbench.cases.load import load_cases
+        from guardbench.runner import Bench
+        policy_path, cdir, case_ids, families, gen, arm_list = self.args
+        policy = load_policy(policy_path)
+        cases = select_cases(load_cases(cdir), case_ids, families)
+        if gen:
+            from guardbench.cases.generate import expand_variants
+            cases = [expand_variants(c, gen) for c in cases]
+        arms = {a: get_arm(a, policy=policy) for a in set(arm_list) | {"control"}}
+        agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
+        return Bench(policy, cases, arms, agents)

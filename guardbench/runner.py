@@ -1,0 +1,254 @@
+"""Run cases through arms with agents, score each run from its wire, and write records.
+
+A run folder holds ``manifest.json`` (version, commit, hashes of cases and policy,
+options) and ``runs.jsonl`` (one JSON line per run, appended and flushed as each
+finishes). Started again with the same options it resumes: finished runs are
+skipped, nothing recorded is rewritten.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+from guardbench.agents.base import Transcript
+from guardbench.cases.load import Case
+from guardbench.errors import GuardbenchError
+from guardbench.scoring.score import policy_reference, run_reference, score
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    case: str
+    variant: int
+    arm: str
+    agent: str
+    model: str | None = None
+    repeat: int = 0
+    seed: int = 0
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.case}/v{self.variant}/{self.arm}/{self.agent}/{self.model or '-'}/r{self.repeat}"
+
+    @property
+    def world_seed(self) -> int:
+        return int(hashlib.sha256(f"{self.seed}:{self.run_id}".encode()).hexdigest()[:8], 16)
+
+
+def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, models: Sequence[str | None] = (None,),
+         variants: Sequence[int] | None = None, repeats: int = 1, seed: int = 0) -> list[RunSpec]:
+    out = []
+    for c in cases:
+        vs = range(len(c.variants)) if variants is None else [v for v in variants if v < len(c.variants)]
+        for v in vs:
+            for r in range(repeats):
+                for model in models:
+                    for agent in agents:
+                        for arm in arms:
+                            out.append(RunSpec(c.id, v, arm, agent, model, r, seed))
+    return out
+
+
+class Bench:
+    """Everything one process needs to execute runs: policy, cases, arms, agents."""
+
+    def __init__(self, policy, cases: Sequence[Case], arms: dict, agents: dict[str, object],
+                 workdir: str | None = None, agent_kind: Callable[[str], str] | None = None):
+        self.policy = policy
+        self.cases = {c.id: c for c in cases}
+        self.arms = arms
+        self.agents = agents
+        self.workdir = workdir
+        self.base_ref = policy_reference(policy)
+        self.agent_kind = agent_kind or (lambda name: "scripted" if name in ("credulous", "careful") else "llm")
+
+    def agent_for(self, spec: RunSpec):
+        return self.agents[spec.agent if spec.model is None else f"{spec.agent}:{spec.model}"]
+
+    def start(self, spec: RunSpec) -> "Started":
+        """The first half of a run: the arm prepares its world in a fresh work folder.
+
+        The caller runs the agent on ``started.prepared.session`` (or not, when a defence
+        refused the task: ``started.refused_transcript()``), then calls ``finish``.
+        """
+        case = self.cases[spec.case]
+        arm = self.arms[spec.arm]
+        t0 = time.perf_counter()
+        tmp = tempfile.TemporaryDirectory(prefix="gb-run-", dir=self.workdir)
+        try:
+            prepared = arm.prepare(case, spec.variant, seed=spec.world_seed, workdir=tmp.name,
+                                   agent_kind=self.agent_kind(spec.agent), run_id=spec.run_id)
+        except BaseException:
+            tmp.cleanup()
+            raise
+        return Started(spec, case, arm, prepared, tmp, t0)
+
+    def finish(self, started: "Started", transcript: Transcript, require_success: bool = True) -> dict:
+        """The second half: close the world and score what reached its wire."""
+        started.close()
+        spec, case, arm, prepared = started.spec, started.case, started.arm, started.prepared
+        wire = prepared.recorder.exchanges
+        outputs = [transcript.final] + [s.result for s in transcript.steps]
+        ref = run_reference(self.base_ref, case, secrets=prepared.secrets, agent_output=outputs,
+                            start=prepared.setup_seq, require_success=require_success)
+        scored = score(case, wire, ref, dict(prepared.session.refs))
+        lost = transcript.status == "lost"
+        record = {
+            "run_id": spec.run_id, "case": case.id, "family": case.family, "variant": spec.variant,
+            "arm": spec.arm, "agent": spec.agent, "model": spec.model, "repeat": spec.repeat,
+            "seed": spec.seed, "status": transcript.status,
+            "credential_in_context": bool(getattr(arm, "credential_in_context", False)),
+            "steps": len(transcript.steps),
+            "transcript": transcript.to_dict(),
+            "setup_seq": prepared.setup_seq,
+            "wire": [ex.to_dict() for ex in wire],
+            "attempts": [a.to_dict() for a in prepared.attempts],
+            "approvals_asked": prepared.approvals_asked,
+            **scored,
+            "duration_s": round(time.perf_counter() - started.t0, 6),
+        }
+        if lost:   # a lost run is never scored as a block or a success
+            record.update(goal_achieved=None, benign_completed=None)
+        return record
+
+    def execute(self, spec: RunSpec, require_success: bool = True) -> dict:
+        started = self.start(spec)
+        try:
+            transcript = started.refused_transcript()
+            if transcript is None:
+                transcript = self.agent_for(spec).run(started.prepared.session)
+        finally:
+            started.close()
+        return self.finish(started, transcript, require_success)
+
+
+@dataclass
+class Started:
+    """A run between its two halves (Bench.start / Bench.finish)."""
+
+    spec: RunSpec
+    case: Case
+    arm: object
+    prepared: object
+    tmp: object          # tempfile.TemporaryDirectory holding the run's work folder
+    t0: float
+    closed: bool = False
+
+    def refused_transcript(self) -> Transcript | None:
+        """When a defence refused the task before the agent acted: the run's transcript."""
+        refused = self.prepared.refused
+        if refused is None:
+            return None
+        if refused not in self.prepared.attempts:
+            self.prepared.attempts.append(refused)
+        return Transcript((), f"Refused: {refused.reason}", "refused")
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.prepared.close()
+        finally:
+            self.tmp.cleanup()
+
+
+# -- the run folder -------------------------------------------------------------------
+
+def read_records(path: Path) -> list[dict]:
+    """Complete records of a runs.jsonl; a torn last line (a crash mid-write) is ignored."""
+    if not path.exists():
+        return []
+    out = []
+    with path.open("rb") as fh:
+        lines = fh.read().split(b"\n")
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            if i == len(lines) - 1:       # torn tail: never a complete record
+                break
+            raise GuardbenchError(str(path), f"line {i + 1}: not a JSON record") from None
+    return out
+
+
+def _drop_torn_tail(path: Path) -> None:
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        with path.open("r+b") as fh:
+            fh.truncate(cut)
+
+
+def open_run_dir(out: Path, manifest: dict) -> set[str]:
+    """Create or resume a run folder; returns the ids already recorded.
+
+    Resuming with different options is refused: records of two designs never mix.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    mpath = out / "manifest.json"
+    if mpath.exists():
+        try:
+            old = json.loads(mpath.read_text())
+        except ValueError:
+            raise GuardbenchError(str(mpath), "not valid JSON") from None
+        for key in ("options", "cases_hash", "policy_hash"):
+            if old.get(key) != manifest.get(key):
+                raise GuardbenchError(str(out), f"holds a run with other {key.replace('_', ' ')}; "
+                                                "choose another --out or rerun with the same options")
+    else:
+        mpath.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    runs = out / "runs.jsonl"
+    _drop_torn_tail(runs)
+    return {r["run_id"] for r in read_records(runs)}
+
+
+def append_records(out: Path, records: Iterable[dict], on_each: Callable[[dict], None] | None = None) -> int:
+    n = 0
+    with (out / "runs.jsonl").open("a", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n")
+            fh.flush()
+            n += 1
+            if on_each:
+                on_each(rec)
+    return n
+
+
+# -- parallel execution ---------------------------------------------------------------
+
+_WORKER: Bench | None = None
+
+
+def _init_worker(factory: Callable[[], Bench]) -> None:
+    global _WORKER
+    _WORKER = factory()
+
+
+def _work(spec: RunSpec) -> dict:
+    assert _WORKER is not None
+    return _WORKER.execute(spec)
+
+
+def execute_all(factory: Callable[[], Bench], specs: Sequence[RunSpec], jobs: int = 1) -> Iterator[dict]:
+    """Records in plan order; with jobs > 1, forked worker processes share the work."""
+    if jobs <= 1 or len(specs) < 2:
+        bench = factory()
+        for s in specs:
+            yield bench.execute(s)
+        return
+    import multiprocessing as mp
+    ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
+    chunk = max(1, min(64, len(specs) // (jobs * 8) or 1))
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(factory,)) as pool:
+        yield from pool.imap(_work, specs, chunksize=chunk)
