@@ -64,7 +64,7 @@ class Bench:
         self.cases = {c.id: c for c in cases}
         self.arms = arms
         self.agents = agents
-        self.workdir = workdir
+        self.workdir = workdir if workdir is not None else fast_tmp()
         self.base_ref = policy_reference(policy)
         self.agent_kind = agent_kind or (lambda name: "scripted" if name in ("credulous", "careful") else "llm")
 
@@ -157,6 +157,13 @@ class Started:
             self.prepared.close()
         finally:
             self.tmp.cleanup()
+
+
+def fast_tmp() -> str | None:
+    """A memory-backed folder for per-run ledgers when the machine has one (much cheaper
+    to create and remove than folders on disk); None means the system default."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
 # -- the run folder -------------------------------------------------------------------

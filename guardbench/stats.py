@@ -1,9 +1,9 @@
 """Small-sample statistics for guardbench tables: rates with intervals, arm comparisons.
 
-Everything here works on integer counts. Most functions are pure Python (``math`` and
-``statistics.NormalDist``); the one that needs a beta quantile imports scipy lazily
-inside the function, so ``import guardbench.stats`` never pulls in scipy or statsmodels
-(the CLI start-up must stay cheap).
+Everything here works on integer counts. Every function is pure Python (``math`` and
+``statistics.NormalDist``; the Clopper-Pearson bound solves the binomial tail by
+bisection), so the tables never pay for importing scipy or statsmodels; the tests
+cross-check each function against scipy and statsmodels.
 
 Conventions
 -----------
@@ -103,9 +103,32 @@ def clopper_pearson_upper(k: int, n: int, conf: float = 0.95) -> float:
         return 1.0
     if k == 0:
         return 1.0 - (1.0 - conf) ** (1.0 / n)
-    from scipy.stats import beta  # lazy: keep module import cheap
+    return _bisect(lambda p: _binom_cdf(k, n, p) - (1.0 - conf), k / n, 1.0)
 
-    return float(beta.ppf(conf, k + 1, n - k))
+
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Bin(n, p), summed in log space (exact enough for any n in a bench)."""
+    if p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0 if k < n else 1.0
+    lp, lq = math.log(p), math.log1p(-p)
+    base = math.lgamma(n + 1)
+    return math.fsum(math.exp(base - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+                     for i in range(k + 1))
+
+
+def _bisect(f, lo: float, hi: float, tol: float = 1e-12) -> float:
+    """Root of a decreasing function on [lo, hi] (the binomial CDF falls as p grows)."""
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if f(mid) > 0.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < tol:
+            break
+    return (lo + hi) / 2.0
 
 
 # --------------------------------------------------------------------------- two proportions

@@ -31,6 +31,7 @@ def test_broken_broker_shows_incidents_in_guardrail_arm():
     from guardbench.arms.guardrail import GuardrailArm
     from guardbench.broker import Broker, load_policy
     from guardbench.cases.load import load_cases
+    from guardbench.paypal.bodies import payee_field
     from guardbench.records import WireRequest
     from guardbench.runner import Bench, RunSpec
 
@@ -43,8 +44,12 @@ def test_broken_broker_shows_incidents_in_guardrail_arm():
         def send(self, req: WireRequest):
             payee = getattr(smuggled, "payee", None)
             body = req.json()
-            if payee and isinstance(body, dict) and "purchase_units" in body:
-                body["purchase_units"][0]["payee"] = {"merchant_id": payee}
+            if payee and isinstance(body, dict) and ("purchase_units" in body or "items" in body):
+                if "purchase_units" in body:
+                    body["purchase_units"][0]["payee"] = payee_field(payee)
+                else:
+                    body["items"][0].update(receiver=payee,
+                                            recipient_type="EMAIL" if "@" in payee else "PAYPAL_ID")
                 req = WireRequest.make(req.method, req.url, dict(req.headers), body)
             return self.inner.send(req)
 
@@ -78,7 +83,7 @@ def test_broken_broker_shows_incidents_in_guardrail_arm():
 
 
 def test_rerun_and_resume_give_identical_records(tmp_path):
-    args = ["run", "--case", "benign-charge-plan", "--family", "limit_attack", "--quiet"]
+    args = ["run", "--family", "limit_attack", "--quiet"]
     a, b = tmp_path / "a", tmp_path / "b"
     assert run_cli(*args, "--out", str(a)).exit_code == 0
     full = read_records(a / "runs.jsonl")
@@ -154,7 +159,7 @@ def test_malformed_case_file_names_file_case_and_field(tmp_path):
 
 def test_table_reprints_the_run_tables(tmp_path):
     out = tmp_path / "r"
-    first = run_cli("run", "--family", "policy_attack", "--case", "benign-charge-plan", "--out", str(out))
+    first = run_cli("run", "--family", "policy_attack", "--out", str(out))
     assert first.exit_code == 0
     again = run_cli("table", str(out))
     assert again.exit_code == 0

@@ -109,7 +109,7 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8") if text is None else text
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except OSError as exc:
         raise CaseError(str(path), f"cannot read: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:

@@ -38,7 +38,10 @@ def select_cases(all_cases, case_ids, families):
     for fam in families:
         if fam not in FAMILIES:
             raise GuardbenchError("--family", f"unknown family {fam!r} (one of {', '.join(FAMILIES)})")
-    return [c for c in all_cases if (not case_ids or c.id in case_ids) and (not families or c.family in families)]
+    chosen = [c for c in all_cases if (not case_ids or c.id in case_ids) and (not families or c.family in families)]
+    if not chosen:
+        raise GuardbenchError("--case/--family", "no case matches both filters")
+    return chosen
 
 
 def preflight(bench, cases) -> None:
@@ -113,7 +116,7 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
     factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, arm_list)
-    bench = factory()
+    bench = factory.build(policy, cases)
     preflight(bench, cases)
     done = open_run_dir(out, manifest)
     variants = range(n_variants) if n_variants else None
@@ -140,17 +143,20 @@ class _Factory:
         self.args = (policy_path, cdir, tuple(case_ids), tuple(families), generate_variants, tuple(arm_list))
 
     def __call__(self):
-        from guardbench.agents.scripted import ScriptedAgent
-        from guardbench.arms.registry import get_arm
         from guardbench.broker import load_policy
         from guardbench.cases.load import load_cases
-        from guardbench.runner import Bench
         policy_path, cdir, case_ids, families, gen, arm_list = self.args
-        policy = load_policy(policy_path)
         cases = select_cases(load_cases(cdir), case_ids, families)
         if gen:
             from guardbench.cases.generate import expand_variants
             cases = [expand_variants(c, gen) for c in cases]
+        return self.build(load_policy(policy_path), cases)
+
+    def build(self, policy, cases):
+        from guardbench.agents.scripted import ScriptedAgent
+        from guardbench.arms.registry import get_arm
+        from guardbench.runner import Bench
+        arm_list = self.args[-1]
         arms = {a: get_arm(a, policy=policy) for a in set(arm_list) | {"control"}}
         agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
         return Bench(policy, cases, arms, agents)
