@@ -1,0 +1,49 @@
+"""guardbench report RUN [RUN ...]: a Markdown and a self-contained HTML report with figures.
+
+Writes OUT/report.md, OUT/report.html and OUT/figures/<name>.png|svg (headline, blocked_by_family,
+incidents_by_class, money_at_risk, tradeoff). OUT defaults to RUN/report for one run and to
+RUN_1/report-combined for several. With exactly two runs the paired comparison of
+``guardbench compare`` is appended.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+def build_report(run_dirs, out: Path | None = None, labels=()) -> dict:
+    """Build the report; returns the paths written (markdown, html, figures)."""
+    from guardbench.report import figures as F
+    from guardbench.report import html, markdown
+    from guardbench.report.frame import read_runs, runs_path
+
+    runs = read_runs(run_dirs, labels)
+    if out is None:
+        first = runs_path(run_dirs[0]).parent
+        out = first / ("report" if len(runs) == 1 else "report-combined")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    figs = F.write_figures(runs, out / "figures")
+    extra = []
+    if len(runs) == 2:
+        from guardbench.cli.compare import compare_records
+        cmp = compare_records(runs[0].records, runs[1].records, label_a=runs[0].label, label_b=runs[1].label)
+        if cmp.rows:
+            extra.append(cmp)
+    md = markdown.write(runs, figs, out, extra)
+    page = html.write(runs, figs, out, extra)
+    return {"out": out, "markdown": md, "html": page, "figures": [p for f in figs for p in (f.png, f.svg)]}
+
+
+@click.command("report")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Output folder (default RUN/report; several runs: RUN_1/report-combined).")
+@click.option("--label", "labels", multiple=True, help="A label per run, in order (default: folder names).")
+def report(runs, out, labels):
+    """Write a Markdown and HTML report with figures for runs."""
+    res = build_report(list(runs), out, labels)
+    click.echo(f"wrote {res['markdown']}")
+    click.echo(f"wrote {res['html']}")
+    click.echo(f"wrote {len(res['figures'])} figure files in {res['out'] / 'figures'}")

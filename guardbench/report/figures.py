@@ -1,0 +1,347 @@
+"""The report's figures, drawn from the Table objects of report/tables.py (never from other sums).
+
+Counts are read back from the tables' cells ("k/n (...)", integers, decimal strings) and the
+intervals are the same Wilson intervals (guardbench.stats.wilson) the tables print. matplotlib is
+imported inside :func:`write_figures` (Agg canvas, no pyplot state). Every figure is written as PNG
+and SVG, with units on its axes, and stays legible in greyscale: each arm has its own marker and
+hatching as well as its colour.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Callable, Sequence
+
+from guardbench import stats
+from guardbench.report import tables as T
+
+# Okabe-Ito colours (colour-blind safe, distinct in luminance), markers and hatches per arm
+COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
+HATCHES = ("", "///", "...", "xxx", "\\\\\\", "+++", "ooo", "---", "|||", "**")
+RUN_FILL = ("full", "none", "left", "bottom", "right", "top")
+
+_KN = re.compile(r"^\s*(\d+)/(\d+)")
+
+
+@dataclass(frozen=True)
+class FigureFile:
+    name: str        # file stem: headline, blocked_by_family, ...
+    title: str
+    caption: str
+    png: Path
+    svg: Path
+
+
+def kn(cell) -> tuple[int, int] | None:
+    """(k, n) of a table cell "k/n (p%, lo-hi%)"; None for an empty sample or "-"."""
+    m = _KN.match(str(cell))
+    if not m:
+        return None
+    k, n = int(m.group(1)), int(m.group(2))
+    return (k, n) if n else None
+
+
+def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Sequence[dict]], T.Table],
+               records: Sequence[dict]) -> T.Table:
+    for t in tables:
+        if t.title.startswith(prefix):
+            return t
+    return fallback(records)
+
+
+class _Style:
+    """A fixed look per arm (colour, marker, hatch) and per run (marker fill), shared by all figures."""
+
+    def __init__(self, arms: Sequence[str], runs: Sequence[str]):
+        self.arms = {a: i for i, a in enumerate(dict.fromkeys(arms))}
+        self.runs = {r: i for i, r in enumerate(runs)}
+
+    def colour(self, arm: str) -> str:
+        return COLOURS[self.arms.get(arm, 0) % len(COLOURS)]
+
+    def marker(self, arm: str) -> str:
+        return MARKERS[self.arms.get(arm, 0) % len(MARKERS)]
+
+    def hatch(self, arm: str) -> str:
+        return HATCHES[self.arms.get(arm, 0) % len(HATCHES)]
+
+    def fill(self, run: str) -> str:
+        return RUN_FILL[self.runs.get(run, 0) % len(RUN_FILL)]
+
+
+def _pct_err(k: int, n: int) -> tuple[float, float, float]:
+    lo, hi = stats.wilson(k, n)
+    p = k / n
+    return 100 * p, 100 * (p - lo), 100 * (hi - p)
+
+
+def _label(parts: Sequence[str]) -> str:
+    return " / ".join(p for p in parts if p)
+
+
+# -- data taken from the tables -----------------------------------------------------------
+
+def _headline_rows(runs) -> list[dict]:
+    """One entry per (run, group, arm) row of each run's headline table."""
+    out = []
+    for run in runs:
+        t = find_table(run.tables, "Headline per arm", T.headline, run.records)
+        for r in t.rows:
+            blocked = kn(r["attacks blocked"])
+            out.append({"run": run.label, "group": r["group"], "arm": r["arm"],
+                        "success": (blocked[1] - blocked[0], blocked[1]) if blocked else None,
+                        "blocked": blocked, "incident": kn(r["runs with an incident"]),
+                        "benign": kn(r["benign completed"])})
+    return out
+
+
+def _row_labels(entries: Sequence[dict], runs, with_arm: bool = True) -> list[str]:
+    many_runs = len(runs) > 1
+    many_groups = len({e["group"] for e in entries}) > 1
+    return [_label([e["run"] if many_runs else "", e["group"] if many_groups else "",
+                    e["arm"] if with_arm else ""]) for e in entries]
+
+
+def _axis_name(entries: Sequence[dict], runs) -> str:
+    return _label(["run" if len(runs) > 1 else "", "group" if len({e["group"] for e in entries}) > 1 else "", "arm"])
+
+
+# -- the figures ----------------------------------------------------------------------------
+
+def _new(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def fig_headline(runs, style: _Style):
+    """Forest plot: attack success, runs with an incident, benign completion per arm (Wilson 95%)."""
+    entries = _headline_rows(runs)
+    labels = _row_labels(entries, runs)
+    n = len(entries)
+    fig = _new(13, 1.6 + 0.38 * n)
+    axes = fig.subplots(1, 3, sharey=True)
+    panels = (("success", "Attack success\n(goal class reached the wire)"),
+              ("incident", "Runs with an incident\n(any class, all runs)"),
+              ("benign", "Benign tasks completed"))
+    ys = list(range(n))
+    for ax, (key, title) in zip(axes, panels):
+        kn_labels = []
+        for y, e in zip(ys, entries):
+            v = e[key]
+            if v is None:
+                kn_labels.append("n/a")
+                continue
+            k, m = v
+            kn_labels.append(f"{k}/{m}")
+            p, lo, hi = _pct_err(k, m)
+            ax.errorbar([p], [y], xerr=[[lo], [hi]], fmt=style.marker(e["arm"]), color=style.colour(e["arm"]),
+                        mec="black", mew=0.8, ms=7, capsize=3, elinewidth=1.2, ecolor="black",
+                        fillstyle=style.fill(e["run"]))
+        ax.set_title(title, fontsize=10)
+        ax.set_xlim(-4, 104)
+        ax.set_xticks([0, 25, 50, 75, 100])
+        ax.set_xlabel("% of runs (point, 95% Wilson interval)")
+        ax.grid(axis="x", color="0.85", lw=0.6)
+        ax.set_ylim(n - 0.5, -0.5)
+        right = ax.twinx()
+        right.set_ylim(n - 0.5, -0.5)
+        right.set_yticks(ys)
+        right.set_yticklabels(kn_labels, fontsize=8)
+        right.tick_params(length=0)
+    axes[0].set_yticks(ys)
+    axes[0].set_yticklabels(labels, fontsize=9)
+    axes[0].set_ylabel(_axis_name(entries, runs))
+    fig.suptitle("Attack success, incidents and benign completion per arm", fontsize=12)
+    cap = ("Each row is one arm (and group: scripted agent or model; and run). Points are k/n, bars the "
+           "95% Wilson interval; k/n is printed on the right of each panel. Attack success = attacks "
+           "not blocked. Lost runs are left out.")
+    return fig, cap
+
+
+def fig_tradeoff(runs, style: _Style):
+    """Benign completion against attacks blocked, one point per (run, group, arm)."""
+    entries = [e for e in _headline_rows(runs) if e["blocked"] and e["benign"]]
+    labels = _row_labels(entries, runs)
+    fig = _new(7.5, 6)
+    ax = fig.subplots()
+    seen = set()
+    placed: list[tuple[float, float]] = []
+    for e, lab in zip(entries, labels):
+        bx, bxl, bxh = _pct_err(*e["blocked"])
+        by, byl, byh = _pct_err(*e["benign"])
+        legend = lab if lab not in seen else None
+        seen.add(lab)
+        ax.errorbar([bx], [by], xerr=[[bxl], [bxh]], yerr=[[byl], [byh]], fmt=style.marker(e["arm"]),
+                    color=style.colour(e["arm"]), mec="black", mew=0.8, ms=9, capsize=3, ecolor="0.35",
+                    elinewidth=1, fillstyle=style.fill(e["run"]), label=legend)
+        near = sum(1 for x, y in placed if abs(x - bx) < 12 and abs(y - by) < 3)   # stack close labels
+        placed.append((bx, by))
+        ax.annotate(lab, (bx, by), xytext=(6, 6 - 11 * near), textcoords="offset points", fontsize=8)
+    ax.set_xlim(-4, 108)
+    ax.set_ylim(-4, 108)
+    ax.set_xlabel("attacks blocked (% of attack runs, 95% Wilson interval)")
+    ax.set_ylabel("benign tasks completed (% of benign runs, 95% Wilson interval)")
+    ax.grid(color="0.88", lw=0.6)
+    ax.set_title("Trade-off: attacks blocked against benign tasks completed (ideal: top right)", fontsize=11)
+    if entries:
+        ax.legend(fontsize=8, loc="lower left", frameon=True)
+    cap = ("One point per arm (and group, run): x = attacks blocked, y = benign tasks completed, with 95% "
+           "Wilson intervals on both. Top right is the goal: blocking attacks without refusing honest work.")
+    return fig, cap
+
+
+def _panels(runs, prefix: str, fallback, key: str):
+    """(run label, group label, rows) per (run, group) of a per-arm-column table."""
+    out = []
+    for run in runs:
+        t = find_table(run.tables, prefix, fallback, run.records)
+        arms = [c for c in t.columns if c not in ("group", key)]
+        groups: dict[str, list[dict]] = {}
+        for r in t.rows:
+            groups.setdefault(r["group"], []).append(r)
+        for g, rows in groups.items():
+            out.append((run.label, g, arms, rows))
+    return out
+
+
+def _panel_title(run: str, group: str, runs) -> str:
+    return _label([run if len(runs) > 1 else "", group])
+
+
+def fig_blocked_by_family(runs, style: _Style):
+    panels = _panels(runs, "Attacks blocked by family", T.by_family, "family")
+    npan = max(1, len(panels))
+    fig = _new(10, 0.6 + 3.4 * npan)
+    axes = fig.subplots(npan, 1, squeeze=False)[:, 0]
+    for ax, (run, group, arms, rows) in zip(axes, panels):
+        fams = [r["family"] for r in rows]
+        width = 0.8 / max(1, len(arms))
+        for j, arm in enumerate(arms):
+            xs, hs, lo, hi, texts = [], [], [], [], []
+            for i, r in enumerate(rows):
+                v = kn(r.get(arm, ""))
+                if v is None:
+                    continue
+                p, el, eh = _pct_err(*v)
+                xs.append(i - 0.4 + width * (j + 0.5))
+                hs.append(p)
+                lo.append(el)
+                hi.append(eh)
+                texts.append(f"{v[0]}/{v[1]}")
+            ax.bar(xs, hs, width=width * 0.95, color=style.colour(arm), hatch=style.hatch(arm), edgecolor="black",
+                   linewidth=0.7, label=arm, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.9})
+            for x, h, up, s in zip(xs, hs, hi, texts):      # k/n just above the interval's top
+                ax.text(x, h + up + 1.5, s, ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(fams)))
+        ax.set_xticklabels([f.replace("_", " ") for f in fams])
+        ax.set_ylim(0, 112)
+        ax.set_yticks([0, 20, 40, 60, 80, 100])
+        ax.set_ylabel("attacks blocked (% of runs)")
+        ax.set_xlabel("attack family")
+        ax.set_title(_panel_title(run, group, runs), fontsize=10)
+        ax.grid(axis="y", color="0.88", lw=0.6)
+        ax.set_axisbelow(True)
+        ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle("Attacks blocked per family and arm", fontsize=12)
+    cap = "Bars: attacks blocked as % of the family's runs in that arm, with 95% Wilson intervals; k/n above."
+    return fig, cap
+
+
+def fig_incidents_by_class(runs, style: _Style):
+    panels = _panels(runs, "Incidents by class", T.by_incident_class, "class")
+    npan = max(1, len(panels))
+    fig = _new(11, 0.6 + 3.6 * npan)
+    axes = fig.subplots(npan, 1, squeeze=False)[:, 0]
+    for ax, (run, group, arms, rows) in zip(axes, panels):
+        classes = [r["class"] for r in rows]
+        width = 0.8 / max(1, len(arms))
+        top = 0
+        for j, arm in enumerate(arms):
+            counts = [int(r.get(arm) or 0) for r in rows]
+            top = max(top, *counts) if counts else top
+            xs = [i - 0.4 + width * (j + 0.5) for i in range(len(rows))]
+            bars = ax.bar(xs, counts, width=width * 0.95, color=style.colour(arm), hatch=style.hatch(arm),
+                          edgecolor="black", linewidth=0.7, label=arm)
+            ax.bar_label(bars, labels=[str(c) if c else "" for c in counts], fontsize=7, padding=1)
+        ax.set_xticks(range(len(classes)))
+        ax.set_xticklabels([c.replace("_", " ") for c in classes], rotation=20, ha="right")
+        ax.set_ylim(0, max(1, top) * 1.15)
+        ax.set_ylabel("incidents (events on the wire)")
+        ax.set_xlabel("incident class")
+        ax.set_title(_panel_title(run, group, runs), fontsize=10)
+        ax.grid(axis="y", color="0.88", lw=0.6)
+        ax.set_axisbelow(True)
+        ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle("Incidents by class per arm", fontsize=12)
+    cap = "Bars: incidents found on the wire, per class and arm (one run can have several); lost runs left out."
+    return fig, cap
+
+
+def fig_money(runs, style: _Style):
+    from matplotlib.ticker import FuncFormatter
+    entries = []
+    for run in runs:
+        t = find_table(run.tables, "Money at risk", T.money, run.records)
+        for r in t.rows:
+            entries.append({"run": run.label, "group": r["group"], "arm": r["arm"], "total": Decimal(r["total"]),
+                            "text": r["total"], "runs": r["runs with money at risk"]})
+    labels = _row_labels(entries, runs)
+    n = len(entries)
+    fig = _new(9, 1.4 + 0.42 * max(1, n))
+    ax = fig.subplots()
+    ys = list(range(n))
+    top = max((float(e["total"]) for e in entries), default=0.0)  # float for drawing only
+    for y, e in zip(ys, entries):
+        ax.barh([y], [float(e["total"])], color=style.colour(e["arm"]), hatch=style.hatch(e["arm"]),
+                edgecolor="black", linewidth=0.7, height=0.7)
+        ax.text(float(e["total"]) + max(top, 1) * 0.01, y, f"EUR {e['text']} ({e['runs']} runs)", va="center",
+                fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=9)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(0, max(top, 1) * 1.35)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+    ax.set_xlabel("money at risk (EUR, total over the arm's runs)")
+    ax.set_ylabel(_axis_name(entries, runs))
+    ax.grid(axis="x", color="0.88", lw=0.6)
+    ax.set_axisbelow(True)
+    ax.set_title("Money at risk per arm (reached an unbound payee or exceeded a ceiling)", fontsize=11)
+    cap = ("Bars: money at risk summed over the arm's scored runs (exact totals printed, in the policy "
+           "currency, EUR); in brackets the number of runs with money at risk.")
+    return fig, cap
+
+
+FIGURES = (
+    ("headline", "Attack success, incidents and benign completion per arm", fig_headline),
+    ("blocked_by_family", "Attacks blocked per family and arm", fig_blocked_by_family),
+    ("incidents_by_class", "Incidents by class per arm", fig_incidents_by_class),
+    ("money_at_risk", "Money at risk per arm", fig_money),
+    ("tradeoff", "Benign completion against attacks blocked", fig_tradeoff),
+)
+
+
+def write_figures(runs, out_dir) -> list[FigureFile]:
+    """Draw every figure for these runs (RunData with tables) into out_dir as PNG and SVG."""
+    import matplotlib
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    arms = [r["arm"] for run in runs for r in run.records]
+    style = _Style(arms, [run.label for run in runs])
+    files = []
+    rc = {"svg.hashsalt": "guardbench", "svg.fonttype": "none", "font.size": 9, "hatch.linewidth": 0.8,
+          "axes.spines.top": False, "axes.spines.right": False}
+    with matplotlib.rc_context(rc):
+        for name, title, draw in FIGURES:
+            fig, caption = draw(runs, style)
+            png, svg = out / f"{name}.png", out / f"{name}.svg"
+            fig.savefig(png, dpi=130, metadata={"Software": None})
+            fig.set_layout_engine("none")      # laid out once: the SVG keeps the PNG's positions
+            fig.savefig(svg, metadata={"Date": None})
+            files.append(FigureFile(name, title, caption, png, svg))
+    return files

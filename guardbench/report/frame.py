@@ -1,0 +1,247 @@
+"""A run folder's records as a pandas DataFrame, one row per run; reading run folders for reports.
+
+``load(run_dir)`` is what ``guardbench.load`` returns. pandas is imported inside the
+functions that build frames, so ``read_run`` and ``RunData`` stay cheap for the CLI.
+
+Columns (in this order; LLM usage columns only when some record has them):
+
+* identity: run_id, case, family, attack (family is not benign), variant, repeat, arm, agent,
+  model, group (the tables' group label: ``scripted <agent>`` or the model, stand-in endpoints
+  marked), endpoint_kind, temperature, seed
+* outcome: status, lost, error, steps, benign_completed, goal_achieved, attack_blocked,
+  incident (bool), n_incidents, one count column per incident class (``unbound_payee`` ...
+  ``duplicate_charge``), money_at_risk (exact decimal string), money_at_risk_eur_approx (float,
+  for plotting only: totals come from the strings, see :func:`money_total`)
+* effort: attempts (refused attempts, count), approvals_asked, rejected_upstream,
+  wire_requests, credential_in_context, duration_s
+* usage: every numeric field of the record's ``usage`` (or its transcript's), nested keys
+  joined with ``_``; LLM runs always have model_calls, api_calls, cache_hits, retries,
+  prompt_tokens, completion_tokens (Int64), cost_usd and latency_s (float, NaN = unknown)
+
+Lost runs are shown, never scored (as in the tables): their outcome columns (benign_completed,
+goal_achieved, attack_blocked, incident, n_incidents, the class counts, money) are missing (NA),
+so ``df.groupby("arm").incident.mean()`` agrees with the tables.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from guardbench.errors import GuardbenchError
+from guardbench.records import INCIDENT_KINDS
+
+REQUIRED = ("run_id", "case", "family", "variant", "arm", "agent", "repeat", "status", "steps", "incidents",
+            "goal_achieved", "benign_completed", "money_at_risk", "attempts")
+
+BOOL_COLUMNS = ("attack", "lost", "benign_completed", "goal_achieved", "attack_blocked", "incident",
+                "credential_in_context")
+COUNT_COLUMNS = ("n_incidents",) + INCIDENT_KINDS
+# usage fields an LLM record carries (guardbench/report/tables.py "Model usage"): always columns for LLM runs
+USAGE_COUNTS = ("model_calls", "api_calls", "cache_hits", "retries", "prompt_tokens", "completion_tokens")
+USAGE_FLOATS = ("cost_usd", "latency_s")
+
+
+# -- reading run folders ----------------------------------------------------------------
+
+def runs_path(run_dir) -> Path:
+    """The runs.jsonl of a run folder (a runs.jsonl path is accepted as well)."""
+    p = Path(run_dir)
+    if p.is_dir():
+        p = p / "runs.jsonl"
+        if not p.exists():
+            raise GuardbenchError(str(p), "no runs.jsonl in this run folder")
+        return p
+    if not p.exists():
+        raise GuardbenchError(str(p), "no such run folder")
+    return p
+
+
+def read_run(run_dir) -> list[dict]:
+    """The records of a run folder, checked: a missing folder, an empty file, a malformed line or a
+    record without the fields the tables need is a GuardbenchError naming the file."""
+    from guardbench.runner import read_records
+    path = runs_path(run_dir)
+    records = read_records(path)
+    if not records:
+        raise GuardbenchError(str(path), "no records (empty runs.jsonl)")
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise GuardbenchError(str(path), f"record {i + 1}: not a JSON object")
+        missing = [k for k in REQUIRED if k not in rec]
+        if missing:
+            raise GuardbenchError(str(path), f"record {i + 1}: missing field(s) {', '.join(missing)}")
+        try:
+            Decimal(str(rec["money_at_risk"]))
+        except InvalidOperation:
+            raise GuardbenchError(str(path), f"record {i + 1}: money_at_risk {rec['money_at_risk']!r} "
+                                             "is not a decimal") from None
+    return records
+
+
+def read_manifest(run_dir) -> dict:
+    path = runs_path(run_dir).parent / "manifest.json"
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        raise GuardbenchError(str(path), "not valid JSON") from None
+
+
+@dataclass
+class RunData:
+    """One run folder, read for a report: its label, records, manifest and tables."""
+
+    label: str
+    path: Path
+    records: list[dict]
+    manifest: dict = field(default_factory=dict)
+    tables: list = field(default_factory=list)
+
+    @property
+    def n_lost(self) -> int:
+        return sum(1 for r in self.records if r.get("status") == "lost")
+
+
+def run_labels(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[str]:
+    """Labels for run folders: given ones, else folder names (made unique with their parents)."""
+    if labels:
+        if len(labels) != len(paths):
+            raise GuardbenchError("--label", f"{len(labels)} label(s) for {len(paths)} run(s)")
+        return list(labels)
+    dirs = [p if p.is_dir() or p.name != "runs.jsonl" else p.parent for p in map(Path, paths)]
+    names = [d.resolve().name or str(d) for d in dirs]
+    if len(set(names)) < len(names):
+        names = [f"{d.resolve().parent.name}/{d.resolve().name}" for d in dirs]
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
+    return out
+
+
+def read_runs(paths: Sequence, labels: Sequence[str] = (), with_tables: bool = True) -> list[RunData]:
+    from guardbench.report.tables import all_tables
+    paths = [Path(p) for p in paths]
+    out = []
+    for p, label in zip(paths, run_labels(paths, labels)):
+        records = read_run(p)
+        folder = runs_path(p).parent
+        out.append(RunData(label, folder, records, read_manifest(p), all_tables(records) if with_tables else []))
+    return out
+
+
+# -- the frame ----------------------------------------------------------------------------
+
+def _usage(rec: dict) -> dict:
+    u = rec.get("usage")
+    if not u:
+        u = (rec.get("transcript") or {}).get("usage") or {}
+    flat: dict = {}
+
+    def walk(prefix: str, v) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(f"{prefix}_{k}" if prefix else str(k), x)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            flat[prefix] = v
+    walk("", u if isinstance(u, dict) else {})
+    if rec.get("model"):
+        for k in USAGE_COUNTS + USAGE_FLOATS:
+            flat.setdefault(k, None)
+    return flat
+
+
+def row(rec: dict) -> dict:
+    """One record as a flat row (plain Python values; None where missing)."""
+    from guardbench.report.tables import group_label
+    lost = rec.get("status") == "lost"
+    attack = rec["family"] != "benign"
+    incidents = rec.get("incidents") or []
+    counts = {k: 0 for k in INCIDENT_KINDS}
+    for i in incidents:
+        counts[i.get("kind")] = counts.get(i.get("kind"), 0) + 1
+    money = str(rec["money_at_risk"])
+    goal = rec.get("goal_achieved")
+    out = {
+        "run_id": rec["run_id"], "case": rec["case"], "family": rec["family"], "attack": attack,
+        "variant": rec["variant"], "repeat": rec["repeat"], "arm": rec["arm"], "agent": rec["agent"],
+        "model": rec.get("model"), "group": group_label(rec), "endpoint_kind": rec.get("endpoint_kind"),
+        "temperature": rec.get("temperature"), "seed": rec.get("seed"),
+        "status": rec["status"], "lost": lost, "error": (rec.get("transcript") or {}).get("error"),
+        "steps": rec["steps"],
+        "benign_completed": None if lost else rec.get("benign_completed"),
+        "goal_achieved": None if lost else goal,
+        "attack_blocked": None if lost or not attack or goal is None else goal is False,
+        "incident": None if lost else bool(incidents),
+        "n_incidents": None if lost else len(incidents),
+    }
+    for k, v in counts.items():
+        out[k] = None if lost else v
+    out.update({
+        "money_at_risk": None if lost else money,
+        "money_at_risk_eur_approx": None if lost else float(Decimal(money)),
+        "attempts": len(rec.get("attempts") or []),
+        "approvals_asked": rec.get("approvals_asked", 0),
+        "rejected_upstream": rec.get("rejected_upstream"),
+        "wire_requests": len(rec.get("wire") or []),
+        "credential_in_context": rec.get("credential_in_context"),
+        "duration_s": rec.get("duration_s"),
+    })
+    for k, v in _usage(rec).items():
+        out[k if k not in out else f"usage_{k}"] = v
+    return out
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v) or type(v).__name__ == "NAType"
+
+
+def to_frame(records: Iterable[dict]):
+    """Records as a DataFrame (nullable boolean and Int64 dtypes where values may be missing)."""
+    import pandas as pd
+    rows = [row(r) for r in records]
+    cols: dict[str, None] = {}
+    for r in rows:
+        cols.update(dict.fromkeys(r))
+    df = pd.DataFrame.from_records(rows, columns=list(cols))
+    for c in BOOL_COLUMNS:
+        if c in df:
+            df[c] = pd.array([None if _missing(v) else bool(v) for v in df[c]], dtype="boolean")
+    for c in (*COUNT_COLUMNS, "variant", "repeat", "steps", "attempts", "approvals_asked", "rejected_upstream",
+              "wire_requests", "seed"):
+        if c in df:
+            df[c] = pd.array([None if _missing(v) else int(v) for v in df[c]], dtype="Int64")
+    for c in USAGE_COUNTS:
+        if c in df and all(_missing(v) or float(v).is_integer() for v in df[c]):
+            df[c] = pd.array([None if _missing(v) else int(v) for v in df[c]], dtype="Int64")
+    for c in ("duration_s", "temperature", "money_at_risk_eur_approx") + USAGE_FLOATS:
+        if c in df:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    for c in ("run_id", "case", "family", "arm", "agent", "model", "group", "endpoint_kind", "status", "error",
+              "money_at_risk"):
+        if c in df:
+            df[c] = df[c].astype("string")
+    return df
+
+
+def load(run_dir):
+    """The records of a run folder as a DataFrame, one row per run (see the module docstring)."""
+    return to_frame(read_run(run_dir))
+
+
+def money_total(values: Iterable) -> Decimal:
+    """Exact sum of money_at_risk strings (missing values skipped): never sum the float column."""
+    total = Decimal(0)
+    for v in values:
+        if _missing(v):
+            continue
+        try:
+            total += Decimal(str(v))
+        except InvalidOperation:
+            continue
+    return total

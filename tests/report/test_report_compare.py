@@ -1,0 +1,82 @@
+"""guardbench compare: finds a planted difference, none on identical runs."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from click.testing import CliRunner
+
+import report_synth as synth
+from guardbench import stats
+from guardbench.cli.compare import compare_records
+from guardbench.cli.main import cli
+
+
+def _row(table, arm, measure="attack success"):
+    return next(r for r in table.rows if r["arm"] == arm and r["measure"] == measure)
+
+
+def test_planted_difference():
+    before, after = synth.planted("X", before=10, after=0, n=10)
+    t = compare_records(before, after, label_a="old", label_b="new")
+    x = _row(t, "X")
+    assert x["pairs"] == "10"
+    assert x["A"].startswith("10/10") and x["B"].startswith("0/10")
+    assert (x["A only (b)"], x["B only (c)"]) == ("10", "0")
+    p = stats.mcnemar_exact(10, 0)
+    assert p == pytest.approx(2 / 2**10)
+    assert x["McNemar p"] == f"{p:.4g}" == "0.001953"
+    d, lo, hi = stats.newcombe_paired(0, 0, 10, 0)      # first = B, second = A
+    assert (d, lo) == (-1.0, -1.0) and hi == pytest.approx(-0.6075, abs=1e-3)
+    assert x["change B-A, pp (95% CI)"] == f"{100 * d:+.1f} ({100 * lo:+.1f} to {100 * hi:+.1f})" \
+        == "-100.0 (-100.0 to -60.8)"
+    y = _row(t, "Y")
+    assert (y["A only (b)"], y["B only (c)"], y["McNemar p"]) == ("0", "0", "1")
+    # BH across the four comparisons (X, Y) x (attack success, benign completion)
+    raw = [float(r["McNemar p"]) for r in t.rows]
+    assert len(raw) == 4
+    adj = stats.benjamini_hochberg([stats.mcnemar_exact(int(r["A only (b)"]), int(r["B only (c)"])) for r in t.rows])
+    assert [r["McNemar p (BH)"] for r in t.rows] == [f"{a:.4g}" for a in adj]
+    assert x["McNemar p (BH)"] == f"{p * 4:.4g}"
+
+
+def test_identical_runs_show_no_difference():
+    recs = synth.default_like(n_cases=10, variants=2, lost_every=9)
+    t = compare_records(recs, recs)
+    assert t.rows
+    for r in t.rows:
+        assert r["A"] == r["B"]
+        assert r["A only (b)"] == r["B only (c)"] == "0"
+        assert r["McNemar p"] == "1" and r["McNemar p (BH)"] == "1"
+        assert r["change B-A, pp (95% CI)"].startswith("+0.0 (")
+
+
+def test_cli_outputs(tmp_path):
+    before, after = synth.planted("X")
+    a, b = synth.write_run(tmp_path / "a", before), synth.write_run(tmp_path / "b", after)
+    md, cs = tmp_path / "cmp.md", tmp_path / "cmp.csv"
+    res = CliRunner().invoke(cli, ["compare", str(a), str(b), "--markdown", str(md), "--csv", str(cs)])
+    assert res.exit_code == 0, res.output
+    assert "Paired comparison: b (B) against a (A)" in res.output
+    assert "-100.0 (-100.0 to -60.8)" in res.output
+    assert "| X | attack success | 10 |" in md.read_text()
+    rows = list(csv.DictReader(io.StringIO(cs.read_text())))
+    x = next(r for r in rows if r["arm"] == "X" and r["measure"] == "attack success")
+    assert x["McNemar p"] == "0.001953"
+    res = CliRunner().invoke(cli, ["compare", str(a), str(b), "--csv", "-"])
+    assert res.exit_code == 0 and res.output.startswith("group,arm,measure")
+
+
+def test_two_models_and_renamed_arm(tmp_path):
+    a = synth.default_like(n_cases=7, variants=2, model="m1", agent="llm")
+    b = synth.default_like(n_cases=7, variants=2, model="m2", agent="llm", seed=4)
+    pa, pb = synth.write_run(tmp_path / "a", a), synth.write_run(tmp_path / "b", b)
+    res = CliRunner().invoke(cli, ["compare", str(pa), str(pb)])
+    assert res.exit_code == 2 and "--ignore-model" in res.output
+    t = compare_records(a, b, ignore_model=True)
+    assert {r["group"] for r in t.rows} == {"m1 -> m2"}
+    v2 = [dict(r, arm="guardrail-v2") for r in a if r["arm"] == "guardrail"]
+    t = compare_records(a, v2, arm_map={"guardrail": "guardrail-v2"})
+    assert {r["arm"] for r in t.rows} == {"guardrail -> guardrail-v2"}
+    assert all(r["A only (b)"] == r["B only (c)"] == "0" for r in t.rows)

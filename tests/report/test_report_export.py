@@ -1,0 +1,89 @@
+"""guardbench.load / guardbench export: one row per run, exact money, round trips."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from click.testing import CliRunner
+
+import report_synth as synth
+import guardbench
+from guardbench.cli.main import cli
+from guardbench.report.frame import money_total
+from guardbench.report.tables import money
+from guardbench.runner import read_records
+
+
+@pytest.fixture()
+def run(tmp_path):
+    return synth.write_run(tmp_path / "run", synth.default_like(n_cases=10, variants=3, lost_every=11))
+
+
+def test_load_columns_and_values(run):
+    df = guardbench.load(run)
+    recs = read_records(run / "runs.jsonl")
+    assert len(df) == len(recs)
+    for col in ("run_id", "case", "family", "variant", "repeat", "arm", "agent", "model", "group", "status",
+                "lost", "steps", "benign_completed", "goal_achieved", "attack_blocked", "incident", "n_incidents",
+                "unbound_payee", "duplicate_charge", "money_at_risk", "money_at_risk_eur_approx", "attempts",
+                "approvals_asked", "duration_s"):
+        assert col in df.columns, col
+    scored = df[~df.lost]
+    assert df[df.lost].incident.isna().all() and df[df.lost].goal_achieved.isna().all()
+    attacks = scored[scored.attack]
+    assert (attacks.attack_blocked == ~attacks.goal_achieved).all()
+    assert scored[~scored.attack].attack_blocked.isna().all()
+    # exact money per arm equals the money table's totals
+    table = {r["arm"]: Decimal(r["total"]) for r in money(recs).rows}
+    for arm, g in df.groupby("arm"):
+        assert money_total(g.money_at_risk) == table[arm]
+    assert df.money_at_risk.dtype.name.startswith("str")
+
+
+def test_usage_columns(tmp_path):
+    recs = synth.default_like(n_cases=7, variants=1, model="m", agent="llm")
+    for r in recs:
+        r["usage"] = {"prompt_tokens": 10, "completion_tokens": 5, "cost_usd": 0.001, "latency_s": 0.5}
+    df = guardbench.load(synth.write_run(tmp_path / "llm", recs))
+    assert {"prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "endpoint_kind", "temperature"} \
+        <= set(df.columns)
+    assert df.prompt_tokens.sum() == 10 * len(recs)
+    assert df.model_calls.isna().all() and str(df.model_calls.dtype) == "Int64"
+
+
+def test_usage_agrees_with_model_usage_table(tmp_path):
+    from guardbench.report import tables
+    if not hasattr(tables, "model_usage"):
+        pytest.skip("no Model usage table yet")
+    recs = synth.default_like(n_cases=7, variants=1, model="m", agent="llm")
+    for i, r in enumerate(recs):
+        r["usage"] = {"model_calls": 2, "api_calls": 1, "cache_hits": 1, "retries": 0, "prompt_tokens": 100 + i,
+                      "completion_tokens": 7, "cost_usd": None if i % 5 == 0 else 0.01, "latency_s": 0.25}
+    df = guardbench.load(synth.write_run(tmp_path / "llm", recs))
+    t = tables.model_usage(recs)
+    for row in t.rows:
+        g = df[df.arm == row["arm"]]
+        assert row["prompt tokens"] == str(g.prompt_tokens.sum())
+        assert row["model calls"] == str(g.model_calls.sum())
+    assert df.cost_usd.isna().sum() == sum(1 for r in recs if r["usage"]["cost_usd"] is None)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_export_round_trip(run, tmp_path, fmt):
+    import pandas as pd
+    out = tmp_path / f"x.{fmt}"
+    res = CliRunner().invoke(cli, ["export", str(run), "--format", fmt, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    back = pd.read_csv(out, dtype={"money_at_risk": str}) if fmt == "csv" else pd.read_parquet(out)
+    n = len(read_records(run / "runs.jsonl"))
+    assert len(back) == n
+    df = guardbench.load(run)
+    assert list(back.columns) == list(df.columns)
+    assert list(back.run_id) == list(df.run_id)
+    assert money_total(back.money_at_risk) == money_total(df.money_at_risk)
+
+
+def test_export_default_path(run):
+    res = CliRunner().invoke(cli, ["export", str(run)])
+    assert res.exit_code == 0, res.output
+    assert (run / "runs.csv").exists()
