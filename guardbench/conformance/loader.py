@@ -1,0 +1,147 @@
+"""Load the pinned documents: verify, parse, patch, and build openapi-core apps.
+
+Two levels, both cached in-process per (folder, document):
+
+* :func:`document` - the verified bytes parsed as JSON, with the document's named
+  patches applied (cheap: ~10 ms), plus a route index of its path templates. This is
+  enough to decide which document a request belongs to.
+* :func:`openapi_app` - an ``openapi_core.OpenAPI`` built from that dict, which runs
+  openapi-spec-validator on it (the costly part, 0.1-0.5 s per document). Only built
+  for documents a request actually needs.
+
+openapi-core is imported inside :func:`openapi_app` only.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from guardbench.conformance import patches as _patches
+from guardbench.conformance.specs import load_lock, read_verified, resolve_specs_dir
+from guardbench.errors import SpecError
+
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str          # lower case
+    template: str        # e.g. /v2/checkout/orders/{id}/capture
+    operation_id: str | None
+    regex: re.Pattern
+    literal: int         # characters outside {params}: the more, the more specific
+
+    def match(self, path: str) -> bool:
+        return self.regex.fullmatch(path) is not None
+
+
+def _route_regex(template: str) -> re.Pattern:
+    parts = re.split(r"(\{[^}/]+\})", template)
+    return re.compile("".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts))
+
+
+@dataclass
+class LoadedDocument:
+    name: str
+    folder: str
+    sha256: str
+    data: dict                          # parsed and patched; never mutated after loading
+    patches: tuple                      # the Patch objects applied, in order
+    servers: tuple[str, ...]
+    routes: tuple[Route, ...]
+    build_seconds: float = 0.0          # time openapi-core took to load it (0 until built)
+    _app: Any = field(default=None, repr=False)
+
+    @property
+    def untouched(self) -> bool:
+        return not self.patches
+
+    def find_routes(self, path: str) -> list[Route]:
+        """Routes whose template matches path (any method), most specific first."""
+        hits = [r for r in self.routes if r.match(path)]
+        if not hits:
+            return []
+        best = max(r.literal for r in hits)
+        # openapi-core also prefers the template with the most literal text
+        return [r for r in hits if r.literal == best]
+
+
+_lock = threading.Lock()
+_docs: dict[tuple[str, str], LoadedDocument] = {}
+
+
+def _folder(specs_dir: str | Path | None) -> str:
+    path, _source = resolve_specs_dir(specs_dir)
+    return str(path.resolve()) if path.exists() else str(path)
+
+
+def parse(raw: bytes, name: str) -> dict:
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise SpecError(name, f"not JSON: {exc}") from None
+
+
+def document(name: str, specs_dir: str | Path | None = None) -> LoadedDocument:
+    """One verified, parsed and patched document (cached)."""
+    folder = _folder(specs_dir)
+    key = (folder, name)
+    with _lock:
+        hit = _docs.get(key)
+    if hit is not None:
+        return hit
+    lock = load_lock()
+    raw = read_verified(folder, name, lock)
+    data = parse(raw, name)
+    applied = _patches.apply_all(name, data)
+    servers = tuple(s.get("url", "").rstrip("/") for s in data.get("servers", ()) if isinstance(s, dict))
+    routes = []
+    for template, item in (data.get("paths") or {}).items():
+        for m in _METHODS:
+            op = item.get(m) if isinstance(item, dict) else None
+            if isinstance(op, dict):
+                literal = len(re.sub(r"\{[^}/]+\}", "", template))
+                routes.append(Route(m, template, op.get("operationId"), _route_regex(template), literal))
+    doc = LoadedDocument(name, folder, lock.file(name).sha256, data, applied, servers, tuple(routes))
+    with _lock:
+        return _docs.setdefault(key, doc)
+
+
+def documents(specs_dir: str | Path | None = None, names=None) -> list[LoadedDocument]:
+    """All (or the named) documents of the lock, parsed and patched."""
+    return [document(n, specs_dir) for n in (names or load_lock().names)]
+
+
+def build_app(data: dict, validate_spec: bool = True):
+    """An openapi_core.OpenAPI for a document dict (raises openapi-core's errors as they are)."""
+    from openapi_core import Config, OpenAPI
+
+    config = None if validate_spec else Config(spec_validator_cls=None)
+    return OpenAPI.from_dict(data, config=config)
+
+
+def openapi_app(name: str, specs_dir: str | Path | None = None):
+    """The openapi-core app for a (patched) document; built once per process."""
+    doc = document(name, specs_dir)
+    if doc._app is None:
+        t0 = time.perf_counter()
+        try:
+            app = build_app(doc.data)
+        except Exception as exc:  # openapi-core / openapi-spec-validator refuse the document
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise SpecError(name, f"openapi-core cannot load the document: {first[:300]}") from None
+        with _lock:
+            if doc._app is None:
+                doc._app = app
+                doc.build_seconds = time.perf_counter() - t0
+    return doc._app
+
+
+def clear_cache() -> None:
+    with _lock:
+        _docs.clear()

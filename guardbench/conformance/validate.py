@@ -1,0 +1,274 @@
+"""Validate one recorded request (or response) against PayPal's pinned documents.
+
+Any source can feed this: hand-composed requests, what the broker composes, or the
+``wire`` of a recorded run; all it needs is a :class:`guardbench.records.WireRequest`.
+
+Each request is classified first, by where it goes:
+
+* ``outside_host``  - not a PayPal API host: not PayPal's to accept or refuse.
+* ``out_of_scope``  - a PayPal host, but an endpoint the documents do not cover
+  (the OAuth token endpoint ``/v1/oauth2/token``).
+* ``no_route``      - a PayPal host and a path/method no pinned document describes.
+* ``conforming`` / ``nonconforming`` - the document's operation was found and
+  openapi-core accepted / rejected the request against it.
+
+Only the last three are PayPal API requests in scope; the first two are counted
+separately and are neither conforming nor schema failures.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from guardbench.conformance import loader
+from guardbench.paypal.endpoints import ENDPOINTS, PAYPAL_HOSTS, match
+from guardbench.records import WireExchange, WireRequest, WireResponse
+
+CONFORMING = "conforming"
+NONCONFORMING = "nonconforming"
+NO_ROUTE = "no_route"
+OUT_OF_SCOPE = "out_of_scope"
+OUTSIDE_HOST = "outside_host"
+STATUSES = (CONFORMING, NONCONFORMING, NO_ROUTE, OUT_OF_SCOPE, OUTSIDE_HOST)
+
+# PayPal endpoints the pinned documents do not describe (spec None in the endpoint table).
+OUT_OF_SCOPE_PATHS = {e.path: e.name for e in ENDPOINTS.values() if e.spec is None}
+
+_MAX_MSG = 240
+
+
+@dataclass(frozen=True)
+class Result:
+    route_found: bool
+    valid: bool
+    errors: list[str] = field(default_factory=list)
+    spec: str | None = None
+    operation_id: str | None = None
+    status: str = NONCONFORMING
+    method: str = ""
+    url: str = ""
+    endpoint: str | None = None       # name in guardbench.paypal.endpoints.ENDPOINTS, if any
+    template: str | None = None       # the document's path template
+    kind: str = "request"             # "request" or "response"
+
+    @property
+    def in_scope(self) -> bool:
+        """A request to a PayPal API endpoint the pinned documents are meant to cover."""
+        return self.status in (CONFORMING, NONCONFORMING, NO_ROUTE)
+
+    @property
+    def conforming(self) -> bool:
+        return self.status == CONFORMING
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# --- adapters to openapi-core's request/response protocols -----------------------------
+
+def _content_type(value: str | None) -> str:
+    """Media type lower-cased, parameters kept as sent (a multipart boundary is case-sensitive)."""
+    if not value:
+        return ""
+    mime, sep, params = value.partition(";")
+    return mime.strip().lower() + (sep + params if sep else "")
+
+
+class _OARequest:
+    """openapi_core.protocols.Request over a WireRequest, aimed at the document's server."""
+
+    def __init__(self, wire: WireRequest, host_url: str):
+        from openapi_core.datatypes import RequestParameters
+        from werkzeug.datastructures import Headers, ImmutableMultiDict
+
+        parts = urlsplit(wire.url)
+        self.host_url = host_url
+        self.path = parts.path or "/"
+        self.method = wire.method.lower()
+        cookies = []
+        for header in (v for k, v in wire.headers if k.lower() == "cookie"):
+            for item in header.split(";"):
+                if "=" in item:
+                    k, v = item.split("=", 1)
+                    cookies.append((k.strip(), v.strip()))
+        self.parameters = RequestParameters(
+            query=ImmutableMultiDict(parse_qsl(parts.query, keep_blank_values=True)),
+            header=Headers(list(wire.headers)),
+            cookie=ImmutableMultiDict(cookies),
+            path={},
+        )
+        self.body = wire.body.encode("utf-8") if wire.body else None
+        self.content_type = _content_type(wire.header("content-type"))
+
+
+class _OAResponse:
+    def __init__(self, wire: WireResponse):
+        from werkzeug.datastructures import Headers
+
+        self.status_code = wire.status
+        self.headers = Headers(list(wire.headers))
+        self.data = wire.body.encode("utf-8") if wire.body else b""
+        self.content_type = _content_type(wire.header("content-type")
+                                          or ("application/json" if wire.body else ""))
+
+
+# --- error text ----------------------------------------------------------------------
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= _MAX_MSG else text[: _MAX_MSG - 3] + "..."
+
+
+def _schema_error_lines(where: str, schema_errors) -> list[str]:
+    from jsonschema.exceptions import best_match
+
+    lines = []
+    for se in schema_errors:
+        path = getattr(se, "json_path", "$")
+        msg = getattr(se, "message", str(se))
+        if getattr(se, "context", None):
+            sub = best_match(se.context)
+            if sub is not None:
+                msg = f"{sub.message} (at {sub.json_path.replace('$', path, 1)}; {se.validator} failed)"
+                path = sub.json_path.replace("$", path, 1)
+        at = "" if path in ("$", "") else f" {path}"
+        lines.append(_short(f"{where}{at}: {msg}"))
+    return lines
+
+
+def _describe(exc: Exception) -> list[str]:
+    """One or more readable lines for an openapi-core validation error."""
+    cause = exc.__cause__
+    schema_errors = getattr(cause, "schema_errors", None)
+    name = getattr(exc, "name", None)
+    location = getattr(exc, "location", None)
+    cls = type(exc).__name__
+    if name and location:
+        where = f"{location} parameter {name}"
+    elif name and "Header" in cls:
+        where = f"response header {name}"
+    elif "Body" in cls:
+        where = "request body"
+    elif "Data" in cls:
+        where = "response body"
+    else:
+        where = "value"
+    if schema_errors:
+        return _schema_error_lines(where, schema_errors)
+    text = str(exc)
+    if cause is not None and str(cause) and str(cause) not in text:
+        text = f"{text}: {cause}"
+    return [_short(text)]
+
+
+# --- classification --------------------------------------------------------------------
+
+def _classify(req: WireRequest, specs_dir):
+    """(early Result or None, LoadedDocument or None, Route or None, server URL, extra errors)."""
+    parts = urlsplit(req.url)
+    host = (parts.hostname or "").lower().rstrip(".")  # "api-m.paypal.com." is PayPal too
+    ep = match(req.method, parts.path)
+    ep_name = ep[0].name if ep else None
+    base = dict(method=req.method, url=req.url, endpoint=ep_name)
+    if host not in PAYPAL_HOSTS:
+        return Result(False, False, [], status=OUTSIDE_HOST, **base), None, None, "", []
+    if parts.path in OUT_OF_SCOPE_PATHS:
+        return (Result(False, False, [], status=OUT_OF_SCOPE, method=req.method, url=req.url,
+                       endpoint=ep_name or OUT_OF_SCOPE_PATHS[parts.path]), None, None, "", [])
+    extra = []
+    if parts.scheme != "https":
+        extra.append(f"scheme {parts.scheme!r}: PayPal's servers are https only")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port not in (None, 443):
+        extra.append(f"port {port}: PayPal's servers listen on 443 only")
+
+    # Which document: the endpoint table's label first (loads only that one), else all.
+    order = []
+    if ep and ep[0].spec:
+        order.append(ep[0].spec)
+    order += [n for n in loader.load_lock().names if n not in order]
+    path_hit = None
+    for name in order:
+        doc = loader.document(name, specs_dir)
+        routes = doc.find_routes(parts.path)
+        if not routes:
+            continue
+        same = [r for r in routes if r.method == req.method.lower()]
+        if same:
+            return None, doc, same[0], _server(doc, host), extra
+        path_hit = path_hit or (doc, routes[0])
+    if path_hit:  # the path exists but not for this method: let openapi-core say so
+        doc, route = path_hit
+        return None, doc, None, _server(doc, host), extra
+    return (Result(False, False, [f"no pinned PayPal document describes {req.method} {parts.path}"],
+                   status=NO_ROUTE, **base), None, None, "", [])
+
+
+def _server(doc, host: str) -> str:
+    want = f"https://{host}"
+    return want if want in doc.servers else (doc.servers[0] if doc.servers else want)
+
+
+def _run(doc, iter_errors) -> list[Exception]:
+    with warnings.catch_warnings():
+        # openapi-core does not implement OAuth2 security checks and warns on every call.
+        warnings.filterwarnings("ignore", message="Unsupported scheme type")
+        return list(iter_errors())
+
+
+def _finish(kind, req, doc, route, errs, extra, endpoint) -> Result:
+    from openapi_core.templating.paths.exceptions import PathError
+
+    route_found = route is not None and not any(isinstance(e, PathError) for e in errs)
+    lines = list(extra)
+    for e in errs:
+        lines.extend(_describe(e))
+    valid = route_found and not lines
+    if not route_found:
+        status = NO_ROUTE
+    else:
+        status = CONFORMING if valid else NONCONFORMING
+    return Result(route_found, valid, lines, doc.name, route.operation_id if route else None,
+                  status, req.method, req.url, endpoint, route.template if route else None, kind)
+
+
+def validate_request(request: WireRequest, specs_dir: str | Path | None = None) -> Result:
+    """Classify a request and, if it is a PayPal API request, validate it with openapi-core."""
+    early, doc, route, server, extra = _classify(request, specs_dir)
+    if early is not None:
+        return early
+    app = loader.openapi_app(doc.name, specs_dir)
+    oreq = _OARequest(request, server)
+    errs = _run(doc, lambda: app.request_validator.iter_errors(oreq))
+    ep = match(request.method, urlsplit(request.url).path)
+    return _finish("request", request, doc, route, errs, extra, ep[0].name if ep else None)
+
+
+def validate_response(request: WireRequest, response: WireResponse,
+                      specs_dir: str | Path | None = None) -> Result:
+    """Validate the response PayPal (or the stand-in) gave to ``request``."""
+    early, doc, route, server, extra = _classify(request, specs_dir)
+    if early is not None:
+        return Result(early.route_found, early.valid, early.errors, early.spec, early.operation_id,
+                      early.status, early.method, early.url, early.endpoint, early.template, "response")
+    app = loader.openapi_app(doc.name, specs_dir)
+    oreq, oresp = _OARequest(request, server), _OAResponse(response)
+    errs = _run(doc, lambda: app.response_validator.iter_errors(oreq, oresp))
+    ep = match(request.method, urlsplit(request.url).path)
+    # scheme/port problems belong to the request, not to the response
+    return _finish("response", request, doc, route, errs, [], ep[0].name if ep else None)
+
+
+def validate_exchange(exchange: WireExchange, specs_dir: str | Path | None = None,
+                      responses: bool = True) -> tuple[Result, Result | None]:
+    """The request's Result and, if there was a response and it is in scope, the response's."""
+    req = validate_request(exchange.request, specs_dir)
+    resp = None
+    if responses and exchange.response is not None and req.in_scope and req.route_found:
+        resp = validate_response(exchange.request, exchange.response, specs_dir)
+    return req, resp
