@@ -1,0 +1,108 @@
+"""The recording transport: the record that every detector reads.
+
+``RecordingTransport(inner)`` records each request it is asked to send, with its response,
+as a ``WireExchange`` (seq from 0), also when the inner transport raises (then
+``response=None`` and ``error`` says why, and the error is re-raised). Requests and responses
+are copied into frozen records made of strings and tuples before anything else sees them, and
+``.exchanges`` is a tuple: nothing the wrapped code does can alter what was recorded.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Callable
+
+from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.transport.base import TransportError
+
+
+def _pairs(headers) -> tuple[tuple[str, str], ...]:
+    items = headers.items() if hasattr(headers, "items") else (headers or ())
+    return tuple((str(k), str(v)) for k, v in items)
+
+
+def freeze_request(request: WireRequest) -> WireRequest:
+    """A copy of ``request`` made only of str and tuples (a body that is not a str becomes JSON)."""
+    if not isinstance(request, WireRequest):
+        raise TransportError(f"not a WireRequest: {type(request).__name__}")
+    body = request.body
+    if body is not None and not isinstance(body, str):
+        body = json.dumps(body, separators=(",", ":"), default=str)
+    return WireRequest(str(request.method).upper(), str(request.url), _pairs(request.headers), body)
+
+
+def freeze_response(response: WireResponse) -> WireResponse:
+    if not isinstance(response, WireResponse):
+        raise TransportError(f"transport returned {type(response).__name__}, not a WireResponse")
+    body = response.body if isinstance(response.body, str) else str(response.body)
+    return WireResponse(int(response.status), _pairs(response.headers), body)
+
+
+class RecordingTransport:
+    def __init__(self, inner, run_id: str = "", sink: Callable[[WireExchange], None] | None = None):
+        self._inner = inner
+        self.run_id = str(run_id)
+        self._sink = sink
+        self._log: list[WireExchange] = []
+        self._lock = threading.Lock()
+
+    @property
+    def inner(self):
+        return self._inner
+
+    @property
+    def exchanges(self) -> tuple[WireExchange, ...]:
+        """Everything recorded so far, in order (a tuple: a snapshot that cannot be altered)."""
+        return tuple(self._log)
+
+    def __len__(self) -> int:
+        return len(self._log)
+
+    def _record(self, request, response, error) -> WireExchange:
+        with self._lock:
+            ex = WireExchange(len(self._log), self.run_id, request, response, error)
+            self._log.append(ex)
+        if self._sink is not None:
+            self._sink(ex)
+        return ex
+
+    def send(self, request: WireRequest) -> WireResponse:
+        request = freeze_request(request)   # what is recorded is exactly what the inner transport gets
+        try:
+            response = freeze_response(self._inner.send(request))
+        except BaseException as exc:
+            self._record(request, None, f"{type(exc).__name__}: {exc}")
+            raise
+        self._record(request, response, None)
+        return response
+
+
+class JsonlSink:
+    """A sink that appends each exchange as one JSON line (never truncates; flushes per line)."""
+
+    def __init__(self, path):
+        self.path = path
+        self._fh = open(path, "a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def __call__(self, exchange: WireExchange) -> None:
+        line = json.dumps(exchange.to_dict(), separators=(",", ":")) + "\n"
+        with self._lock:
+            self._fh.write(line)
+            self._fh.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._fh.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def read_jsonl(path) -> list[WireExchange]:
+    """The exchanges a JsonlSink wrote."""
+    with open(path, encoding="utf-8") as fh:
+        return [WireExchange.from_dict(json.loads(line)) for line in fh if line.strip()]

