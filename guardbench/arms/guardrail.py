@@ -53,7 +53,7 @@ class GuardrailArm:
                 refs.setdefault(kind, []).extend(ids)
         setup_seq = len(recorder.exchanges)
         prepared = Prepared(session=None, recorder=recorder, setup_seq=setup_seq,  # type: ignore[arg-type]
-                            secrets=secrets_of(BENCH_CLIENT_SECRET))
+                            secrets=secrets_of(BENCH_CLIENT_SECRET), close=broker.close)
 
         def list_ops(args: dict) -> str:
             return json.dumps(broker.list_operations())

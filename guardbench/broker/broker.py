@@ -1,0 +1,309 @@
+"""The payment operation broker: the only way the guardrail arm's agent reaches PayPal.
+
+Agent-reachable: ``list_operations()`` and ``run_operation(operation, params, reference)``.
+Operator-only: ``approve(approval_id)``, ``reject(approval_id)``, ``pending_approvals()``.
+
+``run_operation`` in order: validate the parameters against the closed schema; check the
+reference was issued by this broker; under the ledger lock, on a fresh verified read:
+suppress a replay of the same instruction inside 60 s, check the limits (a capture counts its
+order's amount), ask for approval above the threshold (also when this operation's
+un-approved spend of the last 24 h plus this amount goes above it), and write a reservation;
+then outside the lock derive the idempotency key, resolve the OAuth token, compose the body
+(bound constants last), take host and path from the fixed endpoint table, send, reduce the
+response to declared fields, and write the outcome. Every decision is written to the ledger.
+Every agent-visible answer is checked for the client secret, its Basic encoding and every
+token held; one that carries any of them raises CredentialLeak instead of being returned.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from decimal import Decimal
+from typing import Any, Callable
+
+from guardbench.broker.approvals import ApprovalQueue
+from guardbench.broker.compose import compose_body
+from guardbench.broker.credentials import Credentials, TokenError, TokenSource
+from guardbench.broker.ledger import REPLAY_WINDOW, Ledger, LedgerCorrupt, Txn
+from guardbench.broker.money import fmt
+from guardbench.broker.params import ParamRefusal, Validated, validate
+from guardbench.broker.policy import Operation, Policy
+from guardbench.broker.response import reduce_response, token, upstream_error
+from guardbench.paypal.endpoints import LIVE_HOST, REF_RE, SANDBOX_HOST
+from guardbench.records import Decision, WireRequest
+
+STATUSES = ("executed", "pending_approval", "replay_suppressed", "operation_not_allowed",
+            "parameter_not_allowed", "parameter_above_max", "parameter_below_min", "reference_unknown",
+            "limit_exceeded", "ledger_corrupt", "upstream_rejected", "transport_error")
+_OP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_KIND_LABEL = {"order": "order_id", "capture": "capture_id", "payout_batch": "payout_batch_id"}
+
+
+class CredentialLeak(RuntimeError):
+    """An agent-visible answer carried the credential or a token; it was not returned."""
+
+
+def instruction_hash(operation: str, values: dict, reference: str | None) -> str:
+    doc = {"op": operation, "params": dict(values), "ref": reference}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class Broker:
+    def __init__(self, policy: Policy, ledger: Ledger, approvals: ApprovalQueue, transport,
+                 credentials: Credentials, clock: Callable[[], float] = time.time, host: str = SANDBOX_HOST):
+        if policy.environment == "sandbox" and host != SANDBOX_HOST:
+            raise ValueError(f"a sandbox policy sends only to {SANDBOX_HOST}")
+        if policy.environment == "live" and (host != LIVE_HOST or os.environ.get("GUARDBENCH_ALLOW_LIVE") != "1"):
+            raise ValueError(f"a live policy sends only to {LIVE_HOST}, with GUARDBENCH_ALLOW_LIVE=1")
+        self.policy, self.ledger, self.approvals, self.transport = policy, ledger, approvals, transport
+        self.clock, self.host = clock, host
+        self._tokens = TokenSource(credentials, transport, host, clock)
+
+    # ================================================================ agent-reachable
+    def list_operations(self) -> list[dict]:
+        out = []
+        for op in self.policy.operations.values():
+            d: dict[str, Any] = {"name": op.name, "description": op.description,
+                                 "parameters": op.parameters_schema(), "moves_money": op.moves_money}
+            if op.reference:
+                d["reference"] = {"kind": op.reference, "required": True,
+                                  "description": f"the {_KIND_LABEL[op.reference]} this broker returned earlier"}
+            if op.approval_over is not None:
+                d["approval_over"] = fmt(op.approval_over)
+            out.append(d)
+        self._check_visible(out)
+        return out
+
+    def run_operation(self, operation: Any, params: Any = None, reference: Any = None) -> Decision:
+        return self._visible(self._run(operation, params, reference))
+
+    # ================================================================ operator-only
+    def pending_approvals(self) -> list[dict]:
+        return self.approvals.pending()
+
+    def approve(self, approval_id: str) -> Decision:
+        """Execute a pending approval after re-checking the limits at this moment."""
+        try:
+            hold = self.approvals.hold(approval_id)
+        except KeyError:
+            return self._visible(Decision("reference_unknown", "?", {}, "no such approval"))
+        with hold:
+            rec = self.approvals.get(approval_id)
+            if rec is None:
+                return self._visible(Decision("reference_unknown", "?", {}, "no such approval"))
+            name = rec.get("operation", "?")
+            if rec.get("state") != "pending":
+                return self._visible(Decision("operation_not_allowed", name, {},
+                                              f"approval {approval_id} is {rec.get('state')}", approval_id))
+            op = self.policy.operations.get(name)
+            if op is None:
+                return self._visible(self._refuse("?", "operation_not_allowed",
+                                                  "the policy no longer has this operation"))
+            try:
+                vp = validate(op, rec.get("params"))
+            except ParamRefusal as r:
+                return self._visible(self._refuse(op.name, r.status, r.reason))
+            decision, state = self._decide(op, vp, rec.get("reference"), rec)
+            if state is not None:   # None: refused before anything could be sent; it stays pending
+                self.approvals.update(approval_id, state=state, decision=decision.to_dict(), decided=self.clock())
+            return self._visible(decision)
+
+    def close(self) -> None:
+        self.ledger.close()
+
+    def reject(self, approval_id: str) -> bool:
+        """Reject a pending approval. Waits behind an approval in progress; False if the payment won."""
+        with self.approvals.hold(approval_id):            # KeyError for a malformed id
+            rec = self.approvals.get(approval_id)
+            if rec is None:
+                raise KeyError(approval_id)
+            if rec.get("state") in ("executed", "sent"):
+                return False
+            if rec.get("state") != "rejected":
+                self.approvals.update(approval_id, state="rejected", decided=self.clock())
+                try:
+                    with self.ledger.transaction(self.clock()) as tx:
+                        tx.append({"t": "operator", "op": rec.get("operation"), "status": "rejected",
+                                   "approval_id": approval_id})
+                except LedgerCorrupt:
+                    pass            # a rejection moves nothing; it stands without the record
+            return True
+
+    # ================================================================ the pipeline
+    def _run(self, operation: Any, params: Any, reference: Any) -> Decision:
+        op = self.policy.operations.get(operation) if isinstance(operation, str) else None
+        if op is None:
+            name = operation if isinstance(operation, str) and _OP_NAME.fullmatch(operation) else "?"
+            return self._refuse(name, "operation_not_allowed",
+                                f"no operation named {name!r}; list_operations shows the operations allowed")
+        try:
+            vp = validate(op, params)
+        except ParamRefusal as r:
+            return self._refuse(op.name, r.status, r.reason)
+        if op.reference is None:
+            if reference is not None:
+                return self._refuse(op.name, "parameter_not_allowed", f"{op.name} takes no reference")
+        elif not isinstance(reference, str) or not REF_RE.fullmatch(reference):
+            return self._refuse(op.name, "reference_unknown",
+                                f"{op.name} needs the {_KIND_LABEL[op.reference]} this broker returned earlier")
+        return self._decide(op, vp, reference, None)[0]
+
+    def _refuse(self, name: str, status: str, reason: str, **extra: Any) -> Decision:
+        try:
+            with self.ledger.transaction(self.clock()) as tx:
+                tx.append({"t": "refusal", "op": name, "status": status, "reason": reason, **extra})
+        except LedgerCorrupt as exc:
+            return self._corrupt(name, exc)
+        return Decision(status, name, {}, reason)
+
+    @staticmethod
+    def _corrupt(name: str, exc: LedgerCorrupt) -> Decision:
+        return Decision("ledger_corrupt", name, {},
+                        f"the ledger failed verification at line {exc.line}; all spending is stopped")
+
+    def _limit(self, op: Operation, amount: Decimal | None, tx: Txn) -> tuple[str, str] | None:
+        lim = op.limits
+        if amount is not None:
+            if "per_call_max" in lim and amount > lim["per_call_max"]:
+                return "per_call_max", f"{fmt(amount)} is above the per-call limit {fmt(lim['per_call_max'])}"
+            if "daily_total_max" in lim:
+                total = tx.spent(op.name) + amount
+                if total > lim["daily_total_max"]:
+                    return "daily_total_max", (f"this would bring the last 24 hours to {fmt(total)}, above the "
+                                               f"daily limit {fmt(lim['daily_total_max'])}")
+        if "max_calls_per_hour" in lim and tx.calls(op.name) + 1 > lim["max_calls_per_hour"]:
+            return "max_calls_per_hour", f"{lim['max_calls_per_hour']} calls in the last hour already"
+        return None
+
+    def _decide(self, op: Operation, vp: Validated, reference: str | None,
+                approval: dict | None) -> tuple[Decision, str | None]:
+        """Lock, check, reserve; then send. Returns the decision and, for an approval, its new state."""
+        instr = approval["instr"] if approval else instruction_hash(op.name, dict(vp.values), reference)
+        aid = approval["id"] if approval else None
+        try:
+            with self.ledger.transaction(self.clock()) as tx:
+                amount = vp.amount
+                if op.reference:
+                    issued = tx.issued(op.reference, reference)  # type: ignore[arg-type]
+                    if issued is None:
+                        reason = f"{reference} is not an id this broker issued (expected: {_KIND_LABEL[op.reference]})"
+                        tx.append({"t": "refusal", "op": op.name, "status": "reference_unknown",
+                                   "reason": reason, "approval_id": aid})
+                        return Decision("reference_unknown", op.name, {}, reason, aid), None
+                    if op.amount_from == "reference":
+                        amount = Decimal(issued)
+                if approval is None:
+                    prev = tx.recent(instr)
+                    if prev is not None:
+                        reason = ("the same instruction was given less than a minute ago; "
+                                  "it was not sent again")
+                        tx.append({"t": "refusal", "op": op.name, "status": "replay_suppressed", "reason": reason,
+                                   "instr": instr, "of": prev["seq"], "approval_id": prev.get("approval_id")})
+                        return Decision("replay_suppressed", op.name, prev.get("result") or {}, reason,
+                                        prev.get("approval_id") if prev.get("state") == "pending" else None), None
+                breach = self._limit(op, amount, tx)
+                if breach is not None:
+                    reason = f"{breach[0]}: {breach[1]}"
+                    tx.append({"t": "refusal", "op": op.name, "status": "limit_exceeded", "reason": reason,
+                               "amount": fmt(amount) if amount is not None else None, "approval_id": aid})
+                    return Decision("limit_exceeded", op.name, {"limit": breach[0]}, reason, aid), None
+                over = op.approval_over
+                if approval is None and over is not None and amount is not None:
+                    unapproved = tx.unapproved(op.name)
+                    if amount > over or amount + unapproved > over:
+                        reason = (f"{fmt(amount)} is above the approval threshold {fmt(over)}" if amount > over else
+                                  f"with {fmt(unapproved)} already sent without approval in the last 24 hours, "
+                                  f"{fmt(amount)} goes above the approval threshold {fmt(over)}")
+                        new_id = self.approvals.create(operation=op.name, params=dict(vp.values), reference=reference,
+                                                       amount=fmt(amount), instr=instr, created=tx.now,
+                                                       reason=reason)
+                        tx.append({"t": "pending", "op": op.name, "status": "pending_approval", "reason": reason,
+                                   "instr": instr, "approval_id": new_id, "amount": fmt(amount), "ref": reference})
+                        return Decision("pending_approval", op.name,
+                                        {"amount": fmt(amount), "approval_over": fmt(over)},
+                                        reason + "; nothing was sent until the operator approves", new_id), None
+                if approval is None:
+                    bucket = int(tx.now // REPLAY_WINDOW)
+                    rid = "gb-" + hashlib.sha256(f"{instr}:{bucket}".encode()).hexdigest()[:32]
+                else:
+                    rid = "gb-" + hashlib.sha256(f"approval:{aid}:{approval.get('created')}:{instr}"
+                                                 .encode()).hexdigest()[:32]
+                seq = tx.append({"t": "reserve", "op": op.name, "status": "sending",
+                                 "amount": fmt(amount) if amount is not None else None,
+                                 "approved": approval is not None, "instr": instr, "rid": rid, "ref": reference,
+                                 "approval_id": aid})
+        except LedgerCorrupt as exc:
+            return self._corrupt(op.name, exc), None
+        if aid is not None:
+            # from here on the payment may go out: a crash leaves the approval "sent", never pending
+            self.approvals.update(aid, state="sent")
+        return self._send(op, vp, reference, amount, instr, rid, seq, aid)
+
+    def _outcome(self, entry: dict) -> bool:
+        try:
+            with self.ledger.transaction(self.clock()) as tx:
+                tx.append({"t": "outcome", **entry})
+            return True
+        except LedgerCorrupt:
+            return False
+
+    def _send(self, op: Operation, vp: Validated, reference: str | None, amount: Decimal | None, instr: str,
+              rid: str, seq: int, aid: str | None) -> tuple[Decision, str | None]:
+        base = {"op": op.name, "of": seq, "instr": instr, "approval_id": aid}
+        try:
+            tok = self._tokens.token()
+        except TokenError as exc:
+            result = {"http_status": exc.status, **({"error": token(exc.name)} if token(exc.name) else {})}
+            self._outcome({**base, "status": "upstream_rejected", "release": True, "result": result})
+            return Decision("upstream_rejected", op.name, result,
+                            "PayPal refused the broker's credential; nothing was sent", aid), "pending"
+        except Exception:          # TransportError, or a transport that failed otherwise
+            self._outcome({**base, "status": "transport_error", "release": True})
+            return Decision("transport_error", op.name, {},
+                            "could not reach PayPal for a token; nothing was sent", aid), "pending"
+        ep = op.endpoint
+        headers = {"Authorization": f"Bearer {tok}", "Accept": "application/json"}
+        body = None
+        if ep.method == "POST":
+            headers["Content-Type"] = "application/json"
+            headers["PayPal-Request-Id"] = rid
+            headers["Prefer"] = "return=representation"
+            body = compose_body(op, vp.values, self.policy.catalogue_names, {"idempotency_key": rid})
+        request = WireRequest.make(ep.method, ep.url(self.host, reference), headers, body)
+        try:
+            resp = self.transport.send(request)
+        except Exception:
+            # it may or may not have reached PayPal: the reservation stays counted
+            self._outcome({**base, "status": "transport_error"})
+            return Decision("transport_error", op.name, {},
+                            "the request could not be delivered; it may have reached PayPal, so it stays "
+                            "counted against the limits", aid), "sent"
+        if resp.status == 401:
+            self._tokens.invalidate()
+        parsed = resp.json()
+        if not resp.ok:
+            result = upstream_error(resp.status, parsed)
+            self._outcome({**base, "status": "upstream_rejected", "release": True, "result": result})
+            reason = "PayPal refused the request" + (f": {result['issue']}" if "issue" in result else
+                                                     f": {result['error']}" if "error" in result else "")
+            return Decision("upstream_rejected", op.name, result, reason, aid), "failed"
+        result, issued = reduce_response(op.response, parsed)
+        amt = fmt(amount) if amount is not None else "0.00"
+        recorded = self._outcome({**base, "status": "executed", "result": result,
+                                  "issued": [[kind, ref, amt] for kind, ref in issued] or None})
+        reason = "" if recorded else "executed, but the ledger failed verification before the outcome was written"
+        return Decision("executed", op.name, result, reason, aid), "executed"
+
+    # ================================================================ the leak check
+    def _check_visible(self, payload: Any) -> None:
+        text = json.dumps(payload, default=str)
+        for s in self._tokens.secrets():
+            if s and len(s) >= 8 and s in text:
+                raise CredentialLeak("an agent-visible answer carried the credential; it was not returned")
+
+    def _visible(self, decision: Decision) -> Decision:
+        self._check_visible(decision.to_dict())
+        return decision

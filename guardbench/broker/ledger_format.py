@@ -1,0 +1,176 @@
+"""The ledger's line format and the whole-file verification behind `guardbench ledger verify`.
+
+A line is ``{"e":<entry>,"h":"<sha256>"}`` or ``{"e":<entry>,"h":"<sha256>","m":"<hmac>"}``;
+``<entry>`` is canonical JSON (sorted keys, no spaces, ASCII) whose last key is ``ts``;
+``h = SHA-256(previous h + "\\n" + entry bytes)``, the first entry chaining to 64 zeros;
+``m = HMAC-SHA256(GUARDBENCH_LEDGER_KEY, h)``. See guardbench.broker.ledger for how a running
+broker uses it.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+from guardbench.errors import LedgerError
+
+GENESIS = b"0" * 64
+KEY_ENV = "GUARDBENCH_LEDGER_KEY"
+
+_HEAD = b'{"e":'
+_H = b',"h":"'
+_M = b'","m":"'
+# every key an entry may carry; "ts" must sort last (the writer and the fast reader rely on it)
+ENTRY_KEYS = frozenset({"amount", "approval_id", "approved", "instr", "issued", "of", "op", "reason",
+                        "ref", "release", "result", "rid", "seq", "status", "t", "ts"})
+assert max(ENTRY_KEYS) == "ts"
+
+
+class LedgerCorrupt(Exception):
+    """The chain is broken: ``line`` (1-based) is the first entry found wrong, ``reason`` why."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(f"line {line}: {reason}")
+        self.line, self.reason = line, reason
+
+
+def canonical(entry: dict) -> bytes:
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False).encode("ascii")
+
+
+def chain_hash(prev: bytes, entry: bytes) -> bytes:
+    return hashlib.sha256(prev + b"\n" + entry).hexdigest().encode("ascii")
+
+
+def _mac(key: bytes, h: bytes) -> bytes:
+    return hmac.new(key, h, hashlib.sha256).hexdigest().encode("ascii")
+
+
+def split_line(line: bytes) -> tuple[bytes, bytes, bytes | None]:
+    """(entry bytes, hash, mac or None) of one line without its newline; ValueError if not a ledger line."""
+    n = len(line)
+    if line.startswith(_HEAD) and line.endswith(b'"}'):
+        if n >= 150 and line[-143:-137] == _H and line[-73:-66] == _M:
+            return line[5:-143], line[-137:-73], line[-66:-2]
+        if n >= 79 and line[-72:-66] == _H:
+            return line[5:-72], line[-66:-2], None
+    raise ValueError("not a ledger line")
+
+
+def _ts_of(entry: bytes) -> float:
+    i = entry.rfind(b',"ts":')
+    if i < 0 or not entry.endswith(b"}"):
+        raise ValueError("no timestamp")
+    return float(entry[i + 6:-1])
+
+
+def _key_from(hmac_key: bytes | str | None) -> bytes | None:
+    key = hmac_key if hmac_key is not None else os.environ.get(KEY_ENV)
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    return key or None
+
+
+class _Check:
+    """Verifies lines one after another: chain, signature, seq, monotonic time."""
+
+    def __init__(self, key: bytes | None, prev: bytes = GENESIS, seq: int = 0, ts: float = 0.0):
+        self.key, self.prev, self.seq, self.ts = key, prev, seq, ts
+
+    def line(self, line: bytes) -> tuple[bytes, bytes, float]:
+        """Check one line (no newline); returns (entry bytes, hash, ts) or raises ValueError(reason)."""
+        try:
+            eb, h, m = split_line(line)
+        except ValueError:
+            raise ValueError("not a ledger line (malformed JSON line or wrong layout)") from None
+        if chain_hash(self.prev, eb) != h:
+            raise ValueError("hash does not match the entry and the one before it (entry edited, "
+                             "inserted or removed)")
+        if self.key is not None:
+            if m is None:
+                raise ValueError("signature missing (GUARDBENCH_LEDGER_KEY is set)")
+            if not hmac.compare_digest(_mac(self.key, h), m):
+                raise ValueError("signature does not match (entry re-hashed without the key, or a wrong key)")
+        # keys are sorted and string values escape quotes, so the last '"seq":' is the top-level one
+        i = eb.rfind(b'"seq":')
+        j = eb.find(b",", i)
+        if i < 0 or j < 0 or eb[i + 6:j] != b"%d" % self.seq:
+            raise ValueError(f"sequence number is not {self.seq} (entry removed, inserted or reordered)")
+        try:
+            ts = _ts_of(eb)
+        except ValueError:
+            raise ValueError("entry has no readable timestamp") from None
+        if not math.isfinite(ts):
+            raise ValueError("entry has no readable timestamp")
+        if not ts >= self.ts:
+            raise ValueError("timestamp goes backwards")
+        self.prev, self.ts = h, ts
+        self.seq += 1
+        return eb, h, ts
+
+
+# ---------------------------------------------------------------------- full verify
+@dataclass(frozen=True)
+class VerifyReport:
+    path: str
+    entries: int                 # entries verified intact (before the broken one, if any)
+    line: int | None = None      # first broken line (1-based), None when intact
+    reason: str | None = None
+    signed: bool = False         # signatures were checked (a key was set)
+
+    @property
+    def ok(self) -> bool:
+        return self.line is None
+
+
+def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None) -> VerifyReport:
+    """Verify the whole chain (and signatures when a key is set); name the first broken entry.
+
+    Raises LedgerError when the file cannot be read or is not a ledger at all (its first line
+    is not a ledger line).
+    """
+    where = os.fspath(path)
+    key = _key_from(hmac_key)
+    check = _Check(key)
+    try:
+        f = open(where, "rb")
+    except OSError as exc:
+        raise LedgerError(where, f"cannot read the ledger ({exc.strerror or exc.__class__.__name__})") from None
+    with f:
+        n = 0
+        try:
+            for raw in f:
+                n += 1
+                if not raw.endswith(b"\n"):
+                    return VerifyReport(where, check.seq, n, "incomplete last line", key is not None)
+                line = raw[:-1]
+                if n == 1:
+                    try:
+                        split_line(line)
+                    except ValueError:
+                        raise LedgerError(where, "not a guardbench ledger (line 1 is not a ledger line)") from None
+                try:
+                    eb, _, _ = check.line(line)
+                    entry = json.loads(eb)
+                    if not isinstance(entry, dict) or canonical(entry) != eb:
+                        raise ValueError("entry is not canonical JSON")
+                    if set(entry) - ENTRY_KEYS:
+                        raise ValueError("entry carries unknown keys")
+                except ValueError as exc:
+                    return VerifyReport(where, check.seq, n, str(exc), key is not None)
+        except OSError as exc:
+            raise LedgerError(where, f"cannot read the ledger ({exc.strerror or exc.__class__.__name__})") from None
+    return VerifyReport(where, check.seq, None, None, key is not None)
+
+
+def iter_entries(path: str | os.PathLike) -> Iterator[dict]:
+    """The entries of a ledger, in order (no verification; use verify_file for that)."""
+    with open(path, "rb") as f:
+        for raw in f:
+            eb, _, _ = split_line(raw.rstrip(b"\n"))
+            yield json.loads(eb)
