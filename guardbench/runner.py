@@ -220,16 +220,31 @@ def open_run_dir(out: Path, manifest: dict) -> set[str]:
     return {r["run_id"] for r in read_records(runs)}
 
 
-def append_records(out: Path, records: Iterable[dict], on_each: Callable[[dict], None] | None = None) -> int:
-    n = 0
+def encode(rec: dict) -> tuple[str, dict]:
+    """A record's JSON line, and its slim form (no wire, no steps) that tables need."""
+    return json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n", slim(rec)
+
+
+def slim(rec: dict) -> dict:
+    out = {k: v for k, v in rec.items() if k not in ("wire", "transcript")}
+    t = rec.get("transcript") or {}
+    out["transcript"] = {"status": t.get("status"), "usage": t.get("usage", {}), "error": t.get("error")}
+    return out
+
+
+def append_records(out: Path, records: Iterable[dict | tuple[str, dict]],
+                   on_each: Callable[[dict], None] | None = None) -> list[dict]:
+    """Append each record as one flushed line; returns the slim records, in order."""
+    slims = []
     with (out / "runs.jsonl").open("a", encoding="utf-8") as fh:
         for rec in records:
-            fh.write(json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n")
+            line, small = rec if isinstance(rec, tuple) else encode(rec)
+            fh.write(line)
             fh.flush()
-            n += 1
+            slims.append(small)
             if on_each:
-                on_each(rec)
-    return n
+                on_each(small)
+    return slims
 
 
 # -- parallel execution ---------------------------------------------------------------
@@ -242,17 +257,19 @@ def _init_worker(factory: Callable[[], Bench]) -> None:
     _WORKER = factory()
 
 
-def _work(spec: RunSpec) -> dict:
+def _work(spec: RunSpec) -> tuple[str, dict]:
     assert _WORKER is not None
-    return _WORKER.execute(spec)
+    return encode(_WORKER.execute(spec))
 
 
-def execute_all(factory: Callable[[], Bench], specs: Sequence[RunSpec], jobs: int = 1) -> Iterator[dict]:
-    """Records in plan order; with jobs > 1, forked worker processes share the work."""
+def execute_all(factory: Callable[[], Bench], specs: Sequence[RunSpec],
+                jobs: int = 1) -> Iterator[tuple[str, dict]]:
+    """(JSON line, slim record) in plan order; with jobs > 1, forked worker processes share
+    the work and serialise their own records, so the parent only writes lines."""
     if jobs <= 1 or len(specs) < 2:
         bench = factory()
         for s in specs:
-            yield bench.execute(s)
+            yield encode(bench.execute(s))
         return
     import multiprocessing as mp
     ctx = mp.get_context("fork" if os.name == "posix" else "spawn")

@@ -85,7 +85,7 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     from guardbench.broker import load_policy
     from guardbench.cases.load import cases_hash, default_cases_dir, load_cases
     from guardbench.report.tables import all_tables, write_tables
-    from guardbench.runner import append_records, execute_all, open_run_dir, plan, read_records
+    from guardbench.runner import append_records, execute_all, open_run_dir, plan, read_records, slim
 
     arm_list = [a.strip() for a in arms.split(",") if a.strip()]
     for a in arm_list:
@@ -124,13 +124,14 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     click.echo(f"{len(specs)} runs to do ({len(done)} already recorded) -> {out}", err=True)
     t0 = time.perf_counter()
     records = execute_all(factory if jobs > 1 else (lambda: bench), specs, jobs)
+    earlier = [slim(r) for r in read_records(out / "runs.jsonl")] if done else []
     if sys.stderr.isatty() and specs:
         with click.progressbar(length=len(specs), label="runs", file=sys.stderr) as bar:
-            append_records(out, records, on_each=lambda r: bar.update(1))
+            new = append_records(out, records, on_each=lambda r: bar.update(1))
     else:
-        append_records(out, records)
+        new = append_records(out, records)
     click.echo(f"finished in {time.perf_counter() - t0:.2f} s", err=True)
-    tables = all_tables(read_records(out / "runs.jsonl"))
+    tables = all_tables(earlier + new)
     write_tables(tables, out)
     if not quiet:
         click.echo("\n".join(t.text() for t in tables))
