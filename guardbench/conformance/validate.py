@@ -121,18 +121,48 @@ def _short(text: str) -> str:
     return text if len(text) <= _MAX_MSG else text[: _MAX_MSG - 3] + "..."
 
 
-def _schema_error_lines(where: str, schema_errors) -> list[str]:
-    from jsonschema.exceptions import best_match
+def _enum_matches(branch, instance) -> int:
+    """How many of the branch's enum-valued properties the instance matches (a discriminator hit)."""
+    if not isinstance(branch, dict) or not isinstance(instance, dict):
+        return 0
+    props = branch.get("properties") or {}
+    return sum(1 for k, sub in props.items()
+               if isinstance(sub, dict) and "enum" in sub and instance.get(k) in sub["enum"])
 
+
+def _closest_branch(error) -> list:
+    """The errors of the anyOf/oneOf branch that came closest, deepest first.
+
+    Closest: fewest errors, then the most enum-valued properties matched. PayPal's error
+    schemas list one branch per issue (``issue`` enum + ``description`` enum): the branch
+    for the issue actually sent matches its ``issue`` and names the real difference.
+    """
+    branches: dict = {}
+    for c in error.context:
+        rel = list(getattr(c, "relative_schema_path", []) or [])
+        branches.setdefault(rel[0] if rel else None, []).append(c)
+    alternatives = error.schema.get(error.validator) if isinstance(error.schema, dict) else None
+
+    def score(item):
+        idx, errs = item
+        branch = alternatives[idx] if isinstance(alternatives, list) and isinstance(idx, int) \
+            and idx < len(alternatives) else None
+        return (len(errs), -_enum_matches(branch, error.instance))
+
+    best = min(branches.items(), key=score)[1]
+    return sorted(best, key=lambda c: -len(list(getattr(c, "absolute_path", []) or [])))
+
+
+def _schema_error_lines(where: str, schema_errors) -> list[str]:
     lines = []
     for se in schema_errors:
         path = getattr(se, "json_path", "$")
         msg = getattr(se, "message", str(se))
         if getattr(se, "context", None):
-            sub = best_match(se.context)
-            if sub is not None:
-                msg = f"{sub.message} (at {sub.json_path.replace('$', path, 1)}; {se.validator} failed)"
-                path = sub.json_path.replace("$", path, 1)
+            # a sub-error's json_path is already absolute (it includes the parent's path)
+            sub = _closest_branch(se)[0]
+            msg = f"{sub.message} ({se.validator} failed; closest branch)"
+            path = sub.json_path
         at = "" if path in ("$", "") else f" {path}"
         lines.append(_short(f"{where}{at}: {msg}"))
     return lines
@@ -272,3 +302,71 @@ def validate_exchange(exchange: WireExchange, specs_dir: str | Path | None = Non
     if responses and exchange.response is not None and req.in_scope and req.route_found:
         resp = validate_response(exchange.request, exchange.response, specs_dir)
     return req, resp
+
+
+# --- validating many requests: identical ones once ------------------------------------------
+
+# Headers whose value every pinned document constrains by length only (type string,
+# minLength/maxLength, at most the pattern ^.*$): two values of the same length validate
+# alike, so for deduplication the value is replaced by its length. Pinned by a test that
+# reads the documents.
+LENGTH_ONLY_HEADERS = frozenset({"paypal-request-id"})
+
+
+def request_key(req: WireRequest) -> tuple:
+    """What openapi-core's verdict on a request depends on.
+
+    Method, URL (path and query) and body as sent; headers by lower-cased name. The
+    bearer token is reduced to its scheme (openapi-core does not check OAuth 2.0
+    credentials), a length-only header to its length.
+    """
+    headers = []
+    for k, v in req.headers:
+        kl = k.lower()
+        if kl == "authorization":
+            v = v.strip().split(" ", 1)[0].lower()
+        elif kl in LENGTH_ONLY_HEADERS and "\n" not in v and "\r" not in v:
+            v = f"<{len(v)} characters>"
+        headers.append((kl, v))
+    headers.sort(key=lambda kv: kv[0])
+    return (req.method.upper(), req.url, req.body, tuple(headers))
+
+
+class Validator:
+    """validate_request / validate_response with identical requests (and responses) validated once.
+
+    A cached verdict that is not "conforming" is recomputed for a request that is not
+    byte-identical to the first one, so every error message names the request it is about.
+    """
+
+    def __init__(self, specs_dir: str | Path | None = None):
+        self.specs_dir = specs_dir
+        self._requests: dict[tuple, tuple[Result, WireRequest]] = {}
+        self._responses: dict[tuple, Result] = {}
+        self.calls = 0
+
+    @property
+    def unique(self) -> int:
+        """Distinct requests validated."""
+        return len(self._requests)
+
+    def request(self, req: WireRequest) -> Result:
+        self.calls += 1
+        key = request_key(req)
+        hit = self._requests.get(key)
+        if hit is None:
+            res = validate_request(req, self.specs_dir)
+            self._requests[key] = (res, req)
+            return res
+        res, first = hit
+        if res.status in (CONFORMING, OUTSIDE_HOST, OUT_OF_SCOPE) or req == first:
+            return res
+        return validate_request(req, self.specs_dir)
+
+    def response(self, req: WireRequest, resp: WireResponse) -> Result:
+        key = (request_key(req), resp.status, tuple(sorted((k.lower(), v) for k, v in resp.headers)),
+               resp.body)
+        hit = self._responses.get(key)
+        if hit is None:
+            hit = self._responses[key] = validate_response(req, resp, self.specs_dir)
+        return hit

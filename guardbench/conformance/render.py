@@ -1,0 +1,385 @@
+"""Render conformance reports: a terminal table, Markdown, and JSON files.
+
+Two reports: the built-in check (:class:`guardbench.conformance.check.Report`) and a
+recorded run (:class:`guardbench.conformance.runs.RunReport`).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from guardbench.conformance.check import SOURCE_LABEL, Report
+from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
+
+SOURCE_NAME = {"builtin": "hand-composed", "broker": "broker", "control_arm": "control arm (benign)",
+               "control": "negative controls", "business_rule": "business-rule probes",
+               "standin": "stand-in replays"}
+
+
+def _n(pair) -> str:
+    return "-" if not pair else f"{pair[0]}/{pair[1]}"
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _grid(header: list[str], rows: list[list], indent: str = "") -> list[str]:
+    cells = [[str(c) for c in header]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    out = []
+    for j, r in enumerate(cells):
+        out.append(indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if j == 0:
+            out.append(indent + "  ".join("-" * w for w in widths))
+    return out
+
+
+# --- the built-in check -------------------------------------------------------------------
+
+def summary_rows(report: Report) -> list[tuple[str, str]]:
+    s = report.summary()
+    by = s["by_source"]
+    parts = lambda key: ", ".join(f"{SOURCE_NAME.get(k, k)} {_n(v[key])}" for k, v in by.items()  # noqa: E731
+                                  if key in v and k != "standin")
+    rows = [
+        ("documents verified (sha256)", f"{s['documents']} from {report.specs_source}: {report.specs_dir}"),
+        ("documents loaded untouched", f"{s['documents_untouched']}/{s['documents']}"),
+        ("patches applied", f"{s['patches_applied']}"
+                            + (f" ({', '.join(sorted({p['document'] for p in report.patches}))})"
+                               if report.patches else "")),
+        ("routes found", f"{_n(s['routes_found'])} ({parts('routes_found')})"),
+        ("requests valid", f"{_n(s['requests_valid'])} ({parts('requests_valid')})"),
+        ("endpoints covered (hand-composed)", _n(s["endpoints_covered"])),
+    ]
+    if "policy_operations_covered" in s:
+        rows.append(("policy operations sent (broker)", _n(s["policy_operations_covered"])))
+    if "benign_cases_covered" in s:
+        rows.append(("benign cases sent (control arm)", _n(s["benign_cases_covered"])))
+    rows += [
+        ("negative controls rejected", _n(s["negative_controls_rejected"])),
+        ("business rules listed", f"{s['business_rules_listed']} (documents accept "
+                                  f"{_n(s['business_rule_probes_accepted_by_documents'])} probes)"),
+    ]
+    if s["responses_valid"][1]:
+        rows.append(("stand-in responses valid", _n(s["responses_valid"])))
+    if "standin" in s:
+        st = s["standin"]
+        rows.append(("stand-in answers as documented", f"{_n(st['answered_as_documented'])} (known gaps "
+                     f"{st['known_gaps']}, new {st['new_gaps']}, closed {st['closed_gaps']})"))
+    if "oauth_token_calls_not_covered_by_documents" in s:
+        rows.append(("OAuth token calls (no document)", str(s["oauth_token_calls_not_covered_by_documents"])))
+    sec = report.seconds
+    rows += [
+        ("distinct requests validated", str(s["unique_requests_validated"])),
+        ("time (check / document loading)", f"{sec.get('check', 0) + sec.get('compose', 0):.2f} s / "
+                                            f"{sec.get('document_loading', 0):.2f} s"),
+        ("result", "PASS" if s["passed"] else f"FAIL ({s['failures']} failures)"),
+    ]
+    run = s.get("run")
+    if run:
+        st = run["by_status"]
+        rows[-1:-1] = [
+            ("run: exchanges", str(run["exchanges"])),
+            ("run: requests valid (PayPal, in scope)", _n(run["requests_valid"])),
+            ("run: out of scope (OAuth token)", str(st.get("out_of_scope", 0))),
+            ("run: outside host", str(st.get("outside_host", 0))),
+        ]
+    return rows
+
+
+def _source_rows(report: Report) -> list[list]:
+    """source, requests, the documents' verdict, responses valid, stand-in answers as documented."""
+    rows = []
+    verdicts = (("requests_valid", "valid"), ("rejected_by_documents", "rejected"),
+                ("accepted_by_documents", "accepted"))
+    for src, d in report.summary()["by_source"].items():
+        got = [(d[k], word) for k, word in verdicts if k in d]
+        if src == "standin":   # replays keep their original's expectation: report them together
+            tot = [sum(pair[i] for pair, _ in got) for i in (0, 1)]
+            verdict = f"{_n(tot)} as their originals"
+        else:
+            verdict = ", ".join(f"{_n(pair)} {word}" for pair, word in got) or "-"
+        rows.append([SOURCE_NAME.get(src, src), d["requests"], verdict, _n(d.get("responses_valid")),
+                     _n(d.get("standin_as_expected"))])
+    return rows
+
+
+def text(report: Report) -> str:
+    rows = summary_rows(report)
+    w = max(len(k) for k, _ in rows)
+    lines = ["PayPal OpenAPI conformance", "-" * (w + 40)]
+    lines += [f"{k.ljust(w)}  {v}" for k, v in rows]
+    lines += ["", "by source (the documents' verdict; the stand-in's answers)"]
+    lines += _grid(["source", "requests", "documents", "responses valid", "stand-in as documented"],
+                   _source_rows(report), "  ")
+    gaps = report.gap_status()
+    if gaps["known"]:
+        lines += ["", f"known stand-in gaps ({len(gaps['known'])}; what and the fix: see the Markdown/JSON):"]
+        lines += [f"  {g['kind']:<22}  {g['probe']}" for g in gaps["known"]]
+    if gaps["closed"]:
+        lines += ["", "pinned stand-in gaps no longer seen (remove them from replay.STANDIN_GAPS):"]
+        lines += [f"  {g['kind']:<22}  {g['probe']}" for g in gaps["closed"]]
+    fails = report.failures()
+    if fails:
+        lines.append("")
+        lines.append("failures:")
+        for f in fails[:40]:
+            err = f"  [{f['errors'][0]}]" if f["errors"] else ""
+            lines.append(f"  {f['source']}: {f['name']}: {f['why']} ({f['status']}){err}")
+        if len(fails) > 40:
+            lines.append(f"  ... and {len(fails) - 40} more (see the JSON)")
+    return "\n".join(lines)
+
+
+def _md_cell(x) -> str:
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def markdown(report: Report) -> str:
+    s = report.summary()
+    md = ["# PayPal OpenAPI conformance", "",
+          f"Documents: `{report.specs_dir}` ({report.specs_source}); each verified against "
+          "`specs/paypal.lock.json` before loading with openapi-core.", ""]
+    md += _table(["check", "result"], [[k, v] for k, v in summary_rows(report)])
+    md += ["", "## By source", ""]
+    md += _table(["source", "what", "requests", "documents", "responses valid", "stand-in as documented"],
+                 [[r[0], SOURCE_LABEL.get(src, src)] + r[1:]
+                  for src, r in zip(s["by_source"], _source_rows(report))])
+    md += ["", "## Documents", ""]
+    md += _table(["document", "sha256", "loaded", "load s", "patches"],
+                 [[d["name"], f"`{d['sha256'][:16]}…`", "yes" if d["loaded_by_openapi_core"] else "parsed only",
+                   d["load_seconds"], ", ".join(d["patches"]) or "none (byte-identical)"]
+                  for d in report.documents])
+    md += ["", "## Patches applied at load time", ""]
+    if report.patches:
+        md += _table(["patch", "document", "JSON pointer", "was", "what was wrong", "becomes"],
+                     [[p["name"], p["document"], f"`{p['pointer']}`", f"`{json.dumps(p['was'])[:80]}`",
+                       p["why"], p["becomes"]] for p in report.patches])
+    else:
+        md.append("None.")
+    md += ["", "## Requests that must conform", "",
+           "Hand-composed (one or more per documented endpoint), every request the broker sent for "
+           "every operation of the policy, and every request of the control arm (careful agent, "
+           "first variant) for every benign case, set-up included. The OAuth token call is not "
+           "described by the documents and is not listed.", ""]
+    md += _table(["request", "source", "status", "spec / operation", "stand-in answer", "response", "errors"],
+                 [[o.probe.name, SOURCE_NAME.get(o.probe.source, o.probe.source), o.result.status,
+                   f"{o.result.spec} / {o.result.operation_id}",
+                   o.probe.response.status if o.probe.response else "-",
+                   o.response.status if o.response else "-",
+                   "; ".join(o.result.errors + (o.response.errors if o.response else []))[:200]]
+                  for o in report.composed(VALID)])
+    for title, cov in (("Policy operations (broker)", report.coverage.get("broker")),
+                       ("Benign cases (control arm)", report.coverage.get("control_arm"))):
+        if cov:
+            md += ["", f"### {title}", "",
+                   f"Covered {len(cov['covered'])}/{cov['wanted']}: {', '.join(cov['covered']) or 'none'}."
+                   + (f" Missing: {', '.join(cov['missing'])}." if cov["missing"] else "")
+                   + f" OAuth token calls: {cov['token_calls']}."
+                   + (f" Problems: {'; '.join(cov['problems'])}." if cov["problems"] else "")]
+    md += ["", "## Negative controls (the documents must reject each)", ""]
+    md += _table(["control", "rejected", "status", "first error"],
+                 [[o.probe.name, "yes" if o.ok else "**NO**", o.result.status,
+                   (o.result.errors[0] if o.result.errors else "")[:160]] for o in report.composed(REJECT)])
+    md += ["", "## Business rules (PayPal enforces at run time; the documents' schemas do not)", "",
+           "The stand-in's business rules. Each has probe requests that the documents accept; only "
+           "the stand-in's own rules can refuse them (see the stand-in section for whether it does).", ""]
+    accepted = {}
+    for o in report.composed(DOCUMENTS_ACCEPT):
+        issue = o.probe.name.rsplit(" #", 1)[0]
+        a, n = accepted.get(issue, (0, 0))
+        accepted[issue] = (a + int(o.ok), n + 1)
+    md += _table(["issue", "rule", "why the schema misses it", "named in", "documents accept"],
+                 [[r["issue"], r["rule"], r["why_schema_misses"], r["stated_at"],
+                   _n(accepted.get(r["issue"]))] for r in report.business_rules])
+    replays = report.from_source("standin")
+    if replays:
+        md += ["", "## The stand-in's answers", "",
+               "Every hand-composed request, negative control and business-rule probe, sent to a fresh "
+               "stand-in after the set-up it needs. A valid request must be accepted (2xx), a control "
+               "or a business-rule probe refused (>= 400), and every answer must conform to the "
+               "document's response schema.", ""]
+        md += _table(["request", "must be", "HTTP", "response", "as documented"],
+                     [[o.probe.name, o.probe.standin, o.probe.response.status if o.probe.response else "-",
+                       o.response.status if o.response else "-",
+                       "yes" if o.standin_ok else "no: " + ", ".join(o.standin_gaps)] for o in replays])
+    gaps = report.gap_status()
+    if report.known_gaps is not None:
+        md += ["", "## Known gaps: where the stand-in differs from the documents", "",
+               "Pinned in `guardbench/conformance/replay.py` (STANDIN_GAPS); a difference not pinned "
+               "there fails the check. The fix is the change to the stand-in that would close it.", ""]
+        md += _table(["request", "kind", "HTTP", "what", "fix", "validator says"],
+                     [[g["probe"], g["kind"], g.get("http_status"), g["what"], g["fix"],
+                       "; ".join(g.get("errors") or [])[:200]] for g in gaps["known"]])
+        if gaps["closed"]:
+            md += ["", "Pinned gaps no longer seen (remove them from STANDIN_GAPS): "
+                   + "; ".join(f"{g['probe']} ({g['kind']})" for g in gaps["closed"]) + "."]
+    if report.document_gaps:
+        md += ["", "## Where the documents may disagree with PayPal", ""]
+        md += _table(["document", "where", "what"],
+                     [[g["document"], f"`{g['where']}`", g["what"]] for g in report.document_gaps])
+    run = s.get("run")
+    if run:
+        md += ["", "## Recorded run", ""]
+        keys = ["exchanges", "conforming", "nonconforming", "no_route", "out_of_scope", "outside_host",
+                "responses", "responses_conforming"]
+        md += _table(["arm"] + keys, [[arm] + [c.get(k, 0) for k in keys] for arm, c in run["by_arm"].items()])
+    fails = report.failures()
+    md += ["", "## Failures", ""]
+    if fails:
+        md += _table(["source", "name", "why", "status", "errors"],
+                     [[f["source"], f["name"], f["why"], f["status"], "; ".join(f["errors"])[:200]]
+                      for f in fails])
+    else:
+        md.append("None.")
+    return "\n".join(md) + "\n"
+
+
+# --- a recorded run -----------------------------------------------------------------------
+
+RUN_COLUMNS = ["arm", "records", "PayPal requests", "conforming", "share", "no route", "token calls",
+               "outside host", "responses valid", "attacks won", "only with rejectable"]
+
+
+def _run_rows(rep) -> list[list]:
+    rows = []
+    for arm, r in list(rep.by_arm.items()) + [("all", {**rep.totals(), "share_conforming": None})]:
+        share = r["share_conforming"] if arm != "all" else (
+            r["conforming"] / r["paypal_requests"] if r["paypal_requests"] else None)
+        rows.append([arm, r["records"], r["paypal_requests"], r["conforming"], _pct(share), r["no_route"],
+                     r["oauth_token_calls"], r["outside_host"],
+                     f"{r['responses_conforming']}/{r['responses']}" if rep.responses_checked else "-",
+                     r["attacks_succeeded"], r["only_rejectable"]])
+    return rows
+
+
+def _attack_line(a: dict) -> str:
+    reqs = "; ".join(f"#{r['seq']} {r['method']} {r['url']} -> {r['status']}"
+                     + (f" [{r['errors'][0]}]" if r["errors"] else "") for r in a["requests"])
+    return f"{a['arm']}: {a['case']} v{a['variant']} (goal {a['goal']}): {reqs}"
+
+
+def run_text(rep) -> str:
+    s = rep.summary()
+    lines = ["PayPal OpenAPI conformance of a recorded run",
+             f"run {rep.path}: {s['records']} records, {s['exchanges']} exchanges, "
+             f"{s['unique_requests_validated']} distinct requests validated "
+             f"(documents from {rep.specs_source}: {rep.specs_dir})", ""]
+    lines += _grid(RUN_COLUMNS, _run_rows(rep))
+    lines += ["", "share = PayPal API requests that conform to the pinned documents; the OAuth token call "
+              "(no document) and requests to other hosts are counted apart.", ""]
+    only = rep.only_rejectable()
+    lines.append(f"attacks that succeeded only with a request PayPal would reject on its schema: {len(only)} "
+                 f"(of {s['attacks_succeeded']} successful attacks)")
+    lines += [f"  {_attack_line(a)}" for a in only[:20]]
+    if len(only) > 20:
+        lines.append(f"  ... and {len(only) - 20} more (see the JSON)")
+    partly = rep.partly_rejectable()
+    if partly:
+        lines.append(f"attacks that also sent a goal request PayPal would reject (but not only such): {len(partly)}")
+    must = s["nonconforming_requests_that_must_conform"]
+    lines.append(f"non-conforming requests: {s['nonconforming_requests']} ({must} that must conform: benign, "
+                 "set-up or broker-composed)")
+    if rep.responses_checked:
+        lines.append(f"stand-in responses that do not conform: {len(rep.nonconforming_responses)}"
+                     + (" (fail with --strict-responses)" if rep.nonconforming_responses and not
+                        rep.strict_responses else ""))
+    fails = rep.failures()
+    if fails:
+        lines += ["", "failures:"]
+        for f in fails[:40]:
+            err = f"  [{f['errors'][0]}]" if f["errors"] else ""
+            lines.append(f"  {f['name']}: {f['why']} ({f['status']}){err}")
+        if len(fails) > 40:
+            lines.append(f"  ... and {len(fails) - 40} more (see the JSON)")
+    sec = rep.seconds
+    lines += ["", f"time {sec.get('check', 0):.2f} s (reading {sec.get('read', 0):.2f} s, "
+              f"document loading {sec.get('document_loading', 0):.2f} s)",
+              "result " + ("PASS" if s["passed"] else f"FAIL ({s['failures']} failures)")]
+    return "\n".join(lines)
+
+
+def run_markdown(rep) -> str:
+    s = rep.summary()
+    md = ["# PayPal OpenAPI conformance of a recorded run", "",
+          f"Run `{rep.path}`: {s['records']} records, {s['exchanges']} exchanges, "
+          f"{s['unique_requests_validated']} distinct requests validated. Documents: `{rep.specs_dir}` "
+          f"({rep.specs_source}), each verified against `specs/paypal.lock.json`. Goal classes from: "
+          f"{rep.goal_source}.", "",
+          "## Per arm", "",
+          "*share*: the arm's PayPal API requests that conform to the pinned documents. The OAuth "
+          "token call, which no document describes, and requests to other hosts are counted apart. "
+          "*only with rejectable*: successful attacks whose every goal request PayPal would reject on "
+          "its schema.", ""]
+    md += _table(RUN_COLUMNS, _run_rows(rep))
+    md += ["", "## Attacks that succeeded only with a request PayPal would reject on its schema", ""]
+    only = rep.only_rejectable()
+    if only:
+        md += _table(["arm", "case", "variant", "goal", "requests (seq, status, first error)"],
+                     [[a["arm"], a["case"], a["variant"], a["goal"],
+                       "; ".join(f"#{r['seq']} {r['method']} {r['url']} {r['status']}"
+                                 + (f": {r['errors'][0]}" if r["errors"] else "") for r in a["requests"])]
+                      for a in only])
+    else:
+        md.append(f"None: every one of the {s['attacks_succeeded']} successful attacks reached its goal "
+                  "with requests the documents accept (or with requests to another host, or with no request, "
+                  "e.g. a secret in the agent's answer).")
+    partly = rep.partly_rejectable()
+    if partly:
+        md += ["", "Attacks that sent at least one goal request PayPal would reject, but also one it "
+                   "would accept:", ""]
+        md += _table(["arm", "case", "variant", "goal", "rejectable seqs", "goal seqs"],
+                     [[a["arm"], a["case"], a["variant"], a["goal"], a["rejectable_seqs"], a["goal_seqs"]]
+                      for a in partly])
+    md += ["", "## Non-conforming requests", "",
+           "Benign, operator set-up and broker-composed requests must conform (each that does not fails "
+           "the check); a malformed request an agent composed in an attack is a finding.", ""]
+    if rep.nonconforming:
+        md += _table(["where", "composer", "must conform", "status", "request", "HTTP", "errors"],
+                     [[n["where"], n["composer"], "yes" if n["must_conform"] else "no", n["status"],
+                       f"{n['method']} {n['url']}", n["http_status"], "; ".join(n["errors"])[:200]]
+                      for n in rep.nonconforming[:200]])
+    else:
+        md.append("None.")
+    if rep.responses_checked:
+        md += ["", "## Responses that do not conform", ""]
+        if rep.nonconforming_responses:
+            md += _table(["where", "HTTP", "errors"], [[n["where"], n["http_status"], "; ".join(n["errors"])[:200]]
+                                                       for n in rep.nonconforming_responses[:200]])
+        else:
+            md.append("None.")
+    fails = rep.failures()
+    md += ["", "## Failures", ""]
+    md += (_table(["name", "why", "status", "errors"], [[f["name"], f["why"], f["status"],
+                                                         "; ".join(f["errors"])[:200]] for f in fails])
+           if fails else ["None."])
+    sec = rep.seconds
+    md += ["", f"Time: {sec.get('check', 0):.2f} s (reading {sec.get('read', 0):.2f} s, document loading "
+               f"{sec.get('document_loading', 0):.2f} s)."]
+    return "\n".join(md) + "\n"
+
+
+def write(report: Report | None, out_dir: str | Path, run=None) -> tuple[Path, Path]:
+    """conformance.json and conformance.md: the built-in check, a run, or both (JSON keys builtin, run)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    j, m = out / "conformance.json", out / "conformance.md"
+    if report is not None and run is not None:
+        data = {"builtin": report.to_dict(), "run": run.to_dict(),
+                "passed": not (report.failed or run.failed)}
+        text_md = markdown(report) + "\n" + run_markdown(run)
+    elif run is not None:
+        data, text_md = run.to_dict(), run_markdown(run)
+    else:
+        assert report is not None
+        data, text_md = report.to_dict(), markdown(report)
+    j.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    m.write_text(text_md, encoding="utf-8")
+    return j, m
