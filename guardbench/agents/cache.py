@@ -56,7 +56,7 @@ class ResponseCache:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"key": key, "value": value}, fh, sort_keys=True, separators=(",", ":"))
+                fh.write(json.dumps({"key": key, "value": value}, sort_keys=True, separators=(",", ":")))
             os.replace(tmp, path)
         except BaseException:
             try:

@@ -96,7 +96,8 @@ class LLMAgent:
             raise
         usage["api_calls"] += 1 + retries[0]
         usage["retries"] += retries[0]
-        self.cache.put(key, comp)
+        # file I/O off the event loop (other runs' replies are being read meanwhile)
+        await asyncio.get_running_loop().run_in_executor(None, self.cache.put, key, comp)
         add_completion(usage, comp)
         return comp
 

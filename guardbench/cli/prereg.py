@@ -1,0 +1,72 @@
+"""guardbench prereg: freeze a preregistered plan, and check its hypotheses on a run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from guardbench.errors import GuardbenchError
+
+
+@click.group("prereg")
+def prereg():
+    """Freeze a preregistered plan and check its hypotheses on a run."""
+
+
+@prereg.command("freeze")
+@click.argument("plan_file", type=click.Path(path_type=Path))
+def freeze_cmd(plan_file):
+    """Record the plan's sha256 and the git commit holding it (PLAN.frozen.json)."""
+    from guardbench.prereg import freeze, sidecar
+    if not plan_file.exists():
+        raise GuardbenchError(str(plan_file), "does not exist")
+    info = freeze(plan_file)
+    click.echo(f"frozen {plan_file}: sha256 {info['sha256']} at commit {info['commit']} -> {sidecar(plan_file)}")
+
+
+@prereg.command("check")
+@click.argument("plan_file", type=click.Path(path_type=Path))
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def check_cmd(plan_file, run_dir):
+    """Evaluate every hypothesis of PLAN on RUN's records: held or not held, with the numbers."""
+    import json
+
+    from guardbench.prereg import evaluate, load_plan
+    from guardbench.runner import read_records
+    plan = load_plan(plan_file)
+    path = run_dir / "runs.jsonl" if run_dir.is_dir() else run_dir
+    if not path.exists():
+        raise GuardbenchError(str(run_dir), "no runs.jsonl here")
+    records = read_records(path)
+    if not records:
+        raise GuardbenchError(str(path), "no records")
+    results = evaluate(plan, records)
+    click.echo(f"plan {plan_file} on {path.parent if path.name == 'runs.jsonl' else path}: {len(records)} records")
+    manifest = path.parent / "manifest.json"
+    if manifest.exists():
+        try:
+            m = json.loads(manifest.read_text())
+        except ValueError:
+            m = {}
+        design, opts = plan["design"], m.get("options", {})
+        diffs = [k for k, want, got in (
+            ("models", sorted(design["models"]), sorted(opts.get("models") or [])),
+            ("repeats", design["repeats"], opts.get("repeats")),
+            ("temperature", float(design["temperature"]), opts.get("temperature")),
+            ("arms", sorted(design["arms"]), sorted(opts.get("arms") or [])),
+            ("cases_hash", design["cases_hash"], m.get("cases_hash"))) if want != got]
+        if diffs:
+            click.echo(f"warning: the run's {', '.join(diffs)} differ from the plan's design")
+        if (m.get("prereg") or {}).get("sha256"):
+            click.echo(f"the run was held to plan sha256 {m['prereg']['sha256'][:12]} "
+                       f"at commit {str(m['prereg'].get('commit'))[:12]}")
+    kinds = sorted({r.get("endpoint_kind") or "-" for r in records})
+    if "stand-in" in kinds:
+        click.echo("note: these records come from a stand-in endpoint, not a real model")
+    held = 0
+    for res in results:
+        held += res["held"]
+        click.echo(f"{res['id']} {res['kind']}: {'held' if res['held'] else 'NOT HELD'} - {res['summary']}")
+        for line in res["numbers"]:
+            click.echo(f"    {line}")
+    click.echo(f"{held} of {len(results)} hypotheses held")

@@ -1,0 +1,135 @@
+"""Run RunSpecs with LLM agents, concurrently, on asyncio.
+
+Each run is the same as a scripted one (runner.Bench prepares the arm's world and scores
+its wire); only the agent differs: ``LLMAgent.arun`` awaits the model while other runs
+proceed. At most ``concurrency`` runs are in flight. Each record is appended to
+runs.jsonl as soon as it is scored, so an interrupted sweep resumes where it stopped
+(runner.open_run_dir skips recorded runs). A run whose model calls still fail after the
+retries is recorded with status ``lost``: shown in the tables, never scored.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from guardbench.runner import Bench, RunSpec
+
+STAND_IN = "stand-in"
+ENDPOINT_LABEL_ENV = "GUARDBENCH_ENDPOINT_LABEL"
+STAND_IN_OWNER = "guardbench-stand-in"
+
+
+def endpoint_label(explicit: str | None = None) -> str | None:
+    """--endpoint-label, else $GUARDBENCH_ENDPOINT_LABEL, else None (the provider's kind)."""
+    return explicit or os.environ.get(ENDPOINT_LABEL_ENV) or None
+
+
+def probe_stand_in(api_base: str, cache_dir: Path | None = None, timeout: float = 2.0) -> bool:
+    """Does the endpoint say it is the guardbench test stand-in (GET /models, owned_by)?
+
+    A yes is remembered beside the responses (a cached re-run of a stand-in sweep makes no HTTP
+    call at all); a no is asked again each time, so a stand-in later started at the same URL is
+    still noticed. Remembering a yes errs the safe way: runs labelled stand-in are never pooled
+    with real models. A server that does not answer /models is taken at its word: not a stand-in.
+    """
+    import hashlib
+    marker = None
+    if cache_dir is not None:
+        marker = Path(cache_dir) / "endpoints" / (hashlib.sha256(api_base.encode()).hexdigest() + ".json")
+        try:
+            return bool(json.loads(marker.read_text())["stand_in"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    try:
+        import httpx
+        resp = httpx.get(api_base.rstrip("/") + "/models", timeout=timeout)
+        data = resp.json().get("data", []) if resp.status_code == 200 else []
+        found = any(isinstance(m, dict) and m.get("owned_by") == STAND_IN_OWNER for m in data)
+    except Exception:  # noqa: BLE001 - an endpoint without /models: nothing learned
+        return False
+    if marker is not None and found:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"api_base": api_base, "stand_in": found}))
+    return found
+
+
+class LLMSweep:
+    """Executes LLM runs. ``agents`` maps model -> LLMAgent; ``meta`` maps model -> extra record fields."""
+
+    def __init__(self, bench: Bench, agents: Mapping[str, object], meta: Mapping[str, dict],
+                 concurrency: int = 8):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.bench = bench
+        self.agents = agents
+        self.meta = meta
+        self.concurrency = concurrency
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def run_one(self, spec: RunSpec) -> dict:
+        agent = self.agents[spec.model]
+        started = self.bench.start(spec)
+        try:
+            transcript = started.refused_transcript()
+            if transcript is None:
+                transcript = await agent.arun(started.prepared.session, spec.repeat)
+        finally:
+            started.close()
+        record = self.bench.finish(started, transcript)
+        meta = dict(self.meta.get(spec.model, {}))
+        if transcript.usage.get("stand_in"):
+            meta["endpoint_kind"] = STAND_IN
+        record.update(meta)
+        record["usage"] = dict(transcript.usage)
+        return record
+
+    async def run_all(self, specs: Sequence[RunSpec], on_record: Callable[[dict], None]) -> int:
+        sem = asyncio.Semaphore(self.concurrency)
+        done = 0
+
+        async def task(spec: RunSpec) -> None:
+            nonlocal done
+            async with sem:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                try:
+                    rec = await self.run_one(spec)
+                finally:
+                    self.in_flight -= 1
+            on_record(rec)
+            done += 1
+
+        tasks = [asyncio.ensure_future(task(s)) for s in specs]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            for agent in self.agents.values():
+                close = getattr(agent.provider, "aclose", None)
+                if close is not None:
+                    await close()
+        return done
+
+    def run_to_dir(self, specs: Sequence[RunSpec], out: Path,
+                   on_each: Callable[[dict], None] | None = None) -> int:
+        """Execute ``specs`` and append each record to ``out``/runs.jsonl as it finishes (flushed)."""
+        with (Path(out) / "runs.jsonl").open("a", encoding="utf-8") as fh:
+            def write(rec: dict) -> None:
+                fh.write(json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n")   # as append_records
+                fh.flush()
+                if on_each:
+                    on_each(rec)
+            return asyncio.run(self.run_all(specs, write))
+
+    def run_to_list(self, specs: Sequence[RunSpec]) -> list[dict]:
+        out: list[dict] = []
+        asyncio.run(self.run_all(specs, out.append))
+        return out

@@ -1,0 +1,62 @@
+"""Runs overlap up to --concurrency; tokens, cost and latency are recorded and summed in the tables."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fakeserver import FakeServer
+from guardbench.agents.providers import map_cost
+from llmtest_support import BENIGN, llm_args, ok, records, run_cli
+
+
+def test_concurrency_overlaps_model_calls(tmp_path):
+    with FakeServer(delay=0.15) as srv:
+        t0 = time.perf_counter()
+        ok(run_cli(llm_args(srv, tmp_path / "a", tmp_path / "cache", "--concurrency", "6", "--no-cache")))
+        parallel = time.perf_counter() - t0
+        assert srv.max_in_flight >= 4              # 6 runs, each waiting on the model at the same time
+        srv.reset_counts()
+        t0 = time.perf_counter()
+        ok(run_cli(llm_args(srv, tmp_path / "b", tmp_path / "cache", "--concurrency", "1", "--no-cache")))
+        serial = time.perf_counter() - t0
+        assert srv.max_in_flight == 1
+    assert serial > 18 * 0.15 and parallel < serial * 0.75
+
+
+def test_tokens_and_latency_recorded(tmp_path):
+    with FakeServer() as srv:
+        ok(run_cli(llm_args(srv, tmp_path / "a", tmp_path / "cache", cases=(BENIGN,))))
+    recs = records(tmp_path / "a")
+    for r in recs:
+        u = r["usage"]
+        assert u["prompt_tokens"] > 0 and u["completion_tokens"] > 0
+        assert u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"]
+        assert u["latency_s"] > 0 and u["cost_usd"] is None      # "fake-a" has no price
+        assert r["temperature"] == 0.0 and r["usage"] == r["transcript"]["usage"]
+    from guardbench.report.tables import model_usage
+    rows = model_usage(recs).rows
+    assert {row["cost (USD)"] for row in rows} == {"unknown"}
+    assert sum(int(row["prompt tokens"]) for row in rows) == sum(r["usage"]["prompt_tokens"] for r in recs)
+    assert sum(int(row["model calls"]) for row in rows) == 9
+
+
+@pytest.mark.parametrize("client, model, priced", [("litellm", "openai/gpt-4o-mini", "gpt-4o-mini"),
+                                                   ("openai", "gpt-4o-mini", "gpt-4o-mini")])
+def test_cost_from_litellms_cost_map(tmp_path, client, model, priced):
+    with FakeServer() as srv:
+        ok(run_cli(llm_args(srv, tmp_path / "a", tmp_path / "cache", "--client", client, "--arms", "guardrail",
+                            model=model, cases=(BENIGN,))))
+    (rec,) = records(tmp_path / "a")
+    u = rec["usage"]
+    want = map_cost(priced, u["prompt_tokens"], u["completion_tokens"])
+    assert want and want > 0
+    assert u["cost_usd"] == pytest.approx(want, rel=1e-6)
+    from guardbench.report.tables import model_usage
+    (row,) = model_usage([rec]).rows
+    assert row["cost (USD)"] == f"{want:.4f}"
+
+
+def test_map_cost_unknown_model():
+    assert map_cost("no-such-model-anywhere", 100, 10) is None
+    assert map_cost("gpt-4o-mini", None, 10) is None

@@ -1,0 +1,117 @@
+"""Retries with backoff on 429, 5xx and timeouts; exhausted retries make a lost run, shown in every table."""
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from fakeserver import FakeServer, honest_agent
+from guardbench.agents.providers import CallFailed, RetryPolicy, with_retries
+from llmtest_support import BENIGN, llm_args, ok, records, run_cli
+
+
+class Status(Exception):
+    def __init__(self, status):
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+def test_backoff_is_exponential_with_deterministic_jitter():
+    slept: list[float] = []
+
+    async def sleep(d):
+        slept.append(d)
+
+    def flaky(n):
+        calls = [0]
+
+        async def call():
+            calls[0] += 1
+            if calls[0] <= n:
+                raise Status(429)
+            return {"ok": calls[0]}
+        return call
+
+    policy = RetryPolicy(retries=4, base=1.0, cap=30.0, sleep=sleep)
+    assert _run(with_retries(flaky(3), policy, random.Random(7))) == {"ok": 4}
+    first = list(slept)
+    assert len(first) == 3
+    for i, d in enumerate(first):                 # equal jitter: within [step/2, step]
+        assert 2 ** i / 2 <= d <= 2 ** i
+    slept.clear()
+    _run(with_retries(flaky(3), policy, random.Random(7)))
+    assert slept == first                         # same seed, same delays
+    slept.clear()
+    with pytest.raises(CallFailed) as exc:
+        _run(with_retries(flaky(10), policy, random.Random(7)))
+    assert exc.value.attempts == 5 and len(slept) == 4 and "after 5 attempts" in str(exc.value)
+
+
+def test_client_errors_are_not_retried():
+    async def call():
+        raise Status(400)
+    with pytest.raises(CallFailed) as exc:
+        _run(with_retries(call, RetryPolicy(retries=3, base=0.0), random.Random(0)))
+    assert exc.value.attempts == 1
+
+
+@pytest.mark.parametrize("client", ["openai", "litellm"])
+def test_429_500_and_timeout_then_success(tmp_path, client):
+    faults = [{"status": 429}, {"status": 500}, {"sleep": 1.0}, {"status": 503}]
+    with FakeServer(faults=faults) as srv:
+        model = "fake" if client == "openai" else "openai/fake"
+        ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", "--client", client, "--timeout", "0.3",
+                            "--retries", "4", "--arms", "guardrail", "--concurrency", "1", model=model,
+                            cases=(BENIGN,))))
+        assert srv.statuses[:3] == [429, 500, 503] or 429 in srv.statuses
+    (rec,) = records(tmp_path / "run")
+    assert rec["status"] == "answered" and rec["benign_completed"] is True
+    u = rec["usage"]
+    assert u["retries"] == 4 and u["api_calls"] == u["model_calls"] + 4
+
+
+def test_exhausted_retries_make_lost_runs_shown_in_every_table(tmp_path):
+    with FakeServer(lambda req: {"status": 500}) as srv:
+        ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", "--retries", "2")))
+        assert srv.chat_calls == 6 * 3           # 6 runs, 1 + 2 attempts each
+    recs = records(tmp_path / "run")
+    assert len(recs) == 6
+    for r in recs:
+        assert r["status"] == "lost"
+        assert "InternalServerError" in r["transcript"]["error"] and "after 3 attempts" in r["transcript"]["error"]
+        assert r["goal_achieved"] is None and r["benign_completed"] is None
+        assert r["usage"]["api_calls"] == 3 and r["usage"]["retries"] == 2
+    from guardbench.report.tables import all_tables
+    tables = all_tables(recs)
+    head = tables[0]
+    assert {row["lost"] for row in head.rows} == {"2"}
+    assert all(row["attacks blocked"] == "-" for row in head.rows)   # nothing scored as a block
+    for t in tables[1:]:
+        assert "Lost runs" in t.note and ": 6 (" in t.note, t.title
+    usage = next(t for t in tables if t.title == "Model usage")
+    assert {row["lost"] for row in usage.rows} == {"2"}
+    # the printed tables say it too
+    res = run_cli(["table", tmp_path / "run"])
+    assert res.exit_code == 0 and res.output.count("Lost runs") >= 6
+
+
+def test_lost_runs_stay_lost_on_resume_and_failures_are_not_cached(tmp_path):
+    """A lost run is a finished record: resuming the folder does not silently rescore it."""
+    with FakeServer(lambda req: {"status": 429}) as srv:
+        args = llm_args(srv, tmp_path / "run", tmp_path / "cache", "--retries", "0", "--arms", "guardrail",
+                        cases=(BENIGN,))
+        ok(run_cli(args))
+        srv.responder = honest_agent
+        srv.reset_counts()
+        ok(run_cli(args))
+        assert srv.chat_calls == 0
+        # failures were never cached: a fresh folder gets the answers
+        ok(run_cli(llm_args(srv, tmp_path / "run2", tmp_path / "cache", "--arms", "guardrail", cases=(BENIGN,))))
+        assert srv.chat_calls == 3
+    assert [r["status"] for r in records(tmp_path / "run")] == ["lost"]
+    assert [r["status"] for r in records(tmp_path / "run2")] == ["answered"]
