@@ -110,6 +110,8 @@ class Bench:
             "wire": [ex.to_dict() for ex in wire],
             "attempts": [a.to_dict() for a in prepared.attempts],
             "approvals_asked": prepared.approvals_asked,
+            # how the simulated operator answered held calls, for arms that hold calls for one
+            **({"approvals": arm.approvals} if isinstance(getattr(arm, "approvals", None), str) else {}),
             **scored,
             "duration_s": round(time.perf_counter() - started.t0, 6),
         }

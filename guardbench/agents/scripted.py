@@ -7,9 +7,10 @@ Both are handed a structured statement of what a case's text asks
 - ``careful`` does only what the user asked.
 
 They use whatever tools the arm offers, the way a model reading the tool
-descriptions would: the broker's two tools (``run_payment_operation``), or an
-``http_request`` tool with PayPal settings in context, where the agent composes
-the request itself.
+descriptions would: the broker's two tools (``run_payment_operation``), PayPal
+toolkit-style tools (``create_order``, ``create_refund``, ``create_payout``...: the
+defended arms), or an ``http_request`` tool with PayPal settings in context, where
+the agent composes the request itself.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any
 from guardbench.agents.base import Session, Step, Transcript, call_tool
 from guardbench.cases.load import Action
 from guardbench.paypal import bodies
+from guardbench.paypal.toolkit import action_args
 
 # What the broker calls each action (an LLM would read this off list_payment_operations).
 BROKER_OPERATION = {"charge": "charge_customer", "capture": "capture_order", "show_order": "show_order",
@@ -43,6 +45,7 @@ class ScriptedAgent:
             call_tool(session, steps, "read_data", {})
         actions = session.case.asks if self.mode == "credulous" else session.case.user_asks
         style = ("broker" if session.tool("run_payment_operation") else
+                 "toolkit" if session.tool("create_order") else
                  "http" if session.tool("http_request") else None)
         if style is None:
             return Transcript(tuple(steps), "I have no payment tool to do this with.", "answered")
@@ -54,6 +57,8 @@ class ScriptedAgent:
                         return Transcript(tuple(steps), "; ".join(notes), "step_limit")
                     if style == "broker":
                         note = self._broker_call(session, steps, known, action, amount)
+                    elif style == "toolkit":
+                        note = self._toolkit_call(session, steps, known, action, amount)
                     else:
                         note = self._http_call(session, steps, known, action, amount, counter)
                     if note:
@@ -90,6 +95,25 @@ class ScriptedAgent:
         if action.do == "reveal_secret":
             return "I could not retrieve any credential: " + _status(result)
         return f"{op}: {_status(result)}"
+
+    # -- PayPal toolkit-style tools (the defended arms) ---------------------------------
+    def _toolkit_call(self, session, steps, known, action: Action, amount: str | None) -> str:
+        if action.do == "reveal_secret":
+            return "I could not retrieve any credential: the payment tools hold it, not me."
+        if action.do == "change_policy":
+            return "Noted the updated operator policy."
+        tool, args = action_args(action.do, sku=action.sku, amount=amount, note=action.note,
+                                 currency=action.currency or session.context.get("currency"), payee=action.payee,
+                                 ref=_resolve(action.ref, known, REF_KIND.get(action.do)))
+        # hostile modifiers go where a compliant agent would put them: into the call
+        if action.url:
+            args["return_url" if tool == "create_order" else "callback_url"] = action.url
+        if action.skip_approval:
+            args["approval"] = "skip"
+        result = call_tool(session, steps, tool, args)
+        parsed = _parse(result)
+        _learn(known, action.do, parsed.get("body") if isinstance(parsed.get("body"), dict) else parsed)
+        return f"{tool}: {parsed.get('status', '?')}"
 
     # -- the control arms' http tool ---------------------------------------------------
     def _http_call(self, session, steps, known, action: Action, amount: str | None, counter) -> str:

@@ -1,5 +1,8 @@
 """Arms by name. Built-in arms register with @register_arm; third parties through the
-``guardbench.arms`` entry-point group (each entry point names an Arm class)."""
+``guardbench.arms`` entry-point group (each entry point names an Arm class). Every installed
+defence (guardbench.defences, built in or from the ``guardbench.defences`` entry-point group)
+also gets an arm of its own name: the PayPal toolkit tools behind that defence
+(arms/defended.py)."""
 from __future__ import annotations
 
 from typing import Callable
@@ -28,6 +31,22 @@ def _load() -> None:
     from importlib.metadata import entry_points
     for ep in entry_points(group="guardbench.arms"):
         _ARMS.setdefault(ep.name, ep.load())
+    _load_defence_arms()
+
+
+def _load_defence_arms() -> None:
+    """One arm per installed defence (built in or plug-in), named after it: toolkit tools behind it."""
+    import functools
+
+    from guardbench.defences.registry import defence_names
+    defence_names()                    # built-ins and plug-ins first (listing order)
+    import guardbench.arms.textcheck  # noqa: F401  (registers the prompt_filter defence)
+    from guardbench.arms.defended import DefendedArm
+    for name in defence_names():
+        if name not in _ARMS:      # an arm of the same name wins
+            factory = functools.partial(DefendedArm, defence=name)
+            factory.arm_name = name  # type: ignore[attr-defined]
+            _ARMS[name] = factory
 
 
 def arm_names() -> list[str]:
@@ -36,7 +55,21 @@ def arm_names() -> list[str]:
 
 
 def get_arm(name: str, **options):
+    """An arm instance; options the arm does not take (e.g. approvals for the broker arm) are left out."""
     _load()
     if name not in _ARMS:
         raise GuardbenchError("--arms", f"unknown arm {name!r} (installed: {', '.join(_ARMS)})")
-    return _ARMS[name](**options)
+    factory = _ARMS[name]
+    return factory(**_accepted(factory, options))
+
+
+def _accepted(factory, options: dict) -> dict:
+    import inspect
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return options
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return options
+    names = {p.name for p in params}
+    return {k: v for k, v in options.items() if k in names}

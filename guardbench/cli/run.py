@@ -76,9 +76,12 @@ def preflight(bench, cases) -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Run folder (default results/run-<time>).")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
 @click.option("--quiet", is_flag=True, help="Do not print the tables.")
+@click.option("--approvals", type=click.Choice(["none", "all", "careful"]), default="none", show_default=True,
+              help="How the simulated operator answers calls a defence holds for approval (careful: only the "
+                   "user's own unmodified asks).")
 @llm_options
 def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_variants, policy_path, seed, out,
-        jobs, quiet, **llm):
+        jobs, quiet, approvals="none", **llm):
     """Run cases through arms and score what reached the wire."""
     from guardbench import __version__
     from guardbench.arms.registry import arm_names
@@ -111,11 +114,13 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     options = {"cases": sorted(case_ids), "families": sorted(families), "arms": arm_list, "agents": list(agents),
                "variants": n_variants, "generate_variants": generate_variants, "seed": seed,
                "policy": str(policy_path) if policy_path else "default"}
+    if approvals != "none":   # recorded only when set, so earlier run folders still resume
+        options["approvals"] = approvals
     manifest = {"guardbench_version": __version__, "git_commit": git_commit(Path(__file__).parent),
                 "cases_hash": cases_hash(cdir), "policy_hash": policy_hash(policy_path), "options": options,
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
-    factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, arm_list)
+    factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, arm_list, approvals)
     bench = factory.build(policy, cases)
     preflight(bench, cases)
     done = open_run_dir(out, manifest)
@@ -140,8 +145,9 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
 class _Factory:
     """Builds a Bench in a worker process (picklable: holds options, not objects)."""
 
-    def __init__(self, policy_path, cdir, case_ids, families, generate_variants, arm_list):
+    def __init__(self, policy_path, cdir, case_ids, families, generate_variants, arm_list, approvals="none"):
         self.args = (policy_path, cdir, tuple(case_ids), tuple(families), generate_variants, tuple(arm_list))
+        self.approvals = approvals
 
     def __call__(self):
         from guardbench.broker import load_policy
@@ -158,6 +164,6 @@ class _Factory:
         from guardbench.arms.registry import get_arm
         from guardbench.runner import Bench
         arm_list = self.args[-1]
-        arms = {a: get_arm(a, policy=policy) for a in set(arm_list) | {"control"}}
+        arms = {a: get_arm(a, policy=policy, approvals=self.approvals) for a in set(arm_list) | {"control"}}
         agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
         return Bench(policy, cases, arms, agents)

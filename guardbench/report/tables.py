@@ -72,7 +72,7 @@ def _groups(records: Sequence[dict]) -> dict[str, dict[str, list[dict]]]:
     real_models = {r["model"] for r in records if r.get("model") and r.get("endpoint_kind") != "stand-in"}
     if len(real_models) > 1:
         for r in records:
-            if r.get("model") in real_models:
+            if r.get("model") in real_models and r.get("endpoint_kind") != "stand-in":
                 g[f"pooled over {len(real_models)} models"][r["arm"]].append(r)
     return g
 
@@ -83,6 +83,19 @@ def _rate(k: int, n: int) -> str:
 
 def _scored(rs: Iterable[dict]) -> list[dict]:
     return [r for r in rs if r.get("status") != "lost"]
+
+
+def _lost_note(records: Sequence[dict], note: str = "") -> str:
+    """Lost runs are shown in every table: a table that only counts scored runs says how many were lost."""
+    lost: dict[tuple[str, str], int] = defaultdict(int)
+    for r in records:
+        if r.get("status") == "lost":
+            lost[(group_label(r), r["arm"])] += 1
+    if not lost:
+        return note
+    parts = "; ".join(f"{g} / {a}: {n}" for (g, a), n in lost.items())
+    text = f"Lost runs (model calls failed after retries; shown, never scored): {sum(lost.values())} ({parts})."
+    return f"{note} {text}".strip()
 
 
 def headline(records: Sequence[dict]) -> Table:
@@ -126,6 +139,7 @@ def by_family(records: Sequence[dict]) -> Table:
                 rs = [r for r in _scored(by_arm.get(arm, [])) if r["family"] == fam]
                 row[arm] = _rate(sum(1 for r in rs if r["goal_achieved"] is False), len(rs))
             t.rows.append(row)
+    t.note = _lost_note(records, t.note)
     return t
 
 
@@ -139,6 +153,7 @@ def by_incident_class(records: Sequence[dict]) -> Table:
                 row[arm] = str(sum(1 for r in _scored(by_arm.get(arm, [])) for i in r["incidents"]
                                    if i["kind"] == kind))
             t.rows.append(row)
+    t.note = _lost_note(records, t.note)
     return t
 
 
@@ -150,6 +165,7 @@ def money(records: Sequence[dict]) -> Table:
             amounts = [Decimal(r["money_at_risk"]) for r in _scored(rs)]
             t.rows.append({"group": label, "arm": arm, "runs with money at risk": str(sum(1 for a in amounts if a)),
                            "total": str(sum(amounts, Decimal(0))), "largest single run": str(max(amounts, default=0))})
+    t.note = _lost_note(records, t.note)
     return t
 
 
@@ -186,7 +202,7 @@ def comparisons(records: Sequence[dict]) -> Table:
     for i, row in enumerate(t.rows):
         row["Fisher p (BH)"] = f"{adj[2 * i]:.4g}"
         row["McNemar p (BH)"] = f"{adj[2 * i + 1]:.4g}"
-    t.note = "Benjamini-Hochberg adjustment across every p-value in this table."
+    t.note = _lost_note(records, "Benjamini-Hochberg adjustment across every p-value in this table.")
     return t
 
 
@@ -200,12 +216,58 @@ def zero_incident_bounds(records: Sequence[dict]) -> Table:
             k = sum(1 for r in ok if r["incidents"])
             t.rows.append({"group": label, "arm": arm, "runs with an incident": f"{k}/{len(ok)}",
                            "upper bound": stats.pct(stats.clopper_pearson_upper(k, len(ok))) if ok else "-"})
+    t.note = _lost_note(records, t.note)
+    return t
+
+
+def _usage(r: dict) -> dict:
+    u = r.get("usage")
+    if not isinstance(u, dict):
+        u = (r.get("transcript") or {}).get("usage") or {}
+    return u if isinstance(u, dict) else {}
+
+
+def model_usage(records: Sequence[dict]) -> Table:
+    """Model calls, tokens, cost and latency per model and arm (LLM runs only)."""
+    t = Table("Model usage", ["group", "arm", "runs", "lost", "model calls", "API calls", "cache hits", "retries",
+                              "prompt tokens", "completion tokens", "cost (USD)", "model latency (s)",
+                              "latency per call (s)"])
+    llm = [r for r in records if r.get("model")]
+    for label, by_arm in _groups(llm).items():
+        for arm, rs in by_arm.items():
+            us = [_usage(r) for r in rs]
+            calls = sum(int(u.get("model_calls") or 0) for u in us)
+            costs = [u.get("cost_usd") for u in us]
+            known = [float(c) for c in costs if c is not None]
+            latency = sum(float(u.get("latency_s") or 0.0) for u in us)
+            t.rows.append({
+                "group": label, "arm": arm, "runs": str(len(rs)),
+                "lost": str(sum(1 for r in rs if r.get("status") == "lost")),
+                "model calls": str(calls),
+                "API calls": str(sum(int(u.get("api_calls") or 0) for u in us)),
+                "cache hits": str(sum(int(u.get("cache_hits") or 0) for u in us)),
+                "retries": str(sum(int(u.get("retries") or 0) for u in us)),
+                "prompt tokens": str(sum(int(u.get("prompt_tokens") or 0) for u in us)),
+                "completion tokens": str(sum(int(u.get("completion_tokens") or 0) for u in us)),
+                "cost (USD)": (f"{sum(known):.4f}" + (" (some unknown)" if len(known) < len(costs) else ""))
+                              if known else "unknown",
+                "model latency (s)": f"{latency:.2f}",
+                "latency per call (s)": f"{latency / calls:.3f}" if calls else "-",
+            })
+    t.note = _lost_note(llm, "Tokens, cost and latency are those of the samples (a cached reply counts as its "
+                             "original call; cache hits made no API call). Cost from litellm's cost map; "
+                             "unknown when a model has no price there.")
     return t
 
 
 def all_tables(records: Sequence[dict]) -> list[Table]:
-    return [headline(records), by_family(records), by_incident_class(records), money(records),
-            comparisons(records), zero_incident_bounds(records)]
+    tables = [headline(records), by_family(records), by_incident_class(records), money(records),
+              comparisons(records), zero_incident_bounds(records)]
+    if any(r.get("model") for r in records):
+        tables.append(model_usage(records))
+    from guardbench.report.defence_tables import defence_tables   # defence comparison, false blocks, vs control
+    tables.extend(defence_tables(records))
+    return tables
 
 
 def write_tables(tables: Sequence[Table], out_dir, stem: str = "tables") -> None:

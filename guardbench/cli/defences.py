@@ -1,0 +1,30 @@
+"""guardbench defences: list the defences installed (built in and plug-ins)."""
+from __future__ import annotations
+
+import click
+
+
+@click.command("defences")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def defences(as_json):
+    """List the defences installed: name, source package, one-line promise.
+
+    Third-party packages add defences through the ``guardbench.defences`` entry-point group;
+    each installed defence is also an arm of the same name for ``guardbench run --arms``.
+    """
+    import json
+
+    from guardbench.arms.registry import arm_names
+    from guardbench.defences.registry import listing
+    arms = set(arm_names())            # also registers the defences that live with the arms
+    rows = listing()
+    if as_json:
+        click.echo(json.dumps([{"name": r.name, "source": r.source, "promise": r.promise, "arm": r.name in arms}
+                               for r in rows], indent=2))
+        return
+    w_name = max([len("name")] + [len(r.name) for r in rows])
+    w_src = max([len("source")] + [len(r.source) for r in rows])
+    click.echo(f"{'name'.ljust(w_name)}  {'source'.ljust(w_src)}  promise")
+    click.echo(f"{'-' * w_name}  {'-' * w_src}  {'-' * 7}")
+    for r in rows:
+        click.echo(f"{r.name.ljust(w_name)}  {r.source.ljust(w_src)}  {r.promise}")
