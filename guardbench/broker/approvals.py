@@ -43,6 +43,7 @@ class ApprovalQueue:
         with self._thread_lock(name):
             fd = os.open(os.path.join(self.path, name + ".lock"), os.O_CREAT | os.O_RDWR, 0o600)
             try:
+                # safeguard: approval_cross_process_lock
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 yield
             finally:
@@ -58,6 +59,7 @@ class ApprovalQueue:
 
     @staticmethod
     def _check_id(approval_id: Any) -> None:
+        # safeguard: approval_id_shape
         if not isinstance(approval_id, str) or not _ID.fullmatch(approval_id):
             raise KeyError(f"not an approval id: {approval_id!r}")
 

@@ -54,8 +54,10 @@ def instruction_hash(operation: str, values: dict, reference: str | None) -> str
 class Broker:
     def __init__(self, policy: Policy, ledger: Ledger, approvals: ApprovalQueue, transport,
                  credentials: Credentials, clock: Callable[[], float] = time.time, host: str = SANDBOX_HOST):
+        # safeguard: broker_sandbox_host_pinned
         if policy.environment == "sandbox" and host != SANDBOX_HOST:
             raise ValueError(f"a sandbox policy sends only to {SANDBOX_HOST}")
+        # safeguard: broker_live_opt_in
         if policy.environment == "live" and (host != LIVE_HOST or os.environ.get("GUARDBENCH_ALLOW_LIVE") != "1"):
             raise ValueError(f"a live policy sends only to {LIVE_HOST}, with GUARDBENCH_ALLOW_LIVE=1")
         self.policy, self.ledger, self.approvals, self.transport = policy, ledger, approvals, transport
@@ -95,6 +97,7 @@ class Broker:
             if rec is None:
                 return self._visible(Decision("reference_unknown", "?", {}, "no such approval"))
             name = rec.get("operation", "?")
+            # safeguard: approve_only_pending
             if rec.get("state") != "pending":
                 return self._visible(Decision("operation_not_allowed", name, {},
                                               f"approval {approval_id} is {rec.get('state')}", approval_id))
@@ -120,6 +123,7 @@ class Broker:
             rec = self.approvals.get(approval_id)
             if rec is None:
                 raise KeyError(approval_id)
+            # safeguard: reject_refuses_after_payment
             if rec.get("state") in ("executed", "sent"):
                 return False
             if rec.get("state") != "rejected":
@@ -143,6 +147,7 @@ class Broker:
             vp = validate(op, params)
         except ParamRefusal as r:
             return self._refuse(op.name, r.status, r.reason)
+        # safeguard: broker_reference_checked
         if op.reference is None:
             if reference is not None:
                 return self._refuse(op.name, "parameter_not_allowed", f"{op.name} takes no reference")
@@ -167,13 +172,16 @@ class Broker:
     def _limit(self, op: Operation, amount: Decimal | None, tx: Txn) -> tuple[str, str] | None:
         lim = op.limits
         if amount is not None:
+            # safeguard: limit_per_call
             if "per_call_max" in lim and amount > lim["per_call_max"]:
                 return "per_call_max", f"{fmt(amount)} is above the per-call limit {fmt(lim['per_call_max'])}"
+            # safeguard: limit_daily_total
             if "daily_total_max" in lim:
                 total = tx.spent(op.name) + amount
                 if total > lim["daily_total_max"]:
                     return "daily_total_max", (f"this would bring the last 24 hours to {fmt(total)}, above the "
                                                f"daily limit {fmt(lim['daily_total_max'])}")
+        # safeguard: limit_hourly_calls
         if "max_calls_per_hour" in lim and tx.calls(op.name) + 1 > lim["max_calls_per_hour"]:
             return "max_calls_per_hour", f"{lim['max_calls_per_hour']} calls in the last hour already"
         return None
@@ -188,6 +196,7 @@ class Broker:
                 amount = vp.amount
                 if op.reference:
                     issued = tx.issued(op.reference, reference)  # type: ignore[arg-type]
+                    # safeguard: broker_issued_references
                     if issued is None:
                         reason = f"{reference} is not an id this broker issued (expected: {_KIND_LABEL[op.reference]})"
                         tx.append({"t": "refusal", "op": op.name, "status": "reference_unknown",
@@ -197,6 +206,7 @@ class Broker:
                         amount = Decimal(issued)
                 if approval is None:
                     prev = tx.recent(instr)
+                    # safeguard: replay_suppression
                     if prev is not None:
                         reason = ("the same instruction was given less than a minute ago; "
                                   "it was not sent again")
@@ -204,14 +214,20 @@ class Broker:
                                    "instr": instr, "of": prev["seq"], "approval_id": prev.get("approval_id")})
                         return Decision("replay_suppressed", op.name, prev.get("result") or {}, reason,
                                         prev.get("approval_id") if prev.get("state") == "pending" else None), None
-                breach = self._limit(op, amount, tx)
+                breach = self._limit(op, amount, tx) if approval is None else None
+                if approval is not None:
+                    # safeguard: approval_rechecks_limits
+                    breach = self._limit(op, amount, tx)
                 if breach is not None:
                     reason = f"{breach[0]}: {breach[1]}"
                     tx.append({"t": "refusal", "op": op.name, "status": "limit_exceeded", "reason": reason,
                                "amount": fmt(amount) if amount is not None else None, "approval_id": aid})
                     return Decision("limit_exceeded", op.name, {"limit": breach[0]}, reason, aid), None
                 over = op.approval_over
+                # safeguard: approval_threshold
                 if approval is None and over is not None and amount is not None:
+                    unapproved = Decimal(0)
+                    # safeguard: approval_counts_unapproved_spend
                     unapproved = tx.unapproved(op.name)
                     if amount > over or amount + unapproved > over:
                         reason = (f"{fmt(amount)} is above the approval threshold {fmt(over)}" if amount > over else
@@ -237,8 +253,9 @@ class Broker:
                                  "approval_id": aid})
         except LedgerCorrupt as exc:
             return self._corrupt(op.name, exc), None
+        # from here on the payment may go out: a crash leaves the approval "sent", never pending
+        # safeguard: approval_marked_sent_before_send
         if aid is not None:
-            # from here on the payment may go out: a crash leaves the approval "sent", never pending
             self.approvals.update(aid, state="sent")
         return self._send(op, vp, reference, amount, instr, rid, seq, aid)
 
@@ -300,6 +317,7 @@ class Broker:
     # ================================================================ the leak check
     def _check_visible(self, payload: Any) -> None:
         text = json.dumps(payload, default=str)
+        # safeguard: credential_leak_check
         for s in self._tokens.secrets():
             if s and len(s) >= 8 and s in text:
                 raise CredentialLeak("an agent-visible answer carried the credential; it was not returned")

@@ -23,6 +23,7 @@ def compose_body(op: Operation, values: Mapping[str, str], labels: Mapping[str, 
             set_path(body, f.label_path, labels.get(values[name], values[name]))
     for t, src in op.derived.items():
         set_path(body, op.derived_paths[t], derived[src])
+    # safeguard: bound_fields_applied_last
     for t, v in op.bound.items():                     # last: the operator's constants win
         set_path(body, op.bound_paths[t], v)
     return body

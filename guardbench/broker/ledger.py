@@ -179,6 +179,7 @@ class Ledger:
                     self._fd, self._ino = None, None       # the parent's descriptors stay the parent's
                 self._open_lock()
             lock_fd = self._lock_fd
+            # safeguard: ledger_cross_process_lock
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
                 self._refresh()
@@ -202,11 +203,13 @@ class Ledger:
         if self._fd is None or st.st_ino != self._ino or st.st_size < self._end:
             self._full_verify()
             return
+        # safeguard: ledger_window_reverify
         if self._end > self._win_off:
             old = os.pread(self._fd, self._end - self._win_off, self._win_off)
             if old != self._cache:
                 raise self._fail(self._changed_line(old), "entry changed under a running broker "
                                                           "(hash chain no longer matches)")
+        # safeguard: ledger_ingest_other_writers
         if st.st_size > self._end:
             self._ingest(os.pread(self._fd, st.st_size - self._end, self._end))
 
@@ -242,6 +245,7 @@ class Ledger:
                 hash_at_known = h
             rows.append((off, nl + 1 - off, eb, ts))
             off = nl + 1
+        # safeguard: ledger_rewrite_detected
         if known_count and (check.seq < known_count or hash_at_known != known_hash):
             raise self._fail(min(check.seq, known_count) or 1,
                              "entries this broker had verified were removed or rewritten")

@@ -88,9 +88,11 @@ class _Check:
             eb, h, m = split_line(line)
         except ValueError:
             raise ValueError("not a ledger line (malformed JSON line or wrong layout)") from None
+        # safeguard: ledger_hash_chain
         if chain_hash(self.prev, eb) != h:
             raise ValueError("hash does not match the entry and the one before it (entry edited, "
                              "inserted or removed)")
+        # safeguard: ledger_hmac_signature
         if self.key is not None:
             if m is None:
                 raise ValueError("signature missing (GUARDBENCH_LEDGER_KEY is set)")
@@ -99,6 +101,7 @@ class _Check:
         # keys are sorted and string values escape quotes, so the last '"seq":' is the top-level one
         i = eb.rfind(b'"seq":')
         j = eb.find(b",", i)
+        # safeguard: ledger_seq_check
         if i < 0 or j < 0 or eb[i + 6:j] != b"%d" % self.seq:
             raise ValueError(f"sequence number is not {self.seq} (entry removed, inserted or reordered)")
         try:
@@ -107,6 +110,7 @@ class _Check:
             raise ValueError("entry has no readable timestamp") from None
         if not math.isfinite(ts):
             raise ValueError("entry has no readable timestamp")
+        # safeguard: ledger_ts_monotonic
         if not ts >= self.ts:
             raise ValueError("timestamp goes backwards")
         self.prev, self.ts = h, ts

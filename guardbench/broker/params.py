@@ -41,6 +41,7 @@ def validate(op: Operation, params: Any) -> Validated:
     if not isinstance(params, Mapping):
         raise ParamRefusal("parameter_not_allowed", "params must be an object of named parameters")
     allowed = ", ".join(op.agent) or "none"
+    # safeguard: schema_closed_unknown_params
     for k in params:
         if not isinstance(k, str) or k not in op.agent:
             raise ParamRefusal("parameter_not_allowed",
@@ -58,13 +59,16 @@ def validate(op: Operation, params: Any) -> Validated:
                 d = parse_decimal(v)
             except MoneyError as exc:
                 raise ParamRefusal("parameter_not_allowed", f"parameter {name!r}: {exc}") from None
+            # safeguard: schema_decimal_max
             if f.max is not None and d > f.max:
                 raise ParamRefusal("parameter_above_max", f"parameter {name!r} is above its maximum {fmt(f.max)}")
+            # safeguard: schema_decimal_min
             if f.min is not None and d < f.min:
                 raise ParamRefusal("parameter_below_min", f"parameter {name!r} is below its minimum {fmt(f.min)}")
             values[name] = fmt(d)
             amount = d
         elif f.type == "enum":
+            # safeguard: schema_enum_values
             if not isinstance(v, str) or v not in f.values:
                 raise ParamRefusal("parameter_not_allowed",
                                    f"parameter {name!r} must be one of {', '.join(f.values)}")
@@ -72,10 +76,12 @@ def validate(op: Operation, params: Any) -> Validated:
         else:
             if not isinstance(v, str):
                 raise ParamRefusal("parameter_not_allowed", f"parameter {name!r} must be a string")
+            # safeguard: freetext_max_length
             if f.max_length is not None and len(v) > f.max_length:
                 raise ParamRefusal("parameter_not_allowed",
                                    f"parameter {name!r} is longer than {f.max_length} characters")
             rule = violation(v)
+            # safeguard: freetext_rules
             if rule:
                 raise ParamRefusal("parameter_not_allowed", f"parameter {name!r}: {rule} not allowed in free text")
             if not v.strip():

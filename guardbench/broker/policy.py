@@ -63,6 +63,7 @@ def policy_from_dict(doc: Any, where: str = "<policy>") -> Policy:
     env = doc.get("environment", "sandbox")
     if env not in ENVIRONMENTS:
         raise PolicyError(where, f"environment must be sandbox or live, not {env!r}")
+    # safeguard: policy_live_opt_in
     if env == "live" and os.environ.get("GUARDBENCH_ALLOW_LIVE") != "1":
         raise PolicyError(where, "environment live without the explicit opt-in GUARDBENCH_ALLOW_LIVE=1")
     operator = doc.get("operator") or {}
@@ -87,6 +88,7 @@ def policy_from_dict(doc: Any, where: str = "<policy>") -> Policy:
 
 
 def _keys(d: dict, allowed: set, where: str, what: str) -> None:
+    # safeguard: policy_unknown_keys
     for k in d:
         if k not in allowed:
             raise PolicyError(where, f"unknown key {k!r} in {what}")

@@ -56,6 +56,7 @@ def reduce_response(fields: tuple[ResponseField, ...], body: Any) -> tuple[dict,
     issued: list[tuple[str, str]] = []
     for f in fields:
         v = get_path(body, f.path)
+        # safeguard: response_declared_typed_fields
         if v is MISSING or not _ok(f.type, v):
             continue
         result[f.name] = v

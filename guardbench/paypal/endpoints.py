@@ -24,6 +24,7 @@ class Endpoint:
     def url(self, host: str, ref: str | None = None) -> str:
         path = self.path
         if "{id}" in path:
+            # safeguard: endpoint_reference_shape
             if not ref or not REF_RE.fullmatch(ref):
                 raise ValueError(f"endpoint {self.name}: a reference id is required")
             path = path.replace("{id}", ref)

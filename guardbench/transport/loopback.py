@@ -26,6 +26,7 @@ class LoopbackTransport:
 
     def __init__(self, base_url: str, timeout: float = 30):
         parts = urlsplit(base_url)
+        # safeguard: loopback_local_only
         if parts.scheme != "http" or parts.hostname not in LOCAL_HOSTS or not parts.port:
             raise TransportError(f"loopback base URL must be http://127.0.0.1:PORT, not {base_url!r}")
         self.base_url = base_url.rstrip("/")

@@ -67,10 +67,12 @@ class RecordingTransport:
         return ex
 
     def send(self, request: WireRequest) -> WireResponse:
+        # safeguard: recording_freezes_requests
         request = freeze_request(request)   # what is recorded is exactly what the inner transport gets
         try:
             response = freeze_response(self._inner.send(request))
         except BaseException as exc:
+            # safeguard: recording_records_failures
             self._record(request, None, f"{type(exc).__name__}: {exc}")
             raise
         self._record(request, response, None)

@@ -28,6 +28,7 @@ class SandboxTransport:
                  client=None):
         self.allow_live = live_opted_in() if allow_live is None else bool(allow_live)
         host = (host or "").lower()
+        # safeguard: sandbox_live_opt_in
         if host == LIVE_HOST and not self.allow_live:
             raise TransportError(f"refusing the live host {LIVE_HOST}: set {ALLOW_LIVE_ENV}=1 to opt in")
         if host not in (SANDBOX_HOST, LIVE_HOST):
@@ -58,8 +59,10 @@ class SandboxTransport:
         host = (parts.hostname or "").lower()
         if host == LIVE_HOST and not self.allow_live:
             raise TransportError(f"refusing the live host {LIVE_HOST}: set {ALLOW_LIVE_ENV}=1 to opt in")
+        # safeguard: sandbox_host_refusal
         if host != self.host:
             raise TransportError(f"refusing host {host!r}: this transport sends only to {self.host}")
+        # safeguard: sandbox_https_only
         if parts.scheme != "https" or port not in (None, 443) or parts.username is not None:
             raise TransportError(f"refusing URL {request.url!r}: only https://{self.host}/...")
 

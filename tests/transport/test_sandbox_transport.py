@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import socket
+import ssl  # noqa: F401  (httpx imports ssl lazily; load it before the fixture removes sockets)
 
 import pytest
 

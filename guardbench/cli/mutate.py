@@ -1,0 +1,70 @@
+"""guardbench mutate: remove one safeguard at a time and show which evidence notices.
+
+Exit status: 0 every safeguard killed; 1 the harness refused to run or found itself broken
+(registry/marker mismatch, unmutated copy failing, canary killed, forced failure not killed,
+a module imported from outside the copy); 2 a usage error; 3 the run completed but some
+safeguard survived, timed out or gave no valid run.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+
+def _default_repo() -> Path:
+    import guardbench
+    here = Path(guardbench.__file__).resolve().parents[1]
+    return here if (here / "pyproject.toml").exists() else Path.cwd()
+
+
+@click.command("mutate")
+@click.option("--jobs", type=int, default=None, help="Mutants run at once (default: the number of cores).")
+@click.option("--timeout", type=float, default=120.0, show_default=True,
+              help="Wall-clock seconds per mutant; over it the whole process group is killed.")
+@click.option("--only", "only", multiple=True, metavar="NAME", help="Only this safeguard (repeatable).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results/mutation"), show_default=True,
+              help="Folder for mutation.json and mutation.md.")
+@click.option("--list", "list_", is_flag=True, help="List the safeguards and exit.")
+@click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Repository to copy (default: the one guardbench is imported from).")
+@click.option("--keep", is_flag=True, help="Keep the temporary copies (for debugging).")
+@click.option("--quiet", is_flag=True, help="No per-mutant progress lines.")
+def mutate(jobs, timeout, only, out, list_, repo, keep, quiet):
+    """Remove one safeguard at a time and show which evidence notices."""
+    from guardbench.errors import GuardbenchError
+    from guardbench.mutate import registry as reg
+
+    if list_:
+        width = max(len(s.name) for s in reg.ALL)
+        for s in reg.ALL:
+            tag = f" [control: must {s.control}]" if s.control else ""
+            click.echo(f"{s.name:<{width}}  {s.path}  {s.prevents}{tag}")
+            click.echo(f"{'':<{width}}  tests: {', '.join(s.tests)}")
+        click.echo(f"{len(reg.SAFEGUARDS)} safeguards, {len(reg.CONTROLS)} controls")
+        return
+    jobs = jobs if jobs is not None else (os.cpu_count() or 2)
+    if jobs < 1:
+        raise GuardbenchError("--jobs", "must be at least 1")
+    if timeout <= 0:
+        raise GuardbenchError("--timeout", "must be positive")
+    for name in only:
+        if name not in reg.BY_NAME or reg.BY_NAME[name].control:
+            raise GuardbenchError("--only", f"no safeguard named {name!r} (guardbench mutate --list shows them)")
+
+    from guardbench.mutate.harness import HarnessBroken, run
+    from guardbench.mutate.report import terminal, write
+
+    echo = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
+    try:
+        report = run(repo or _default_repo(), list(only) or None, jobs=jobs, timeout=timeout, out=out,
+                     keep=keep, echo=echo)
+    except HarnessBroken as exc:
+        click.echo(f"harness broken, nothing counted: {exc}", err=True)
+        sys.exit(1)
+    paths = write(report, out)
+    click.echo(terminal(report))
+    click.echo(f"written: {', '.join(str(p) for p in paths)}", err=True)
+    sys.exit(0 if report.all_killed else 3)
