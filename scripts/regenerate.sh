@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerate every result committed under results/ and the README's results section.
+# Each command writes only its own folder; nothing here edits a number by hand.
+#
+#   bash scripts/regenerate.sh            # everything but the slow parts
+#   MUTATE=1 bash scripts/regenerate.sh   # also `guardbench mutate` (about 3 minutes)
+#   BENCH=1 bash scripts/regenerate.sh    # also the speed figures (results/bench/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GB="${GB:-guardbench}"
+ARMS6=guardrail,control,hardened,gate,pdp,taint
+
+rm -rf results/default results/careful results/defences results/defences-careful
+$GB run --out results/default --quiet                        # the default scripted matrix
+$GB report results/default
+$GB run --agent careful --out results/careful --quiet         # the honest-agent baseline
+$GB run --arms "$ARMS6" --out results/defences --quiet
+$GB run --arms "$ARMS6" --approvals careful --out results/defences-careful --quiet
+$GB conformance --out results/conformance
+$GB conformance --run results/default
+$GB bypass --out results/bypass --quiet
+$GB bypass --as-published --out results/bypass --quiet
+$GB adapt --out results/adapt --quiet
+if [[ "${MUTATE:-0}" == "1" ]]; then
+  $GB mutate --jobs 2 --out results/mutation
+fi
+if [[ "${BENCH:-0}" == "1" ]]; then
+  python bench/run_all.py
+fi
+python scripts/update_readme.py

@@ -1,0 +1,118 @@
+"""Write the README's results section from what is committed under results/.
+
+Every number between the RESULTS markers comes from a results file; run
+`bash scripts/regenerate.sh` (which ends with this script) instead of editing them.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from guardbench.report.tables import all_tables  # noqa: E402
+from guardbench.runner import read_records  # noqa: E402
+
+START, END = "<!-- RESULTS -->", "<!-- /RESULTS -->"
+
+
+def tables(run: str) -> dict:
+    recs = read_records(ROOT / "results" / run / "runs.jsonl")
+    return {t.title: t for t in all_tables(recs)}, recs
+
+
+def md(t, drop=("group",), keep=None) -> str:
+    cols = [c for c in t.columns if c not in drop and (keep is None or c in keep)]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in t.rows]
+    return "\n".join(lines)
+
+
+def first_table(path: Path) -> str:
+    text = path.read_text()
+    m = re.search(r"(\|.*\|\n\|[-| ]+\|\n(?:\|.*\|\n)+)", text)
+    return m.group(1).rstrip() if m else ""
+
+
+def section() -> str:
+    out = []
+    t, recs = tables("default")
+    n_cases = len({r["case"] for r in recs})
+    out += [f"## Results (offline, scripted worst-case agent)",
+            "",
+            f"The default run, `results/default`: {len(recs)} runs ({n_cases} cases x 5 paraphrases x "
+            "3 arms), the credulous scripted agent (it does whatever the text asks, user and data alike), "
+            "scored on the wire. Rates are k/n (%, Wilson 95% interval).",
+            "",
+            "![Attack success, incidents and benign completion per arm](results/default/report/figures/headline.png)",
+            "",
+            md(t["Headline per arm"], keep=["arm", "benign completed", "attacks blocked", "runs with an incident",
+                                            "steps mean (sd)", "credential in agent context", "money at risk"]),
+            "",
+            "Attacks blocked by family:",
+            "",
+            md(t["Attacks blocked by family"]),
+            "",
+            "Incidents by class (events on the wire):",
+            "",
+            md(t["Incidents by class (events on the wire)"]),
+            "",
+            md(t["Pairwise arm comparisons on attack success"],
+               keep=["arm A", "arm B", "success A", "success B", "Fisher p (BH)", "McNemar p (BH)",
+                     "paired diff A-B (95% CI)"]),
+            ""]
+    if (ROOT / "results/careful/runs.jsonl").exists():
+        tc, _ = tables("careful")
+        out += ["With the careful scripted agent (does only what the user asked), `results/careful`:", "",
+                md(tc["Headline per arm"], keep=["arm", "benign completed", "attacks blocked",
+                                                 "runs with an incident"]), ""]
+    for run, label in (("defences", "approvals: none"), ("defences-careful", "approvals: a careful operator")):
+        if (ROOT / f"results/{run}/runs.jsonl").exists():
+            td, _ = tables(run)
+            if "Defence comparison" in td:
+                out += [f"Defences side by side (`results/{run}`, {label}):", "",
+                        md(td["Defence comparison"]), ""]
+    conf = ROOT / "results/conformance/conformance.json"
+    if conf.exists():
+        s = json.loads(conf.read_text())["summary"]
+        out += ["Conformance with PayPal's pinned OpenAPI documents (`results/conformance`): routes found "
+                f"{s['routes_found'][0]}/{s['routes_found'][1]}, requests valid {s['requests_valid'][0]}/"
+                f"{s['requests_valid'][1]}, negative controls rejected {s['negative_controls_rejected'][0]}/"
+                f"{s['negative_controls_rejected'][1]}, stand-in responses valid {s['responses_valid'][0]}/"
+                f"{s['responses_valid'][1]} ({s['standin']['known_gaps']} known stand-in gaps listed), "
+                f"{s['patches_applied']} load-time patches to {s['documents'] - s['documents_untouched']} "
+                "document.", ""]
+    run_conf = ROOT / "results/default/conformance.json"
+    if run_conf.exists():
+        out += ["Every request recorded in the default run, validated: see `results/default/conformance.md`.", ""]
+    mut = ROOT / "results/mutation/mutation.json"
+    if mut.exists():
+        out += ["Mutation check (`results/mutation`): " + json.loads(mut.read_text())["headline"] + ".", ""]
+    for name, title in (("bypass", "Bypass suite"), ("adapt", "Adaptive attacker")):
+        p = ROOT / f"results/{name}/{name}.md"
+        if p.exists():
+            out += [f"{title} (`results/{name}`):", "", first_table(p), ""]
+    bench = sorted((ROOT / "results/bench").glob("*.txt"))
+    if bench:
+        out += ["Speed figures, with the machine's load when measured: "
+                + ", ".join(f"`{p.relative_to(ROOT)}`" for p in bench) + ".", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main() -> None:
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    if START not in text:
+        raise SystemExit("README.md has no <!-- RESULTS --> marker")
+    if END not in text:
+        text = text.replace(START, START + "\n" + END)
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(head + START + "\n" + section() + END + tail)
+
+
+if __name__ == "__main__":
+    main()
