@@ -10,12 +10,12 @@ cd "$(dirname "$0")/.."
 GB="${GB:-guardbench}"
 ARMS6=guardrail,control,hardened,gate,pdp,taint
 
-rm -rf results/default results/careful results/defences results/defences-careful
+rm -rf results/default results/careful results/defences results/defences-approve-all
 $GB run --out results/default --quiet                        # the default scripted matrix
 $GB report results/default
 $GB run --agent careful --out results/careful --quiet         # the honest-agent baseline
 $GB run --arms "$ARMS6" --out results/defences --quiet
-$GB run --arms "$ARMS6" --approvals careful --out results/defences-careful --quiet
+$GB run --arms "$ARMS6" --approvals all --out results/defences-approve-all --quiet
 $GB conformance --out results/conformance
 $GB conformance --run results/default
 $GB bypass --out results/bypass --quiet

@@ -69,7 +69,8 @@ def section() -> str:
         out += ["With the careful scripted agent (does only what the user asked), `results/careful`:", "",
                 md(tc["Headline per arm"], keep=["arm", "benign completed", "attacks blocked",
                                                  "runs with an incident"]), ""]
-    for run, label in (("defences", "approvals: none"), ("defences-careful", "approvals: a careful operator")):
+    for run, label in (("defences", "held calls: no operator approves them"),
+                       ("defences-approve-all", "held calls: an operator who approves everything")):
         if (ROOT / f"results/{run}/runs.jsonl").exists():
             td, _ = tables(run)
             if "Defence comparison" in td:
