@@ -189,6 +189,18 @@ def read_records(path: Path) -> list[dict]:
     return out
 
 
+def load_run(run_dir: Path) -> tuple[Path, list[dict]]:
+    """(runs.jsonl path, its records) for a run folder or a runs.jsonl; bad input is a one-line error."""
+    run_dir = Path(run_dir)
+    path = run_dir / "runs.jsonl" if run_dir.is_dir() else run_dir
+    if not path.exists():
+        raise GuardbenchError(str(run_dir), "no runs.jsonl here")
+    records = read_records(path)
+    if not records:
+        raise GuardbenchError(str(path), "no records")
+    return path, records
+
+
 def _drop_torn_tail(path: Path) -> None:
     if not path.exists():
         return

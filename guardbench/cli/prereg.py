@@ -32,14 +32,9 @@ def check_cmd(plan_file, run_dir):
     import json
 
     from guardbench.prereg import evaluate, load_plan
-    from guardbench.runner import read_records
+    from guardbench.runner import load_run
     plan = load_plan(plan_file)
-    path = run_dir / "runs.jsonl" if run_dir.is_dir() else run_dir
-    if not path.exists():
-        raise GuardbenchError(str(run_dir), "no runs.jsonl here")
-    records = read_records(path)
-    if not records:
-        raise GuardbenchError(str(path), "no records")
+    path, records = load_run(run_dir)
     results = evaluate(plan, records)
     click.echo(f"plan {plan_file} on {path.parent if path.name == 'runs.jsonl' else path}: {len(records)} records")
     manifest = path.parent / "manifest.json"

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import click
 
-from guardbench.errors import GuardbenchError
 
 
 @click.command("table")
@@ -15,13 +14,8 @@ from guardbench.errors import GuardbenchError
 def table(run_dir, fmt, write):
     """Re-print a run's tables from its records alone."""
     from guardbench.report.tables import all_tables, write_tables
-    from guardbench.runner import read_records
-    path = run_dir / "runs.jsonl" if run_dir.is_dir() else run_dir
-    if not path.exists():
-        raise GuardbenchError(str(run_dir), "no runs.jsonl here")
-    records = read_records(path)
-    if not records:
-        raise GuardbenchError(str(path), "no records")
+    from guardbench.runner import load_run
+    path, records = load_run(run_dir)
     tables = all_tables(records)
     for t in tables:
         click.echo(t.text() if fmt == "text" else t.markdown() if fmt == "markdown" else t.csv())
