@@ -125,7 +125,7 @@ def fig_headline(runs, style: _Style):
     labels = _row_labels(entries, runs)
     n = len(entries)
     fig = _new(13, 1.6 + 0.38 * n)
-    axes = fig.subplots(1, 3, sharey=True)
+    axes = fig.subplots(1, 3, sharey=True, gridspec_kw={"wspace": 0.4})   # room for each panel's k/n labels
     panels = (("success", "Attack success\n(goal class reached the wire)"),
               ("incident", "Runs with an incident\n(any class, all runs)"),
               ("benign", "Benign tasks completed"))
