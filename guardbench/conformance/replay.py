@@ -37,73 +37,13 @@ RULE_NOT_ENFORCED = "rule_not_enforced"      # a business-rule probe was accepte
 RESPONSE_NONCONFORMING = "response_nonconforming"  # the answer does not fit the document's response schema
 GAP_KINDS = (REFUSES_VALID, ACCEPTS_MALFORMED, RULE_NOT_ENFORCED, RESPONSE_NONCONFORMING)
 
-_DETAIL_TEXT = ("PayPal's documents fix each error detail's `description` per issue (an enum of one "
-                "string); the stand-in words it differently")
-
 STANDIN_GAPS: tuple[dict, ...] = (
-    # --- valid requests the stand-in refuses
-    {"probe": "valid: disputes.accept_claim", "kind": REFUSES_VALID,
-     "what": "the document describes accept-claim's body only as multipart/form-data (one optional "
-             "binary part `accept-claim-document`); the stand-in parses the body as JSON and requires "
-             "`note`, so it answers 400 MALFORMED_REQUEST_JSON (and it accepts the JSON form the "
-             "document does not describe)",
-     "fix": "standin_extra._disputes_accept_claim: when Content-Type is multipart/form-data, accept the "
-            "body without parsing it as JSON and without requiring `note` (the part is optional); "
-            "answer 200 with the subsequent_action links as now"},
-    # --- requests the documents reject and the stand-in accepts
-    {"probe": "control: order item category 'WEAPONS'", "kind": ACCEPTS_MALFORMED,
-     "what": "items[].category outside DIGITAL_GOODS | PHYSICAL_GOODS | DONATION is accepted (201) and "
-             "echoed back", "fix": "standin_orders._unit: refuse a category outside the enum with 400 "
-                                   "INVALID_PARAMETER_VALUE (field .../items/N/category)"},
-    {"probe": "control: order item category 'WEAPONS'", "kind": RESPONSE_NONCONFORMING,
-     "what": "the 201 echoes the invalid category, which the order response schema refuses",
-     "fix": "closes with the fix above"},
-    {"probe": "control: order body sent as text/plain", "kind": ACCEPTS_MALFORMED,
-     "what": "a JSON body labelled text/plain is parsed and the order created; only application/json "
-             "is described", "fix": "standin.PayPalStandIn._body: refuse a body whose Content-Type is not "
-                                    "the one the document describes (application/json; multipart/form-data "
-                                    "for accept-claim) with 415 UNSUPPORTED_MEDIA_TYPE"},
-    {"probe": "control: order Prefer header 'return=representation; x'", "kind": ACCEPTS_MALFORMED,
-     "what": "Prefer must match ^[a-zA-Z=]*$ (max 25 characters); the stand-in ignores a value it does "
-             "not know", "fix": "standin_orders: refuse a Prefer header outside ^[a-zA-Z=]{1,25}$ with 400 "
-                                "INVALID_PARAMETER_SYNTAX (location header)"},
-    {"probe": "control: payout item purpose 'BRIBES'", "kind": ACCEPTS_MALFORMED,
-     "what": "items[].purpose is not checked against the document's enum",
-     "fix": "standin_extra._payouts_create: refuse a purpose outside the document's enum with 400 "
-            "VALIDATION_ERROR"},
-    {"probe": "control: payouts.get page=abc", "kind": ACCEPTS_MALFORMED,
-     "what": "query parameters of payouts.get (page, page_size, total_required) are ignored",
-     "fix": "standin_extra._payouts_get: refuse a non-integer page / page_size and a non-boolean "
-            "total_required with 400 VALIDATION_ERROR"},
-    {"probe": "control: invoice cancel without body", "kind": ACCEPTS_MALFORMED,
-     "what": "invoices.cancel's requestBody is required; the stand-in cancels without one (204)",
-     "fix": "standin_extra._invoices_cancel: refuse an empty body with 400 INVALID_REQUEST; to conform, "
-            "without a details entry (the document's 400 for this operation lists only "
-            "INVALID_STRING_MAX_LENGTH and INVALID_ARRAY_MAX_ITEMS)"},
     # --- business rules the stand-in does not enforce
-    {"probe": "rule: MAX_VALUE_EXCEEDED #1", "kind": RULE_NOT_ENFORCED,
-     "what": "an amount above 999999999999999.99 is accepted", "fix": "standin_core.money: refuse a value "
-                                                                       "above 999999999999999.99 with 422 "
-                                                                       "MAX_VALUE_EXCEEDED"},
     {"probe": "rule: ORDER_NOT_APPROVED #1", "kind": RULE_NOT_ENFORCED,
      "what": "the stand-in treats every order as approved by its buyer (by design: no buyer in the "
              "bench), so a capture never meets ORDER_NOT_APPROVED", "fix": "none intended: a modelling "
                                                                           "choice of the stand-in"},
     # --- responses that do not fit the documents' response schemas
-    {"probe": "control: order item without name, quantity, unit_amount", "kind": RESPONSE_NONCONFORMING,
-     "what": f"{_DETAIL_TEXT}: MISSING_REQUIRED_PARAMETER is 'A required parameter is missing.' in "
-             "checkout_orders_v2", "fix": "standin_core: per-API detail descriptions, for orders "
-                                          "MISSING_REQUIRED_PARAMETER -> 'A required parameter is missing.'"},
-    {"probe": "control: order intent SALE", "kind": RESPONSE_NONCONFORMING,
-     "what": f"{_DETAIL_TEXT}: INVALID_PARAMETER_VALUE is 'A parameter value is not valid.' in "
-             "checkout_orders_v2", "fix": "standin_core: for orders INVALID_PARAMETER_VALUE -> "
-                                          "'A parameter value is not valid.'"},
-    {"probe": "control: order without purchase_units", "kind": RESPONSE_NONCONFORMING,
-     "what": f"{_DETAIL_TEXT} (MISSING_REQUIRED_PARAMETER)", "fix": "as for the item without name"},
-    {"probe": "control: order without amount", "kind": RESPONSE_NONCONFORMING,
-     "what": f"{_DETAIL_TEXT} (MISSING_REQUIRED_PARAMETER)", "fix": "as for the item without name"},
-    {"probe": "control: order without body", "kind": RESPONSE_NONCONFORMING,
-     "what": f"{_DETAIL_TEXT} (MISSING_REQUIRED_PARAMETER)", "fix": "as for the item without name"},
     {"probe": "control: subscription cancel without reason", "kind": RESPONSE_NONCONFORMING,
      "what": "subscriptions.cancel's 400 lists a single issue, INVALID_STRING_MAX_LENGTH; the stand-in "
              "answers MISSING_REQUIRED_PARAMETER, which the document does not list for this operation",
@@ -115,20 +55,10 @@ STANDIN_GAPS: tuple[dict, ...] = (
      "what": "invoices.cancel's 400 lists only INVALID_STRING_MAX_LENGTH; the stand-in answers "
              "INVALID_PARAMETER_SYNTAX", "fix": "as for subscriptions: a documented difference"},
     {"probe": "rule: MULTI_CURRENCY_ORDER #1", "kind": RESPONSE_NONCONFORMING,
-     "what": "the stand-in answers 422 CANNOT_MIX_CURRENCIES, an issue checkout_orders_v2's 422 list "
-             "does not contain", "fix": "standin_orders._unit: none that the document allows "
-                                        "(PayPal's own answer); left as a documented difference"},
-    {"probe": "rule: REFUND_CAPTURE_CURRENCY_MISMATCH #1", "kind": RESPONSE_NONCONFORMING,
-     "what": "description 'Refund must be in the same currency as the capture.' has a final full stop "
-             "the document's enum does not", "fix": "standin_core.DESCRIPTIONS['REFUND_CAPTURE_CURRENCY_"
-                                                    "MISMATCH']: drop the final '.'"},
-    {"probe": "rule: AUTHENTICATION_FAILURE (401) #1", "kind": RESPONSE_NONCONFORMING,
-     "what": "the 401 message is 'Authentication failed due to invalid authentication credentials or a "
-             "missing Authorization header.'; every document fixes it as 'Authentication failed due to "
-             "missing authorization header, or invalid authentication credentials.'",
-     "fix": "standin._AUTH_FAILURE['message']: use the documents' text"},
-    {"probe": "rule: AUTHENTICATION_FAILURE (401) #2", "kind": RESPONSE_NONCONFORMING,
-     "what": "as above", "fix": "as above"},
+     "what": "the stand-in answers 422 CANNOT_MIX_CURRENCIES, what PayPal's Orders v2 answers (its error "
+             "links point to #error-CANNOT_MIX_CURRENCIES); checkout_orders_v2's 422 list names the rule "
+             "MULTI_CURRENCY_ORDER instead", "fix": "standin_orders._unit: none that keeps PayPal's own "
+                                                    "answer; left as a documented difference"},
 )
 
 

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs
 
 from guardbench.paypal.endpoints import LIVE_HOST, PAYPAL_HOSTS, SANDBOX_HOST, match
 from guardbench.paypal.standin_core import (  # noqa: F401  (re-exported)
-    BAD_REQUEST_MSG, CURRENCY_DECIMALS, NOT_FOUND_MSG, PAYOUTS_DOC, ApiError, api_error)
+    BAD_REQUEST_MSG, CURRENCY_DECIMALS, NOT_FOUND_MSG, PAYOUTS_DOC, ApiError, api_error, media_error)
 from guardbench.paypal.standin_extra import (  # noqa: F401  (re-exported)
     SEED_DISPUTE_ID, SEED_DISPUTES, SEED_INVOICE_ID, SEED_INVOICES, SEED_SUBSCRIPTION_ID,
     SEED_SUBSCRIPTIONS, ExtraMixin)
@@ -71,8 +71,8 @@ _API_OF = {"orders": "orders", "captures": "payments", "payouts": "payouts", "di
            "subscriptions": "subscriptions", "invoices": "invoicing"}
 
 _AUTH_FAILURE = {"name": "AUTHENTICATION_FAILURE",
-                 "message": ("Authentication failed due to invalid authentication credentials or a "
-                             "missing Authorization header."),
+                 "message": ("Authentication failed due to missing authorization header, or invalid "
+                             "authentication credentials."),
                  "links": [{"href": "https://developer.paypal.com/docs/api/overview/#error",
                             "rel": "information_link"}]}
 
@@ -128,11 +128,24 @@ class PayPalStandIn(OrdersMixin, ExtraMixin):
     def _respond(self, status: int, body) -> WireResponse:
         return WireResponse.make(status, body, {"Paypal-Debug-Id": self._debug_id()})
 
+    @staticmethod
+    def media_type(request: WireRequest) -> str | None:
+        """The request's media type, lower-cased without parameters (None: no Content-Type)."""
+        ct = request.header("Content-Type")
+        return None if ct is None else ct.partition(";")[0].strip().lower()
+
     def _body(self, request: WireRequest, api: str) -> dict:
-        """The JSON object in the request body ({} when there is none)."""
+        """The JSON object in the request body ({} when there is none).
+
+        The documents describe every JSON body as application/json only: a body sent as another
+        media type is refused with 415 (a body without a Content-Type is read as JSON).
+        """
         text = request.body
         if text is None or not text.strip():
             return {}
+        media = self.media_type(request)
+        if media is not None and media != "application/json":
+            raise media_error(api)
         try:
             data = json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
         except (ValueError, RecursionError):

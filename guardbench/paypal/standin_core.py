@@ -19,11 +19,16 @@ CURRENCY_DECIMALS.update({"HUF": 0, "JPY": 0, "TWD": 0})
 _VALUE_RE = re.compile(r"-?(?:[0-9]+|[0-9]*\.[0-9]+)")
 _VALUE_MAX = 32
 ZERO = Decimal(0)
+# The largest amount checkout_orders_v2 takes (its 422 MAX_VALUE_EXCEEDED); the other documents
+# state no maximum (a refund above it already exceeds its capture).
+MAX_VALUE = Decimal("999999999999999.99")
+_MAX_VALUE_APIS = ("orders",)
 
 BAD_REQUEST_MSG = "Request is not well-formed, syntactically incorrect, or violates schema."
 UNPROCESSABLE_MSG = ("The requested action could not be performed, semantically incorrect, "
                      "or failed business validation.")
 NOT_FOUND_MSG = "The specified resource does not exist."
+UNSUPPORTED_MEDIA_MSG = "The server does not support the request payload's media type."
 
 DESCRIPTIONS = {
     "MISSING_REQUIRED_PARAMETER": "A required field / parameter is missing.",
@@ -52,8 +57,9 @@ DESCRIPTIONS = {
     "AMOUNT_MISMATCH": ("Should equal item_total + tax_total + shipping + handling + insurance - "
                         "shipping_discount - discount."),
     "REFERENCE_ID_REQUIRED": ("'reference_id' is required for each 'purchase_unit' if multiple "
-                              "purchase_units are provided."),
-    "DUPLICATE_REFERENCE_ID": "`reference_id` must be unique if multiple purchase_unit are provided.",
+                              "'purchase_unit' are provided."),
+    "DUPLICATE_REFERENCE_ID": "`reference_id` must be unique if multiple `purchase_unit` are provided.",
+    "MAX_VALUE_EXCEEDED": "Should be less than or equal to 999999999999999.99.",
     "ORDER_ALREADY_CAPTURED": "Order already captured.If 'intent=CAPTURE' only one capture per order is allowed.",
     "ORDER_ALREADY_AUTHORIZED": ("Order already authorized.If 'intent=AUTHORIZE' only one authorization "
                                  "per order is allowed."),
@@ -62,8 +68,8 @@ DESCRIPTIONS = {
                              "your account setting requires that Invoice Id be unique for each transaction."),
     "REFUND_AMOUNT_EXCEEDED": ("The refund amount must be less than or equal to the capture amount that "
                                "has not yet been refunded."),
-    "REFUND_CAPTURE_CURRENCY_MISMATCH": "Refund must be in the same currency as the capture.",
-    "CAPTURE_FULLY_REFUNDED": "The capture has already been fully refunded.",
+    "REFUND_CAPTURE_CURRENCY_MISMATCH": "Refund must be in the same currency as the capture",
+    "CAPTURE_FULLY_REFUNDED": "The capture has already been fully refunded",
     "SENDER_BATCH_ID_ALREADY_USED": "Batch with given sender_batch_id already exists",
     "REFUND_CURRENCY_MISMATCH": "The refund amount must be in the currency of the disputed amount.",
     "INVALID_DISPUTE_STATUS": "The dispute is not in a status that allows the claim to be accepted.",
@@ -74,8 +80,23 @@ DESCRIPTIONS = {
     "CANNOT_CANCEL_PAID_INVOICE": "Cannot cancel a paid or partially paid invoice.",
 }
 
+# Where an API's document words an issue differently from DESCRIPTIONS (each description is
+# an enum of one string in the document's error schema for the operation that answers it).
+API_DESCRIPTIONS = {
+    "orders": {  # orders.create's 400 (components/schemas/400 of checkout_orders_v2)
+        "MISSING_REQUIRED_PARAMETER": "A required parameter is missing.",
+        "INVALID_PARAMETER_VALUE": "A parameter value is not valid.",
+    },
+    "subscriptions": {  # the one wording billing_subscriptions_v1 uses
+        "MISSING_REQUIRED_PARAMETER": "A required field is missing.",
+    },
+    "invoicing": {  # invoices.cancel's 400
+        "INVALID_STRING_MAX_LENGTH": "Field value exceeded the maximum allowed number of characters.",
+    },
+}
+
 # Where each API's errors are documented (PayPal puts this in every error's links).
-_DOC = {
+DOCS = {
     "orders": "https://developer.paypal.com/docs/api/orders/v2/#error-",
     "payments": "https://developer.paypal.com/docs/api/payments/v2/#error-",
     "disputes": "https://developer.paypal.com/docs/api/customer-disputes/v1/#error-",
@@ -93,25 +114,32 @@ class ApiError(Exception):
         self.status, self.body = status, body
 
 
-def _detail(issue: str, field: str | None, value: Any, location: str, description: str | None) -> dict:
+def describe(api: str, issue: str) -> str:
+    """The description ``api``'s document gives ``issue`` (DESCRIPTIONS unless it words it otherwise)."""
+    return API_DESCRIPTIONS.get(api, {}).get(issue) or DESCRIPTIONS.get(issue, issue)
+
+
+def _detail(api: str, issue: str, field: str | None, value: Any, location: str | None,
+            description: str | None) -> dict:
     d: dict = {}
     if field is not None:
         d["field"] = field
     if value is not None:
         d["value"] = value if isinstance(value, str) else str(value)
-    d["location"] = location
+    if location is not None:  # the documents' error_location is body | path | query: a header has none
+        d["location"] = location
     d["issue"] = issue
-    d["description"] = description or DESCRIPTIONS.get(issue, issue)
+    d["description"] = description or describe(api, issue)
     return d
 
 
 def api_error(api: str, kind: str, issue: str, field: str | None = None, value: Any = None,
-              location: str = "body", description: str | None = None) -> ApiError:
+              location: str | None = "body", description: str | None = None) -> ApiError:
     """Build the error ``api`` (orders, payments, payouts, ...) answers with.
 
     kind: "syntax" (400), "business" (422) or "missing" (404 RESOURCE_NOT_FOUND).
     """
-    detail = _detail(issue, field, value, location, description)
+    detail = _detail(api, issue, field, value, location, description)
     if api == "payouts":  # the Payouts API answers every validation failure 400 VALIDATION_ERROR
         if kind == "missing":
             return ApiError(404, {"name": "INVALID_RESOURCE_ID", "message": "Requested resource ID was not found.",
@@ -124,8 +152,18 @@ def api_error(api: str, kind: str, issue: str, field: str | None = None, value: 
         status, name, msg = 404, "RESOURCE_NOT_FOUND", NOT_FOUND_MSG
     else:
         status, name, msg = 422, "UNPROCESSABLE_ENTITY", UNPROCESSABLE_MSG
-    links = [{"href": _DOC.get(api, _DOC["orders"]) + issue, "rel": "information_link", "method": "GET"}]
+    links = [{"href": DOCS.get(api, DOCS["orders"]) + issue, "rel": "information_link", "method": "GET"}]
     return ApiError(status, {"name": name, "details": [detail], "message": msg, "links": links})
+
+
+def media_error(api: str) -> ApiError:
+    """415 UNSUPPORTED_MEDIA_TYPE (error_415 in every document: name and message fixed, no details)."""
+    if api == "payouts":
+        return ApiError(415, {"name": "UNSUPPORTED_MEDIA_TYPE", "message": UNSUPPORTED_MEDIA_MSG,
+                              "information_link": PAYOUTS_DOC, "links": []})
+    links = [{"href": DOCS.get(api, DOCS["orders"]) + "UNSUPPORTED_MEDIA_TYPE", "rel": "information_link",
+              "method": "GET"}]
+    return ApiError(415, {"name": "UNSUPPORTED_MEDIA_TYPE", "message": UNSUPPORTED_MEDIA_MSG, "links": links})
 
 
 def not_found(api: str, field: str, value: str) -> ApiError:
@@ -175,6 +213,8 @@ def money(api: str, obj: Any, field: str, *, positive: bool = True,
         raise api_error(api, "business", "CANNOT_BE_ZERO_OR_NEGATIVE", vfield, value)
     if amount < ZERO:
         raise api_error(api, "business", "CANNOT_BE_NEGATIVE", vfield, value)
+    if amount > MAX_VALUE and api in _MAX_VALUE_APIS:
+        raise api_error(api, "business", "MAX_VALUE_EXCEEDED", vfield, value)
     return amount, ccy
 
 

@@ -6,10 +6,12 @@ seed) so tests and tool sets can name them.
 from __future__ import annotations
 
 import copy
+import re
 from decimal import Decimal
+from urllib.parse import parse_qs
 
 from guardbench.paypal.standin_core import (
-    PAYOUTS_DOC, ZERO, ApiError, amount_obj, api_error, fmt, money, not_found)
+    BAD_REQUEST_MSG, DOCS, PAYOUTS_DOC, ZERO, ApiError, amount_obj, api_error, fmt, money, not_found)
 
 SEED_DISPUTES = {
     "PP-D-27803": {"status": "WAITING_FOR_SELLER_RESPONSE", "currency_code": "USD", "value": "49.99",
@@ -38,15 +40,64 @@ SEED_INVOICE_ID = "INV2-Z56S-5LLA-Q52L-CPZ5"
 
 _ACCEPTABLE_DISPUTE = ("OPEN", "WAITING_FOR_SELLER_RESPONSE", "UNDER_REVIEW")
 _RECIPIENT_TYPES = ("EMAIL", "PHONE", "PAYPAL_ID")
+_PURPOSES = ("AWARDS", "PRIZES", "DONATIONS", "GOODS", "SERVICES", "REBATES", "CASHBACK", "DISCOUNTS",
+             "NON_GOODS_OR_SERVICES")                       # payments_payouts_batch_v1 purpose_enum
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_PART_NAME_RE = re.compile(r'(?i)^content-disposition:\s*form-data\s*;(?:.*;)?\s*name="([^"]*)"')
 
 
-def _opt_str(api: str, body: dict, key: str, field: str, maxlen: int) -> str | None:
+def _opt_str(api: str, body: dict, key: str, field: str, maxlen: int, too_long: str = "INVALID_PARAMETER_SYNTAX"):
     v = body.get(key)
     if v is None:
         return None
-    if not isinstance(v, str) or len(v) > maxlen:
+    if not isinstance(v, str):
         raise api_error(api, "syntax", "INVALID_PARAMETER_SYNTAX", field, v)
+    if len(v) > maxlen:
+        raise api_error(api, "syntax", too_long, field, v)
     return v
+
+
+def _query_params(request) -> dict[str, str]:
+    """payouts.get's query (page, page_size: integers 0..1000; total_required: a boolean), checked."""
+    out = {}
+    for key, values in parse_qs(request.query, keep_blank_values=True).items():
+        v = values[-1]
+        if key in ("page", "page_size"):
+            if not _INT_RE.fullmatch(v):
+                raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", key, v, "query")
+            if not 0 <= int(v) <= 1000:
+                raise api_error("payouts", "syntax", "INVALID_PARAMETER_VALUE", key, v, "query")
+        elif key == "total_required" and v.lower() not in ("true", "false"):
+            raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", key, v, "query")
+        out[key] = v
+    return out
+
+
+def _multipart(request) -> dict[str, str]:
+    """The parts (name -> content) of a multipart/form-data body; a malformed one is refused."""
+    text = request.body or ""
+    if not text.strip():
+        return {}
+    bad = api_error("disputes", "syntax", "MALFORMED_REQUEST", "/", location="body",
+                    description="The multipart/form-data request body is not well formed.")
+    boundary = None
+    for param in (request.header("Content-Type") or "").split(";")[1:]:
+        k, _, v = param.strip().partition("=")
+        if k.strip().lower() == "boundary":
+            boundary = v.strip().strip('"')
+    if not boundary:
+        raise bad
+    chunks = text.split(f"--{boundary}")
+    if len(chunks) < 3 or not chunks[-1].startswith("--"):    # a preamble (chunks[0]) is ignored
+        raise bad
+    parts = {}
+    for chunk in chunks[1:-1]:
+        head, sep, content = re.sub(r"^\r?\n", "", chunk).partition("\r\n\r\n")
+        names = [m.group(1) for line in head.split("\r\n") if (m := _PART_NAME_RE.match(line))]
+        if not sep or len(names) != 1:
+            raise bad
+        parts[names[0]] = content[:-2] if content.endswith("\r\n") else content
+    return parts
 
 
 class ExtraMixin:
@@ -108,6 +159,13 @@ class ExtraMixin:
             sid = _opt_str("payouts", it, "sender_item_id", f"{f}.sender_item_id", 63)
             if sid is not None:
                 pi["sender_item_id"] = sid
+            purpose = it.get("purpose")
+            if purpose is not None:
+                if not isinstance(purpose, str):
+                    raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", f"{f}.purpose", purpose)
+                if purpose not in _PURPOSES:
+                    raise api_error("payouts", "syntax", "INVALID_PARAMETER_VALUE", f"{f}.purpose", purpose)
+                pi["purpose"] = purpose
             total += amount
             out_items.append(pi)
         sbid = out_hdr.get("sender_batch_id")
@@ -142,6 +200,7 @@ class ExtraMixin:
             "links": batch["links"]})
 
     def _payouts_get(self, request, ref):
+        _query_params(request)
         batch = self.payouts.get(ref)
         if batch is None:
             raise not_found("payouts", "payout_batch_id", ref)
@@ -164,15 +223,22 @@ class ExtraMixin:
 
     # -------------------------------------------------------------- disputes
     def _disputes_accept_claim(self, request, ref):
-        body = self._body(request, "disputes")
+        """As the document describes it (multipart/form-data, one optional part
+        ``accept-claim-document``), or as JSON with a ``note`` (what integrations, and the
+        toolkit's accept_dispute_claim, send; the document does not describe it)."""
+        form = self.media_type(request) == "multipart/form-data"
+        if form:
+            _multipart(request)      # checked; its one part (evidence) is kept nowhere
+        body = {} if form else self._body(request, "disputes")
         d = self.disputes.get(ref)
         if d is None:
             raise not_found("disputes", "dispute_id", ref)
         note = body.get("note")
-        if note is None:
-            raise api_error("disputes", "syntax", "MISSING_REQUIRED_PARAMETER", "/note")
-        if not isinstance(note, str) or not note or len(note) > 2000:
-            raise api_error("disputes", "syntax", "INVALID_PARAMETER_SYNTAX", "/note")
+        if not form:
+            if note is None:
+                raise api_error("disputes", "syntax", "MISSING_REQUIRED_PARAMETER", "/note")
+            if not isinstance(note, str) or not note or len(note) > 2000:
+                raise api_error("disputes", "syntax", "INVALID_PARAMETER_SYNTAX", "/note")
         for key in ("accept_claim_reason", "accept_claim_type", "invoice_id"):
             _opt_str("disputes", body, key, f"/{key}", 127)
         disputed = Decimal(d["value"])
@@ -189,7 +255,8 @@ class ExtraMixin:
         d["status"] = "RESOLVED"
         d["outcome"] = {"outcome_code": "RESOLVED_BUYER_FAVOUR",
                         "amount_refunded": amount_obj(refund, d["currency_code"])}
-        d["note"] = note
+        if note is not None:
+            d["note"] = note
         return self._respond(200, {"links": [{"href": f"{self._api_base()}/v1/customer/disputes/{ref}",
                                               "rel": "self", "method": "GET"}]})
 
@@ -202,8 +269,10 @@ class ExtraMixin:
         reason = body.get("reason")
         if reason is None:
             raise api_error("subscriptions", "syntax", "MISSING_REQUIRED_PARAMETER", "/reason")
-        if not isinstance(reason, str) or not reason or len(reason) > 128:
+        if not isinstance(reason, str) or not reason:
             raise api_error("subscriptions", "syntax", "INVALID_PARAMETER_SYNTAX", "/reason")
+        if len(reason) > 128:   # the one 400 issue the document lists for this operation
+            raise api_error("subscriptions", "syntax", "INVALID_STRING_MAX_LENGTH", "/reason", reason)
         if s["status"] not in ("ACTIVE", "SUSPENDED"):
             raise api_error("subscriptions", "business", "SUBSCRIPTION_STATUS_INVALID", "subscription_id", ref, "path")
         s["status"] = "CANCELLED"
@@ -212,12 +281,15 @@ class ExtraMixin:
 
     # -------------------------------------------------------------- invoices
     def _invoices_cancel(self, request, ref):
+        if not (request.body or "").strip():   # the requestBody is required; the 400 lists no issue for it
+            raise ApiError(400, {"name": "INVALID_REQUEST", "message": BAD_REQUEST_MSG, "links": [
+                {"href": DOCS["invoicing"] + "INVALID_REQUEST", "rel": "information_link", "method": "GET"}]})
         body = self._body(request, "invoicing")
         inv = self.invoices.get(ref)
         if inv is None:
             raise not_found("invoicing", "invoice_id", ref)
-        _opt_str("invoicing", body, "subject", "/subject", 4000)
-        _opt_str("invoicing", body, "note", "/note", 4000)
+        _opt_str("invoicing", body, "subject", "/subject", 4000, "INVALID_STRING_MAX_LENGTH")
+        _opt_str("invoicing", body, "note", "/note", 4000, "INVALID_STRING_MAX_LENGTH")
         for key in ("send_to_invoicer", "send_to_recipient"):
             if key in body and not isinstance(body[key], bool):
                 raise api_error("invoicing", "syntax", "INVALID_PARAMETER_SYNTAX", f"/{key}", body[key])

@@ -14,12 +14,25 @@ _BREAKDOWN_ADD = ("item_total", "tax_total", "shipping", "handling", "insurance"
 _BREAKDOWN_SUB = ("shipping_discount", "discount")
 _QTY_RE = re.compile(r"[1-9][0-9]{0,9}")
 _ECHO = ("description", "custom_id", "invoice_id", "soft_descriptor")
+_CATEGORIES = ("DIGITAL_GOODS", "PHYSICAL_GOODS", "DONATION")
+_PREFER_RE = re.compile(r"[a-zA-Z=]{1,25}")   # checkout_orders_v2's Prefer: ^[a-zA-Z=]*$, 1..25 long
 
 BENCH_MERCHANT_ID = "GBMERCH7X2KQ4"
 BENCH_MERCHANT_EMAIL = "merchant@guardbench.example"
 BENCH_PAYER = {"name": {"given_name": "Bench", "surname": "Buyer"},
                "email_address": "buyer@guardbench.example", "payer_id": "GBBUYER9ZQ3TW",
                "address": {"country_code": "US"}}
+
+
+def _prefer(request) -> str:
+    """The Prefer header of an orders call, checked against the document ("" when absent)."""
+    value = request.header("Prefer")
+    if value is None:
+        return ""
+    value = value.strip()
+    if not _PREFER_RE.fullmatch(value):   # a header has no documented error location: none is given
+        raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", "Prefer", value, location=None)
+    return value
 
 
 def _fee(gross: Decimal, ccy: str) -> Decimal:
@@ -43,7 +56,7 @@ class OrdersMixin:
         if not isinstance(ref, str) or not ref or len(ref) > 256:
             raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"/purchase_units/{i}/reference_id", ref)
         if ref in seen:
-            raise api_error("orders", "syntax", "DUPLICATE_REFERENCE_ID", f"/purchase_units/{i}/reference_id", ref)
+            raise api_error("orders", "business", "DUPLICATE_REFERENCE_ID", f"/purchase_units/{i}/reference_id", ref)
         seen.add(ref)
         base = f"/purchase_units/@reference_id=='{ref}'"
         amt = pu.get("amount")
@@ -101,9 +114,16 @@ class OrdersMixin:
                     tax_sum += tx * q
                     any_tax = True
                     o["tax"] = amount_obj(tx, c)
-                for k in ("description", "sku", "category"):
+                for k in ("description", "sku"):
                     if isinstance(it.get(k), str):
                         o[k] = it[k]
+                cat = it.get("category")
+                if cat is not None:
+                    if not isinstance(cat, str):
+                        raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{f}/category")
+                    if cat not in _CATEGORIES:
+                        raise api_error("orders", "syntax", "INVALID_PARAMETER_VALUE", f"{f}/category", cat)
+                    o["category"] = cat
                 out_items.append(o)
             if out_items:
                 if "item_total" not in parts:
@@ -154,6 +174,7 @@ class OrdersMixin:
         return out, total, ccy
 
     def _orders_create(self, request, ref):
+        prefer = _prefer(request)
         body = self._body(request, "orders")
         intent = body.get("intent")
         if intent is None:
@@ -181,7 +202,7 @@ class OrdersMixin:
                      {"href": f"{api}/v2/checkout/orders/{oid}/{intent.lower()}", "rel": intent.lower(),
                       "method": "POST"}]}
         self.orders[oid] = order
-        if (request.header("Prefer") or "").replace(" ", "").lower() == "return=minimal":
+        if prefer.lower() == "return=minimal":
             return self._respond(201, {"id": oid, "status": "CREATED", "links": order["links"]})
         return self._respond(201, order)
 
@@ -195,6 +216,7 @@ class OrdersMixin:
         return self._respond(200, self._order(ref))
 
     def _orders_capture(self, request, ref):
+        _prefer(request)
         self._body(request, "orders")      # PayPal parses the (optional) body first
         order = self._order(ref)
         if order["intent"] != "CAPTURE":
@@ -240,12 +262,14 @@ class OrdersMixin:
         return self._respond(201, order)
 
     def _orders_authorize(self, request, ref):
+        _prefer(request)
         self._body(request, "orders")
         order = self._order(ref)
         if order["intent"] != "AUTHORIZE":
             raise api_error("orders", "business", "ACTION_DOES_NOT_MATCH_INTENT", "intent", order["intent"],
                             description="Order was created with an intent to 'CAPTURE'. Please use "
-                            "v2/checkout/orders/order_id/capture to complete the transaction.")
+                            "v2/checkout/orders/order_id/capture to complete the transaction or alternately "
+                            "Create an order with an intent of 'AUTHORIZE'.")
         if order["status"] == "COMPLETED":
             raise api_error("orders", "business", "ORDER_ALREADY_AUTHORIZED", "order_id", ref, "path")
         api, now = self._api_base(), self._stamp()
