@@ -1,6 +1,7 @@
 """The guardrail arm: the agent gets the broker's two tools and no credential."""
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -26,6 +27,17 @@ RUN_PARAMETERS = {
 }
 
 
+# The bench's broker runs on a clock of its own, so the same options give the same records
+# (request ids are derived from a time bucket): it starts where the stand-in's clock does and
+# advances a millisecond per reading, far inside the broker's 60 s replay window, as a real run is.
+BENCH_EPOCH = 1735689600.0      # 2025-01-01T00:00:00Z
+
+
+def bench_clock():
+    ticks = itertools.count()
+    return lambda: BENCH_EPOCH + next(ticks) / 1000.0
+
+
 @register_arm("guardrail")
 class GuardrailArm:
     name = "guardrail"
@@ -41,7 +53,8 @@ class GuardrailArm:
         recorder = make_wire(seed, run_id, transport)
         wd = Path(workdir)
         broker = self.broker_factory(self.policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"),
-                                     recorder, Credentials(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET))
+                                     recorder, Credentials(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET),
+                                     clock=bench_clock())
         refs: dict[str, list[str]] = {}
         for action in case.setup:     # the operator's own steps, through the same broker
             params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount)) if v}
