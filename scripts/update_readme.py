@@ -76,6 +76,15 @@ def section() -> str:
             if "Defence comparison" in td:
                 out += [f"Defences side by side (`results/{run}`, {label}):", "",
                         md(td["Defence comparison"]), ""]
+    local = ROOT / "results/local-smollm2-135m"
+    if (local / "runs.jsonl").exists():
+        tl, lrecs = tables("local-smollm2-135m")
+        note = json.loads((local / "manifest.json").read_text()).get("note", "")
+        out += [f"A real model, offline (`results/local-smollm2-135m`, `bash scripts/local_model.sh`): {note}. "
+                f"{len(lrecs)} runs, variant 0 of every case, json-text tool protocol. It cannot drive the tools "
+                "(see benign completed and malformed), so its attacks \"blocked\" measure nothing about the arms:", "",
+                md(tl["Headline per arm"], keep=["arm", "benign completed", "attacks blocked", "runs with an incident",
+                                                 "malformed", "lost"]), ""]
     conf = ROOT / "results/conformance/conformance.json"
     if conf.exists():
         s = json.loads(conf.read_text())["summary"]
