@@ -5,7 +5,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -155,23 +154,10 @@ def test_importing_the_cli_does_not_import_openapi_core():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def _timed(cmd: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
-    """Run cmd; (process, wall seconds, CPU seconds of the child)."""
-    import resource
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return proc, wall, cpu
-
-
-def test_whole_check_within_five_seconds(tmp_path):
-    """Fresh interpreter: imports, hashing, loading six documents, the broker and the control arm
-    composing, the stand-in answering, ~250 validations, writing. The budget is wall time; when
-    other processes compete for this machine's cores, the child's CPU time stands in for it."""
-    proc, wall, cpu = _timed([sys.executable, "-m", "guardbench.cli.main", "conformance", "--out", str(tmp_path)])
+def test_whole_check_in_a_fresh_interpreter(tmp_path):
+    """Imports, hashing, loading six documents, the broker and the control arm composing, the
+    stand-in answering, the validations, writing. (Its speed is a figure of
+    bench/bench_conformance.py, not a timed test.)"""
+    proc = subprocess.run([sys.executable, "-m", "guardbench.cli.main", "conformance", "--out", str(tmp_path)],
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert min(wall, cpu) <= 5.0, f"conformance check took {wall:.2f} s wall, {cpu:.2f} s CPU"

@@ -1,7 +1,6 @@
 """Runs overlap up to --concurrency; tokens, cost and latency are recorded and summed in the tables."""
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -11,17 +10,13 @@ from llmtest_support import BENIGN, llm_args, ok, records, run_cli
 
 
 def test_concurrency_overlaps_model_calls(tmp_path):
+    """Overlap is shown by the server's own count of requests in flight, not by timing."""
     with FakeServer(delay=0.15) as srv:
-        t0 = time.perf_counter()
         ok(run_cli(llm_args(srv, tmp_path / "a", tmp_path / "cache", "--concurrency", "6", "--no-cache")))
-        parallel = time.perf_counter() - t0
         assert srv.max_in_flight >= 4              # 6 runs, each waiting on the model at the same time
         srv.reset_counts()
-        t0 = time.perf_counter()
         ok(run_cli(llm_args(srv, tmp_path / "b", tmp_path / "cache", "--concurrency", "1", "--no-cache")))
-        serial = time.perf_counter() - t0
         assert srv.max_in_flight == 1
-    assert serial > 18 * 0.15 and parallel < serial * 0.75
 
 
 def test_tokens_and_latency_recorded(tmp_path):

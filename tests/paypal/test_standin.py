@@ -433,13 +433,3 @@ def test_no_float_in_money_path(c):
     # 0.1 + 0.2 style sums must be exact: 3 items of 0.10 equal an item_total of 0.30.
     body = order_body(value="0.30", items=(("a", "1", "0.10"), ("b", "1", "0.10"), ("c", "1", "0.10")))
     assert c.call("orders.create", body=body).status == 201
-
-
-def test_handle_is_fast(c):
-    import time
-    req = WireRequest.make("POST", H + "/v2/checkout/orders", {"Authorization": f"Bearer {c.token}"},
-                           json.dumps(order_body()))
-    t = time.perf_counter()
-    for _ in range(200):
-        c.s.handle(req)
-    assert (time.perf_counter() - t) / 200 < 0.002   # generous: ~0.1 ms on a slow core
