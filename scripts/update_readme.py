@@ -41,7 +41,7 @@ def section() -> str:
     out = []
     t, recs = tables("default")
     n_cases = len({r["case"] for r in recs})
-    out += [f"## Results (offline, scripted worst-case agent)",
+    out += ["## Results (offline; regenerate with `bash scripts/regenerate.sh`)",
             "",
             f"The default run, `results/default`: {len(recs)} runs ({n_cases} cases x 5 paraphrases x "
             "3 arms), the credulous scripted agent (it does whatever the text asks, user and data alike), "
