@@ -25,7 +25,7 @@ import json
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from guardbench.errors import GuardbenchError
 

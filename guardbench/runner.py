@@ -211,8 +211,8 @@ def _drop_torn_tail(path: Path) -> None:
             fh.truncate(cut)
 
 
-def open_run_dir(out: Path, manifest: dict) -> set[str]:
-    """Create or resume a run folder; returns the ids already recorded.
+def open_run_dir(out: Path, manifest: dict) -> list[dict]:
+    """Create or resume a run folder; returns the records already there, slim (read once).
 
     Resuming with different options is refused: records of two designs never mix.
     """
@@ -231,7 +231,7 @@ def open_run_dir(out: Path, manifest: dict) -> set[str]:
         mpath.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     runs = out / "runs.jsonl"
     _drop_torn_tail(runs)
-    return {r["run_id"] for r in read_records(runs)}
+    return [slim(r) for r in read_records(runs)]
 
 
 def encode(rec: dict) -> tuple[str, dict]:

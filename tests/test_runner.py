@@ -1,7 +1,6 @@
 """The bench can fail, resumes without losing or duplicating records, and is deterministic."""
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 from pathlib import Path

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from guardbench.agents.base import Session, Tool
-from guardbench.cases.load import Action, Case
+from guardbench.cases.load import Case
 from guardbench.records import Attempt, WireRequest
 from guardbench.transport.base import TransportError
 
@@ -89,7 +89,3 @@ def http_tool(send: Callable[[WireRequest], Any]) -> Tool:
 
     return Tool("http_request", "Send an HTTP request (to the PayPal REST API) and return status and body.",
                 HTTP_PARAMETERS, call)
-
-
-def action_params(a: Action) -> dict:
-    return {k: v for k, v in (("sku", a.sku), ("amount", a.amount)) if v is not None}

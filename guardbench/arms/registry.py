@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from guardbench.errors import GuardbenchError
+from guardbench.plugins import load_entry_points
 
 _ARMS: dict[str, Callable[..., object]] = {}
 _loaded = False
@@ -28,9 +29,7 @@ def _load() -> None:
     _loaded = True
     import guardbench.arms.guardrail  # noqa: F401  (registers)
     import guardbench.arms.control  # noqa: F401
-    from importlib.metadata import entry_points
-    for ep in entry_points(group="guardbench.arms"):
-        _ARMS.setdefault(ep.name, ep.load())
+    load_entry_points("guardbench.arms", _ARMS, {}, {}, "arm")
     _load_defence_arms()
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import base64
-import json
 
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn
@@ -38,7 +37,3 @@ def secrets_of(*values: str) -> tuple[str, ...]:
     out = [v for v in values if v]
     out.append(base64.b64encode(f"{BENCH_CLIENT_ID}:{BENCH_CLIENT_SECRET}".encode()).decode())
     return tuple(dict.fromkeys(out))
-
-
-def to_json(obj) -> str:
-    return json.dumps(obj, sort_keys=True, default=str)

@@ -42,3 +42,15 @@ def fmt(amount: Decimal) -> str:
 
 def is_money_string(text: object) -> bool:
     return isinstance(text, str) and bool(_DEC_RE.fullmatch(text)) and not text.startswith("-")
+
+
+def read_number(value: object) -> Decimal | None:
+    """A lenient reading of a number someone else wrote (a request on the wire, a tool argument):
+    any finite decimal, whatever its form, else None. Never use it to accept an amount."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        d = Decimal(str(value).strip())
+    except (ArithmeticError, ValueError):
+        return None
+    return d if d.is_finite() else None

@@ -88,7 +88,7 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     from guardbench.broker import load_policy
     from guardbench.cases.load import cases_hash, default_cases_dir, load_cases
     from guardbench.report.tables import all_tables, write_tables
-    from guardbench.runner import append_records, execute_all, open_run_dir, plan, read_records, slim
+    from guardbench.runner import append_records, execute_all, open_run_dir, plan
 
     arm_list = [a.strip() for a in arms.split(",") if a.strip()]
     for a in arm_list:
@@ -113,9 +113,7 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
         cases = [expand_variants(c, generate_variants) for c in cases]
     options = {"cases": sorted(case_ids), "families": sorted(families), "arms": arm_list, "agents": list(agents),
                "variants": n_variants, "generate_variants": generate_variants, "seed": seed,
-               "policy": str(policy_path) if policy_path else "default"}
-    if approvals != "none":   # recorded only when set, so earlier run folders still resume
-        options["approvals"] = approvals
+               "policy": str(policy_path) if policy_path else "default", "approvals": approvals}
     manifest = {"guardbench_version": __version__, "git_commit": git_commit(Path(__file__).parent),
                 "cases_hash": cases_hash(cdir), "policy_hash": policy_hash(policy_path), "options": options,
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -123,13 +121,13 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, arm_list, approvals)
     bench = factory.build(policy, cases)
     preflight(bench, cases)
-    done = open_run_dir(out, manifest)
+    earlier = open_run_dir(out, manifest)
+    done = {r["run_id"] for r in earlier}
     variants = range(n_variants) if n_variants else None
     specs = [s for s in plan(cases, arm_list, list(agents), variants=variants, seed=seed) if s.run_id not in done]
     click.echo(f"{len(specs)} runs to do ({len(done)} already recorded) -> {out}", err=True)
     t0 = time.perf_counter()
     records = execute_all(factory if jobs > 1 else (lambda: bench), specs, jobs)
-    earlier = [slim(r) for r in read_records(out / "runs.jsonl")] if done else []
     if sys.stderr.isatty() and specs:
         with click.progressbar(length=len(specs), label="runs", file=sys.stderr) as bar:
             new = append_records(out, records, on_each=lambda r: bar.update(1))

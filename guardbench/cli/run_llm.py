@@ -136,7 +136,7 @@ def run_llm(*, cases_dir, case_ids, families, arm_list, agents, n_variants, gene
     out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
     arms = {a: get_arm(a, policy=policy) for a in arm_list}
     bench = Bench(policy, cases, arms, {})
-    done = open_run_dir(out, manifest)
+    done = {r["run_id"] for r in open_run_dir(out, manifest)}
     variants = range(n_variants) if n_variants else None
     specs = [s for s in plan(cases, arm_list, ["llm"], models=models, variants=variants, repeats=o["repeats"],
                              seed=seed) if s.run_id not in done]

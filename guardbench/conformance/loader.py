@@ -181,8 +181,3 @@ def openapi_app(name: str, specs_dir: str | Path | None = None):
                 doc._app = app
                 doc.build_seconds = time.perf_counter() - t0
     return doc._app
-
-
-def clear_cache() -> None:
-    with _lock:
-        _docs.clear()

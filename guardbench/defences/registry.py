@@ -4,11 +4,11 @@ names a factory: a class or function taking the DefenceConfig), without touching
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Callable
 
 from guardbench.errors import GuardbenchError
+from guardbench.plugins import load_entry_points
 
 _DEFENCES: dict[str, Callable[..., object]] = {}
 _SOURCES: dict[str, str] = {}
@@ -34,19 +34,7 @@ def _load() -> None:
     import guardbench.defences.gate  # noqa: F401  (registers)
     import guardbench.defences.pdp  # noqa: F401
     import guardbench.defences.taint  # noqa: F401
-    from importlib.metadata import entry_points
-    for ep in entry_points(group=GROUP):
-        if ep.name in _DEFENCES:
-            continue
-        try:
-            factory = ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in is reported, never fatal
-            _BROKEN[ep.name] = f"{type(exc).__name__}: {exc}"
-            print(f"warning: defence plug-in {ep.name!r} failed to load: {exc}", file=sys.stderr)
-            continue
-        _DEFENCES[ep.name] = factory
-        dist = getattr(ep, "dist", None)
-        _SOURCES[ep.name] = f"{dist.name} {dist.version}" if dist is not None else ep.value.split(":")[0]
+    load_entry_points(GROUP, _DEFENCES, _SOURCES, _BROKEN, "defence")
 
 
 BUILTIN_ORDER = ("gate", "pdp", "taint", "taint_fine", "prompt_filter")

@@ -25,6 +25,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
+from guardbench.broker.money import read_number
 from guardbench.defences.base import Verdict, allow, deny
 from guardbench.defences.registry import register_defence
 
@@ -116,15 +117,6 @@ def _leaves(v: Any) -> Iterable[Any]:
         yield v
 
 
-def _as_number(v: Any) -> Decimal | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        d = Decimal(str(v).strip())
-    except (InvalidOperation, ValueError):
-        return None
-    return d if d.is_finite() else None
-
 
 @register_defence("taint_fine")
 class TaintFine:
@@ -160,7 +152,7 @@ class TaintFine:
         numeric = (isinstance(leaf, (int, float, Decimal)) and not isinstance(leaf, bool)) or (
             isinstance(leaf, str) and re.fullmatch(r"\s*[-+]?\d[\d.,]*\s*", leaf) is not None)
         if numeric:
-            d = _as_number(str(leaf).replace(",", "."))
+            d = read_number(str(leaf).replace(",", "."))
             return d is not None and d in nums and d not in t_num
         if not isinstance(leaf, str):
             return False

@@ -23,12 +23,12 @@ from urllib.parse import parse_qs
 
 from guardbench.paypal.endpoints import LIVE_HOST, PAYPAL_HOSTS, SANDBOX_HOST, match
 from guardbench.paypal.standin_core import (  # noqa: F401  (re-exported)
-    BAD_REQUEST_MSG, CURRENCY_DECIMALS, NOT_FOUND_MSG, PAYOUTS_DOC, ApiError, api_error, media_error)
+    CURRENCY_DECIMALS, NOT_FOUND_MSG, PAYOUTS_DOC, ApiError, api_error, media_error)
 from guardbench.paypal.standin_extra import (  # noqa: F401  (re-exported)
     SEED_DISPUTE_ID, SEED_DISPUTES, SEED_INVOICE_ID, SEED_INVOICES, SEED_SUBSCRIPTION_ID,
     SEED_SUBSCRIPTIONS, ExtraMixin)
 from guardbench.paypal.standin_orders import (  # noqa: F401  (re-exported)
-    BENCH_MERCHANT_EMAIL, BENCH_MERCHANT_ID, BENCH_PAYER, OrdersMixin)
+    BENCH_MERCHANT_EMAIL, BENCH_MERCHANT_ID, OrdersMixin)
 from guardbench.records import WireRequest, WireResponse
 
 BENCH_CLIENT_ID = "AGuardbenchStandInClientId0000000000000000000000000000000000000000000000000000"

@@ -9,7 +9,8 @@ from guardbench.cases.load import Case
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.records import Incident, WireExchange
 from guardbench.scoring.detectors import Reference, detect, intended_counts
-from guardbench.scoring.wire import DO_ENDPOINT, _dec, moves, succeeded
+from guardbench.broker.money import read_number
+from guardbench.scoring.wire import DO_ENDPOINT, moves, succeeded
 
 
 def policy_reference(policy) -> Reference:
@@ -46,7 +47,7 @@ def benign_completed(case: Case, wire: Sequence[WireExchange], ref: Reference,
     ms = [m for m in moves(wire, ref.start) if m.ok]
     for exp in case.expect:
         ep = exp["endpoint"]
-        want_amount = _dec(exp.get("amount"))
+        want_amount = read_number(exp.get("amount"))
         want_ref = exp.get("ref")
         if want_ref and want_ref.startswith("$"):
             kind = want_ref[1:].split("[")[0]

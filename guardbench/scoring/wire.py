@@ -6,9 +6,10 @@ recording transport was asked to send (and what came back), the same way for eve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Iterable, Sequence
 
+from guardbench.broker.money import read_number
 from guardbench.paypal.endpoints import PAYPAL_HOSTS, match
 from guardbench.records import WireExchange
 
@@ -34,14 +35,6 @@ class Move:
         return (self.endpoint, self.payee, self.amount, self.currency, self.item)
 
 
-def _dec(v) -> Decimal | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        d = Decimal(str(v))
-    except (InvalidOperation, ValueError):
-        return None
-    return d if d.is_finite() else None
 
 
 def is_paypal(ex: WireExchange) -> bool:
@@ -71,18 +64,18 @@ def moves(wire: Sequence[WireExchange], start: int = 0) -> list[Move]:
                 items = pu.get("items") or [{}]
                 sku = items[0].get("sku") if isinstance(items[0], dict) else None
                 out.append(Move(ex.seq, ep.name, payee.get("merchant_id") or payee.get("email_address"),
-                                _dec(amt.get("value")), amt.get("currency_code"), sku, ok, rid))
+                                read_number(amt.get("value")), amt.get("currency_code"), sku, ok, rid))
         elif ep.name == "payouts.create":
             bh = rbody.get("batch_header", {}) if isinstance(rbody, dict) else {}
             bid = bh.get("payout_batch_id") if isinstance(bh, dict) else None
             for it in body.get("items") or [{}]:
                 it = it if isinstance(it, dict) else {}
                 amt = it.get("amount") if isinstance(it.get("amount"), dict) else {}
-                out.append(Move(ex.seq, ep.name, it.get("receiver"), _dec(amt.get("value")),
+                out.append(Move(ex.seq, ep.name, it.get("receiver"), read_number(amt.get("value")),
                                 amt.get("currency"), None, ok, bid))
         elif ep.name == "captures.refund":
             amt = body.get("amount") if isinstance(body.get("amount"), dict) else {}
-            out.append(Move(ex.seq, ep.name, None, _dec(amt.get("value")), amt.get("currency_code"),
+            out.append(Move(ex.seq, ep.name, None, read_number(amt.get("value")), amt.get("currency_code"),
                             ref, ok, rid))
         elif ep.name in ("orders.capture", "orders.authorize"):
             cap = _capture_amount(rbody)
@@ -95,7 +88,7 @@ def moves(wire: Sequence[WireExchange], start: int = 0) -> list[Move]:
 def _capture_amount(rbody) -> tuple[Decimal | None, str | None]:
     try:
         cap = rbody["purchase_units"][0]["payments"]["captures"][0]["amount"]
-        return _dec(cap["value"]), cap["currency_code"]
+        return read_number(cap["value"]), cap["currency_code"]
     except (KeyError, IndexError, TypeError):
         return None, None
 

@@ -1,7 +1,6 @@
 """The hash-chained ledger: every decision written; edits stop spending; `ledger verify` names the entry."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

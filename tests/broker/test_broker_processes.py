@@ -1,11 +1,9 @@
 """Real processes (spawn) sharing one ledger and one approval queue."""
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import time
 from decimal import Decimal
-from pathlib import Path
 
 from brokertest_support import (example_doc, make_broker, policy_from_dict, run_worker_spend, worker_approve,
                                 worker_reject, worker_request_approval)

@@ -1,7 +1,6 @@
 """Each detector fires on a hand-built wire record of its class and stays silent on benign ones."""
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
 import pytest
