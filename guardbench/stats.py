@@ -28,10 +28,12 @@ __all__ = [
     "mcnemar_exact",
     "newcombe_diff",
     "newcombe_paired",
+    "newcombe_paired_z",
     "paired_table",
     "pct",
     "rate",
     "wilson",
+    "wilson_z",
 ]
 
 
@@ -77,15 +79,23 @@ def wilson(k: int, n: int, conf: float = 0.95) -> tuple[float, float]:
     when ``k == 0`` and exactly 1.0 when ``k == n``.
     """
     k, n = _kn(k, n)
-    z = _z(conf)
-    if n == 0:
+    return wilson_z(k, n, _z(conf))
+
+
+def wilson_z(k: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson interval at critical value ``z`` for real-valued counts (effective ``k``, ``n``).
+
+    The same formula as :func:`wilson`; counts need not be integers, which is how a
+    design-effect-adjusted (effective) sample enters it (guardbench/clustered.py).
+    """
+    if n <= 0:
         return 0.0, 1.0
     z2 = z * z
     denom = n + z2
     centre = (k + z2 / 2.0) / denom
-    half = (z / denom) * math.sqrt(k * (n - k) / n + z2 / 4.0)
-    lo = 0.0 if k == 0 else _clamp(centre - half, 0.0, 1.0)
-    hi = 1.0 if k == n else _clamp(centre + half, 0.0, 1.0)
+    half = (z / denom) * math.sqrt(max(0.0, k * (n - k) / n) + z2 / 4.0)
+    lo = 0.0 if k <= 0 else _clamp(centre - half, 0.0, 1.0)
+    hi = 1.0 if k >= n else _clamp(centre + half, 0.0, 1.0)
     return lo, hi
 
 
@@ -217,24 +227,38 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 
 def newcombe_paired(e: int, f: int, g: int, h: int, conf: float = 0.95) -> tuple[float, float, float]:
-    """Newcombe (1998, paired data, method 10) interval for ``p1 - p2`` of paired proportions.
+    """Newcombe (1998, paired data, method 10) interval for ``p1 - p2``: the FIRST minus the SECOND.
+
+    Newcombe RG (1998). Improved confidence intervals for the difference between binomial
+    proportions based on paired data. Statistics in Medicine 17:2635-2650, method 10.
 
     Cells: ``e`` both yes, ``f`` first yes / second no, ``g`` first no / second yes,
-    ``h`` both no; ``p1 = (e+f)/n``, ``p2 = (e+g)/n`` and ``diff = (f - g)/n``.
-    Wilson intervals for each margin are combined with the correlation estimate
-    ``phi = (e*h - f*g) / sqrt((e+f)(g+h)(e+g)(f+h))`` (taken as 0 when any margin is 0).
-    Returns ``(diff, lo, hi)``; ``n == 0`` gives ``(nan, -1.0, 1.0)``.
+    ``h`` both no; ``p1 = (e+f)/n`` (the first), ``p2 = (e+g)/n`` (the second) and
+    ``diff = p1 - p2 = (f - g)/n``: positive when the first has the outcome more often.
+    Wilson intervals for each margin are combined with the correlation estimate phi;
+    as in the paper, phi's numerator ``e*h - f*g`` becomes ``max(e*h - f*g - n/2, 0)``
+    when ``e*h > f*g`` and stays ``e*h - f*g`` otherwise (no correction for a negative
+    or zero numerator); phi is 0 when any margin is 0. Returns ``(diff, lo, hi)``;
+    ``n == 0`` gives ``(nan, -1.0, 1.0)``. Pinned in tests to every example of the paper's
+    Table II.
     """
     e, f, g, h = (_count(name, v) for name, v in zip("efgh", (e, f, g, h)))
-    _z(conf)
+    return newcombe_paired_z(e, f, g, h, _z(conf))
+
+
+def newcombe_paired_z(e: float, f: float, g: float, h: float, z: float) -> tuple[float, float, float]:
+    """:func:`newcombe_paired` at critical value ``z`` for real-valued (effective) cells."""
     n = e + f + g + h
-    if n == 0:
+    if n <= 0:
         return math.nan, -1.0, 1.0
     p1, p2 = (e + f) / n, (e + g) / n
-    l2, u2 = wilson(e + f, n, conf)
-    l3, u3 = wilson(e + g, n, conf)
+    l2, u2 = wilson_z(e + f, n, z)
+    l3, u3 = wilson_z(e + g, n, z)
     margins = (e + f) * (g + h) * (e + g) * (f + h)
-    phi = 0.0 if margins == 0 else (e * h - f * g) / math.sqrt(margins)
+    cross = e * h - f * g
+    if cross > 0:
+        cross = max(cross - n / 2.0, 0.0)      # Newcombe's correction, method 10
+    phi = 0.0 if margins <= 0 else cross / math.sqrt(margins)
     d = (f - g) / n
     a1, a2 = p1 - l2, u3 - p2
     b1, b2 = u2 - p1, p2 - l3
@@ -277,12 +301,19 @@ def pct(x: float, digits: int = 1) -> str:
 
 @dataclass(frozen=True)
 class Rate:
-    """A count ``k`` out of ``n`` with its (Wilson) interval ``lo``-``hi``."""
+    """A count ``k`` out of ``n`` with its interval ``lo``-``hi``.
+
+    ``cases`` is the number of cases (clusters) the ``n`` runs come from when the interval
+    is clustered by case (guardbench/clustered.py, ``deff`` its design effect); ``None`` for
+    a plain per-run Wilson interval (:func:`rate`).
+    """
 
     k: int
     n: int
     lo: float
     hi: float
+    cases: int | None = None
+    deff: float = 1.0
 
     @property
     def p(self) -> float:
@@ -290,11 +321,13 @@ class Rate:
         return self.k / self.n if self.n else math.nan
 
     def fmt(self, digits: int = 1) -> str:
-        """``'32/180 (17.8%, 12.9-24.0%)'``; ``'0/0 (n/a)'`` for an empty sample."""
+        """``'32/180 (17.8%, 12.9-24.0%)'``, with ``'; 36 cases'`` inside the brackets when the
+        interval is clustered by case; ``'0/0 (n/a)'`` for an empty sample."""
         if self.n == 0:
             return f"{self.k}/{self.n} (n/a)"
         lo = f"{100.0 * self.lo:.{digits}f}"
-        return f"{self.k}/{self.n} ({pct(self.p, digits)}, {lo}-{pct(self.hi, digits)})"
+        cases = "" if self.cases is None else f"; {self.cases} case{'' if self.cases == 1 else 's'}"
+        return f"{self.k}/{self.n} ({pct(self.p, digits)}, {lo}-{pct(self.hi, digits)}{cases})"
 
     def __str__(self) -> str:
         return self.fmt()

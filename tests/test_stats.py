@@ -52,10 +52,51 @@ def test_newcombe_independent_pinned():
     assert (lo, hi) == pytest.approx((0.0524, 0.3339), **A4)
 
 
-def test_newcombe_paired_pinned():
-    d, lo, hi = newcombe_paired(36, 12, 2, 0)
-    assert d == pytest.approx(0.2)
-    assert (lo, hi) == pytest.approx((0.0569, 0.3404), **A4)
+# Newcombe RG (1998), Statistics in Medicine 17:2635-2650, Table II, method 10: every published example
+NEWCOMBE_1998_TABLE_II = [
+    ((36, 12, 2, 0), 0.2, 0.0569, 0.3404),     # e*h < f*g: phi's numerator is not corrected
+    ((18, 12, 2, 18), 0.2, 0.0562, 0.3290),    # e*h > f*g: numerator max(eh - fg - n/2, 0) = 275
+    ((53, 0, 0, 1), 0.0, -0.0729, 0.0729),     # e*h > f*g, no discordant pair
+    ((0, 30, 0, 0), 1.0, 0.8395, 1.0000),      # every pair discordant one way (phi = 0)
+]
+
+
+@pytest.mark.parametrize("cells,d_want,lo_want,hi_want", NEWCOMBE_1998_TABLE_II)
+def test_newcombe_paired_pinned_to_the_paper(cells, d_want, lo_want, hi_want):
+    d, lo, hi = newcombe_paired(*cells)
+    assert d == pytest.approx(d_want, abs=1e-12)
+    assert (lo, hi) == pytest.approx((lo_want, hi_want), **A4)
+
+
+def test_newcombe_paired_applies_the_phi_correction_only_when_eh_exceeds_fg():
+    """Without the method-10 correction (18,12,2,18) would give 0.0618-0.3239: too narrow."""
+    from guardbench.stats import newcombe_paired_z, wilson_z
+    z = 1.959963984540054
+
+    def uncorrected(e, f, g, h):
+        n = e + f + g + h
+        p1, p2 = (e + f) / n, (e + g) / n
+        l2, u2 = wilson_z(e + f, n, z)
+        l3, u3 = wilson_z(e + g, n, z)
+        phi = (e * h - f * g) / math.sqrt((e + f) * (g + h) * (e + g) * (f + h))
+        a1, a2, b1, b2 = p1 - l2, u3 - p2, u2 - p1, p2 - l3
+        return (p1 - p2 - math.sqrt(a1 * a1 - 2 * phi * a1 * a2 + a2 * a2),
+                p1 - p2 + math.sqrt(b1 * b1 - 2 * phi * b1 * b2 + b2 * b2))
+
+    assert uncorrected(18, 12, 2, 18) == pytest.approx((0.0618, 0.3239), **A4)
+    lo, hi = newcombe_paired(18, 12, 2, 18)[1:]
+    assert lo < 0.0618 - 1e-3 and hi > 0.3239 + 1e-3
+    # e*h < f*g: the numerator stays as it is (a negative phi widens nothing away)
+    assert newcombe_paired(3, 20, 10, 2)[1:] == pytest.approx(uncorrected(3, 20, 10, 2), abs=1e-12)
+    # the real-valued core gives the integer function's answer
+    assert newcombe_paired_z(18, 12, 2, 18, z) == pytest.approx(newcombe_paired(18, 12, 2, 18), abs=1e-12)
+
+
+def test_newcombe_paired_estimates_first_minus_second():
+    d, lo, hi = newcombe_paired(0, 10, 0, 0)      # only the first has the outcome
+    assert d == 1.0 and lo > 0
+    d, lo, hi = newcombe_paired(0, 0, 10, 0)      # only the second
+    assert d == -1.0 and hi < 0
 
 
 def test_clopper_pearson_upper_pinned():
