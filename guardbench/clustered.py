@@ -18,11 +18,15 @@ Methods and sources (docs/statistics.md lists when each is used):
   positive counts estimated from survey data. Survey Methodology 24:193-201.
 * Paired comparisons (two arms on the same case-variant-repeat triples):
   - test: the exact sign-flip (randomization) test on each case's discordance total
-    ``d_i = b_i - c_i`` (Fisher 1935, The Design of Experiments, section 21); its large-sample
-    form is the clustered McNemar statistic of Durkalski VL, Palesch YY, Lipsitz SR, Rust PF
-    (2003), Analysis of clustered matched-pair data, Statistics in Medicine 22:2417-2428:
-    ``X2 = (sum d_i)^2 / sum d_i^2``, used when the exact distribution would be costly
-    (:data:`EXACT_WORK`). With one pair per case it *is* the exact McNemar test.
+    ``d_i = b_i - c_i`` (Fisher 1935, The Design of Experiments, section 21). Its large-sample
+    form ``X2 = (sum d_i)^2 / sum d_i^2`` is Obuchowski's (1998) clustered McNemar statistic
+    as simplified by Yang Z, Sun X, Hardin JW (2010), A note on the tests for clustered
+    matched-pair binary data, Biometrical Journal 52:638-652 (their form carries a factor
+    (K-1)/K from the K/(K-1) in Obuchowski's variance; the randomization variance of
+    ``sum d_i`` is exactly ``sum d_i^2``, so none here), and is used when the exact distribution
+    would be costly (:data:`EXACT_WORK`). Durkalski et al. (2003, Statistics in Medicine
+    22:2417-2428) is the same with each ``d_i`` divided by its case's pairs: identical when
+    every case has as many pairs. With one pair per case the test *is* the exact McNemar test.
   - interval: Newcombe's (1998) method 10 paired interval on the effective paired table
     (every cell divided by the design effect of the difference). That design effect is
     Obuchowski's cluster variance of the difference over its unclustered (multinomial)
@@ -53,7 +57,7 @@ __all__ = ["EXACT_WORK", "Paired", "case_counts", "design_effect", "diff_design_
            "paired_counts", "rate", "sign_flip_p", "upper_bound"]
 
 # the exact sign-flip distribution is convolved in pure Python; above this many multiply-adds
-# the p-value comes from its normal (Durkalski chi-square) form instead (well inside 1e-3 there)
+# the p-value comes from its normal (chi-square) form instead (well inside 1e-3 there)
 EXACT_WORK = 250_000
 
 
@@ -276,8 +280,9 @@ def sign_flip_p(d: Sequence[int]) -> tuple[float, bool]:
     Under H0 (the arm labels are exchangeable within each pair) every ``d_i`` is as likely to
     have either sign: p = P(|sum e_i d_i| >= |sum d_i|) over independent signs e_i. Computed
     exactly (cases grouped by |d_i|: a binomial per group, convolved) unless that takes more
-    than :data:`EXACT_WORK` steps; then the normal form, Durkalski et al.'s (2003) clustered
-    McNemar ``X2 = (sum d_i)^2 / sum d_i^2`` on 1 df. One pair per case gives the exact McNemar.
+    than :data:`EXACT_WORK` steps; then the normal form, Obuchowski's (1998) clustered McNemar
+    ``X2 = (sum d_i)^2 / sum d_i^2`` on 1 df (Yang et al. 2010's simplification, without its
+    (K-1)/K). One pair per case gives the exact McNemar test.
     """
     a = [abs(int(x)) for x in d if x]
     t = abs(sum(int(x) for x in d))

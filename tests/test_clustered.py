@@ -220,7 +220,7 @@ def test_one_pair_per_case_is_the_exact_mcnemar_test():
 
 
 def test_sign_flip_normal_form_for_large_samples(monkeypatch):
-    """Above EXACT_WORK the p-value is Durkalski's chi-square; near the limit both agree."""
+    """Above EXACT_WORK the p-value is the chi-square form; near the limit both agree."""
     rng = random.Random(9)
     d = [rng.choice((-1, 1, 2, 3, 4, 5)) for _ in range(300)]
     exact, ok = C.sign_flip_p(d)
@@ -323,3 +323,35 @@ def test_paired_empty_and_unequal_cases():
     assert pr.cases == 3 and pr.pairs == 12
     with pytest.raises(ValueError):
         C.paired({"a": [1, -1, 0, 0]})
+
+
+def test_normal_form_is_obuchowskis_statistic_without_its_small_sample_factor(monkeypatch):
+    """Obuchowski (1998): X2 = (p1 - p2)^2 / var(p1 - p2), variances over K clusters with the K/(K-1)
+    factor, centred at the pooled proportion. The randomization variance has no such factor, so ours
+    is her statistic times K/(K-1)."""
+    chi2 = pytest.importorskip("scipy.stats").chi2
+    rng = random.Random(13)
+    monkeypatch.setattr(C, "EXACT_WORK", 0)
+    checked = 0
+    for _ in range(30):
+        cells = random_cells(rng, rng.randint(3, 30))
+        K = len(cells)
+        N = sum(sum(c) for c in cells.values())
+        x1 = [a + b for a, b, _, _ in cells.values()]
+        x2 = [a + c for a, _, c, _ in cells.values()]
+        nk = [sum(c) for c in cells.values()]
+        p1, p2 = sum(x1) / N, sum(x2) / N
+        if p1 == p2:
+            continue
+        pbar = (p1 + p2) / 2
+        f = K / (K - 1) / N ** 2
+        v1 = f * sum((x - n * pbar) ** 2 for x, n in zip(x1, nk))
+        v2 = f * sum((x - n * pbar) ** 2 for x, n in zip(x2, nk))
+        cov = f * sum((a - n * pbar) * (b - n * pbar) for a, b, n in zip(x1, x2, nk))
+        x2_obuchowski = (p1 - p2) ** 2 / (v1 + v2 - 2 * cov)
+        p, exact = C.sign_flip_p([c[1] - c[2] for c in cells.values()])
+        if exact:                       # one distinct |d_i|: always the exact binomial tail
+            continue
+        assert p == pytest.approx(chi2.sf(x2_obuchowski * K / (K - 1), 1), rel=1e-9)
+        checked += 1
+    assert checked >= 15
