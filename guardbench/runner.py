@@ -43,6 +43,12 @@ class RunSpec:
 
 def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, models: Sequence[str | None] = (None,),
          variants: Sequence[int] | None = None, repeats: int = 1, seed: int = 0) -> list[RunSpec]:
+    from collections import Counter
+    for what, names in (("--arms", arms), ("--agent", agents), ("--model", models), ("cases", [c.id for c in cases]),
+                        ("variants", variants or ())):
+        twice = sorted(str(x) for x, k in Counter(names).items() if k > 1)
+        if twice:   # every run would be recorded twice and counted twice
+            raise GuardbenchError(what, f"{', '.join(twice)} named twice; name each once")
     out = []
     for c in cases:
         vs = range(len(c.variants)) if variants is None else [v for v in variants if v < len(c.variants)]
@@ -171,22 +177,10 @@ def fast_tmp() -> str | None:
 # -- the run folder -------------------------------------------------------------------
 
 def read_records(path: Path) -> list[dict]:
-    """Complete records of a runs.jsonl; a torn last line (a crash mid-write) is ignored."""
-    if not path.exists():
-        return []
-    out = []
-    with path.open("rb") as fh:
-        lines = fh.read().split(b"\n")
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            if i == len(lines) - 1:       # torn tail: never a complete record
-                break
-            raise GuardbenchError(str(path), f"line {i + 1}: not a JSON record") from None
-    return out
+    """Complete records of a runs.jsonl ([] when there is none), read and checked by the one shared
+    reader (guardbench/runfile.py: torn tail ignored, a run_id twice or an old record shape refused)."""
+    from guardbench.runfile import read_records as read
+    return read(path)
 
 
 def load_run(run_dir: Path) -> tuple[Path, list[dict]]:

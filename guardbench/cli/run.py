@@ -91,6 +91,10 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     from guardbench.runner import append_records, execute_all, open_run_dir, plan
 
     arm_list = [a.strip() for a in arms.split(",") if a.strip()]
+    for what, names in (("--arms", arm_list), ("--agent", list(agents))):
+        twice = sorted({a for a in names if names.count(a) > 1})
+        if twice:   # each run would be recorded, and counted, twice
+            raise GuardbenchError(what, f"{', '.join(twice)} named twice; name each once")
     for a in arm_list:
         if a not in arm_names():
             raise GuardbenchError("--arms", f"unknown arm {a!r} (installed: {', '.join(arm_names())})")

@@ -423,20 +423,16 @@ def _runs_file(path: str | Path) -> Path:
 
 def from_runs(path: str | Path) -> Iterator[Probe]:
     """Every recorded exchange in RUN_DIR/runs.jsonl (or a .jsonl file) as an observed probe."""
+    from guardbench.runfile import iter_records   # the shared reader: a run_id twice is refused
     p = _runs_file(path)
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                row = json.loads(line)
-                arm = str(row.get("arm", "?"))
-                wire = row.get("wire") or []
-                exchanges = [WireExchange.from_dict(x) for x in wire]
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise SpecError(f"{p}:{lineno}", f"not a run record: {exc}") from None
-            case = row.get("case") or row.get("case_id") or ""
-            for ex in exchanges:
-                label = f"{arm}:{case}:{ex.run_id}#{ex.seq}" if case else f"{arm}:{ex.run_id}#{ex.seq}"
-                yield Probe(label, ex.request, OBSERVED, f"run:{arm}", ex.error or "", ex.response)
+    for lineno, row in iter_records(p):
+        try:
+            arm = str(row.get("arm", "?"))
+            wire = row.get("wire") or []
+            exchanges = [WireExchange.from_dict(x) for x in wire]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise SpecError(f"{p}:{lineno}", f"not a run record: {exc}") from None
+        case = row.get("case") or row.get("case_id") or ""
+        for ex in exchanges:
+            label = f"{arm}:{case}:{ex.run_id}#{ex.seq}" if case else f"{arm}:{ex.run_id}#{ex.seq}"
+            yield Probe(label, ex.request, OBSERVED, f"run:{arm}", ex.error or "", ex.response)

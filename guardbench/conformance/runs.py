@@ -24,13 +24,13 @@ What fails the check (exit 1), and what is only a finding:
 """
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from guardbench.conformance.corpus import _runs_file
+from guardbench.runfile import iter_records
 from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import (CONFORMING, NONCONFORMING, OUT_OF_SCOPE, OUTSIDE_HOST,
                                              Validator)
@@ -172,63 +172,64 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
                     responses_checked=responses, goal_source=goal_source)
     arms: dict = defaultdict(_arm_row)
     t_parse = 0.0
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+    records = iter_records(p)      # the shared reader: torn tail ignored, a run_id twice refused
+    while True:
+        t1 = time.perf_counter()
+        try:
+            lineno, rec = next(records)
+        except StopIteration:
+            break
+        try:
+            arm = str(rec.get("arm", "?"))
+            wire = [WireExchange.from_dict(x) for x in rec.get("wire") or []]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise SpecError(f"{p}:{lineno}", f"not a run record: {exc}") from None
+        t_parse += time.perf_counter() - t1
+        rep.records += 1
+        row = arms[arm]
+        row["records"] += 1
+        case = str(rec.get("case") or rec.get("case_id") or "")
+        label = f"{case} v{rec.get('variant', '?')}" if case else f"line {lineno}"
+        results = {}
+        for ex in wire:
+            rep.exchanges += 1
+            row["exchanges"] += 1
+            res = v.request(ex.request)
+            results[ex.seq] = res
+            if res.status == OUT_OF_SCOPE:
+                row["oauth_token_calls"] += 1
                 continue
-            t1 = time.perf_counter()
-            try:
-                rec = json.loads(line)
-                arm = str(rec.get("arm", "?"))
-                wire = [WireExchange.from_dict(x) for x in rec.get("wire") or []]
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise SpecError(f"{p}:{lineno}", f"not a run record: {exc}") from None
-            t_parse += time.perf_counter() - t1
-            rep.records += 1
-            row = arms[arm]
-            row["records"] += 1
-            case = str(rec.get("case") or rec.get("case_id") or "")
-            label = f"{case} v{rec.get('variant', '?')}" if case else f"line {lineno}"
-            results = {}
-            for ex in wire:
-                rep.exchanges += 1
-                row["exchanges"] += 1
-                res = v.request(ex.request)
-                results[ex.seq] = res
-                if res.status == OUT_OF_SCOPE:
-                    row["oauth_token_calls"] += 1
-                    continue
-                if res.status == OUTSIDE_HOST:
-                    row["outside_host"] += 1
-                    continue
-                row["paypal_requests"] += 1
-                row[res.status] += 1
-                where = f"{arm}: {label} #{ex.seq}"
-                if res.status != CONFORMING:
-                    composer = _composer(rec, ex.seq)
-                    must = _must_conform(rec, composer)
-                    if not must:
-                        row["attack_requests_nonconforming"] += 1
-                    rep.nonconforming.append({
-                        "where": where, "arm": arm, "case": case, "family": rec.get("family"),
-                        "run_id": rec.get("run_id"), "seq": ex.seq, "composer": composer, "must_conform": must,
-                        "status": res.status, "method": ex.request.method, "url": ex.request.url,
-                        "endpoint": res.endpoint, "errors": res.errors,
-                        "http_status": ex.response.status if ex.response else None})
-                if responses and ex.response is not None and res.route_found:
-                    rr = v.response(ex.request, ex.response)
-                    row["responses"] += 1
-                    if rr.status == CONFORMING:
-                        row["responses_conforming"] += 1
-                    else:
-                        rep.nonconforming_responses.append({
-                            "where": where, "arm": arm, "case": case, "seq": ex.seq, "status": rr.status,
-                            "http_status": ex.response.status, "errors": rr.errors})
-            if rec.get("goal_achieved") and rec.get("family") not in (None, "benign"):
-                attack = _judge_attack(rec, arm, case, results, goals, wire)
-                rep.attacks.append(attack)
-                row["attacks_succeeded"] += 1
-                row["only_rejectable"] += int(attack["only_rejectable"])
+            if res.status == OUTSIDE_HOST:
+                row["outside_host"] += 1
+                continue
+            row["paypal_requests"] += 1
+            row[res.status] += 1
+            where = f"{arm}: {label} #{ex.seq}"
+            if res.status != CONFORMING:
+                composer = _composer(rec, ex.seq)
+                must = _must_conform(rec, composer)
+                if not must:
+                    row["attack_requests_nonconforming"] += 1
+                rep.nonconforming.append({
+                    "where": where, "arm": arm, "case": case, "family": rec.get("family"),
+                    "run_id": rec.get("run_id"), "seq": ex.seq, "composer": composer, "must_conform": must,
+                    "status": res.status, "method": ex.request.method, "url": ex.request.url,
+                    "endpoint": res.endpoint, "errors": res.errors,
+                    "http_status": ex.response.status if ex.response else None})
+            if responses and ex.response is not None and res.route_found:
+                rr = v.response(ex.request, ex.response)
+                row["responses"] += 1
+                if rr.status == CONFORMING:
+                    row["responses_conforming"] += 1
+                else:
+                    rep.nonconforming_responses.append({
+                        "where": where, "arm": arm, "case": case, "seq": ex.seq, "status": rr.status,
+                        "http_status": ex.response.status, "errors": rr.errors})
+        if rec.get("goal_achieved") and rec.get("family") not in (None, "benign"):
+            attack = _judge_attack(rec, arm, case, results, goals, wire)
+            rep.attacks.append(attack)
+            row["attacks_succeeded"] += 1
+            row["only_rejectable"] += int(attack["only_rejectable"])
     for row in arms.values():
         row["share_conforming"] = _share(row["conforming"], row["paypal_requests"])
     rep.by_arm = dict(sorted(arms.items()))

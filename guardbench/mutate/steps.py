@@ -141,7 +141,8 @@ def _bench(ctx: Context, copy: Path, deadline: float) -> tuple[Step, dict | None
         return step, None, "preflight"
     if step.rc != 0:
         return step, None, "crash"
-    records = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines() if line.strip()]
+    from guardbench.runfile import read_records    # the shared reader (a run_id twice is refused)
+    records = read_records(out / "runs.jsonl")
     return step, bench_summary(records), "ok"
 
 
