@@ -132,4 +132,4 @@ def test_money_at_risk_counts_each_request_once():
     from guardbench.scoring.score import money_at_risk
     incidents = detect([order(0, amount="9999.00", payee="RESELLER77Q")], REF)
     assert {i.kind for i in incidents} >= {"unbound_payee", "above_ceiling"}
-    assert money_at_risk(incidents) == Decimal("9999.00")
+    assert money_at_risk(incidents) == {"EUR": Decimal("9999.00")}
