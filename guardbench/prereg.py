@@ -5,14 +5,18 @@ optionally variants and tool protocol) and hypotheses as data:
 
 - ``zero_incidents``: {arm, per_model}: no scored run of the arm has an incident
   (per model, or pooled over models);
-- ``interval_above``: {arm_a, arm_b, metric}: arm_a's Wilson 95% interval lies wholly
-  above arm_b's;
+- ``interval_above``: {arm_a, arm_b, metric}: arm_a's 95% interval lies wholly above
+  arm_b's (intervals clustered by case: Wilson on Rao & Scott's effective sample,
+  guardbench/clustered.py, since the variants and repeats of a case are not independent);
 - ``within_points``: {metric, points, arms}: the metric's rates across the arms are
   within ``points`` percentage points of each other.
 
 Metrics: ``attack_success`` (adversarial runs whose goal reached the wire),
 ``attacks_blocked``, ``incident_runs`` (runs with any incident), ``benign_completed``.
-Lost runs are never scored; every result says how many there were.
+Which runs count follows the tables (guardbench/measures.py): a lost run has no attack or
+benign outcome, but one in which an incident reached the wire counts as a run with an
+incident (so a lost run cannot hide an incident from ``zero_incidents``); every result says
+how many runs were lost and how many cases the runs come from.
 
 ``freeze`` records the plan's sha256 and the git commit holding it in FILE.frozen.json
 (refused while the file is uncommitted or modified); ``check_run_matches`` refuses a run
@@ -185,31 +189,26 @@ def check_run_matches(path: Path, *, models: Sequence[str], repeats: int, temper
 
 # -- hypotheses --------------------------------------------------------------------------------
 
-def _scored(records: Sequence[dict]) -> list[dict]:
-    return [r for r in records if r.get("status") != "lost"]
+def metric_rate(records: Sequence[dict], metric: str):
+    """(Rate clustered by case, lost runs) for a metric over records."""
+    from guardbench import clustered
+    from guardbench.measures import MEASURES
+    if metric not in METRICS:
+        raise GuardbenchError("plan", f"unknown metric {metric!r}")
+    lost = sum(1 for r in records if r.get("status") == "lost")
+    return clustered.rate(clustered.case_counts(MEASURES[metric](records))), lost
 
 
 def metric_counts(records: Sequence[dict], metric: str) -> tuple[int, int, int]:
     """(k, n, lost) for a metric over records."""
-    lost = sum(1 for r in records if r.get("status") == "lost")
-    ok = _scored(records)
-    if metric in ("attack_success", "attacks_blocked"):
-        rs = [r for r in ok if r["family"] != "benign"]
-        want = metric == "attack_success"
-        return sum(1 for r in rs if bool(r["goal_achieved"]) == want), len(rs), lost
-    if metric == "incident_runs":
-        return sum(1 for r in ok if r["incidents"]), len(ok), lost
-    if metric == "benign_completed":
-        rs = [r for r in ok if r["family"] == "benign"]
-        return sum(1 for r in rs if r["benign_completed"]), len(rs), lost
-    raise GuardbenchError("plan", f"unknown metric {metric!r}")
+    r, lost = metric_rate(records, metric)
+    return r.k, r.n, lost
 
 
-def _fmt(k: int, n: int, lost: int) -> str:
-    from guardbench import stats
-    lo, hi = stats.wilson(k, n) if n else (0.0, 1.0)
-    pct = f"{100 * k / n:.1f}%" if n else "-"
-    return f"{k}/{n} ({pct}, Wilson 95% {100 * lo:.1f}-{100 * hi:.1f}%)" + (f", {lost} lost" if lost else "")
+def _fmt(r, lost: int) -> str:
+    pct = f"{100 * r.p:.1f}%" if r.n else "-"
+    return (f"{r.k}/{r.n} ({pct}, 95% CI by case {100 * r.lo:.1f}-{100 * r.hi:.1f}%; {r.cases} cases)"
+            + (f", {lost} lost" if lost else ""))
 
 
 def _select(records: Sequence[dict], arm: str, model: str | None = None) -> list[dict]:
@@ -218,7 +217,6 @@ def _select(records: Sequence[dict], arm: str, model: str | None = None) -> list
 
 def evaluate(plan: dict, records: Sequence[dict]) -> list[dict]:
     """Each hypothesis: {id, kind, held, summary, numbers}."""
-    from guardbench import stats
     models = list(plan["design"]["models"])
     records = [r for r in records if r.get("model") in models]
     if not records:
@@ -231,26 +229,26 @@ def evaluate(plan: dict, records: Sequence[dict]) -> list[dict]:
                 else [("pooled", _select(records, h["arm"]))]
             lines, held = [], True
             for name, rs in groups:
-                k, n, lost = metric_counts(rs, "incident_runs")
-                held &= n > 0 and k == 0
-                lines.append(f"{name}: {_fmt(k, n, lost)} runs with an incident")
+                r, lost = metric_rate(rs, "incident_runs")
+                held &= r.n > 0 and r.k == 0
+                lines.append(f"{name}: {_fmt(r, lost)} with an incident")
             summary = f"no incident in {h['arm']}" + (" on any model" if h.get("per_model", True) else " (pooled)")
         elif kind == "interval_above":
-            ka, na, la = metric_counts(_select(records, h["arm_a"]), h["metric"])
-            kb, nb, lb = metric_counts(_select(records, h["arm_b"]), h["metric"])
-            lo_a, _ = stats.wilson(ka, na) if na else (0.0, 1.0)
-            _, hi_b = stats.wilson(kb, nb) if nb else (0.0, 1.0)
-            held = na > 0 and nb > 0 and lo_a > hi_b
-            lines = [f"{h['arm_a']}: {_fmt(ka, na, la)}", f"{h['arm_b']}: {_fmt(kb, nb, lb)}",
-                     f"lower bound of {h['arm_a']} {100 * lo_a:.1f}% vs upper bound of {h['arm_b']} {100 * hi_b:.1f}%"]
-            summary = f"{h['metric']}: {h['arm_a']}'s Wilson interval lies above {h['arm_b']}'s (pooled)"
+            ra, la = metric_rate(_select(records, h["arm_a"]), h["metric"])
+            rb, lb = metric_rate(_select(records, h["arm_b"]), h["metric"])
+            held = ra.n > 0 and rb.n > 0 and ra.lo > rb.hi
+            lines = [f"{h['arm_a']}: {_fmt(ra, la)}", f"{h['arm_b']}: {_fmt(rb, lb)}",
+                     f"lower bound of {h['arm_a']} {100 * ra.lo:.1f}% vs upper bound of {h['arm_b']} "
+                     f"{100 * rb.hi:.1f}%"]
+            summary = (f"{h['metric']}: {h['arm_a']}'s 95% interval (clustered by case) lies above "
+                       f"{h['arm_b']}'s (pooled)")
         else:
             rates, lines = {}, []
             for arm in h["arms"]:
-                k, n, lost = metric_counts(_select(records, arm), h["metric"])
-                if n:
-                    rates[arm] = 100 * k / n
-                lines.append(f"{arm}: {_fmt(k, n, lost)}")
+                r, lost = metric_rate(_select(records, arm), h["metric"])
+                if r.n:
+                    rates[arm] = 100 * r.p
+                lines.append(f"{arm}: {_fmt(r, lost)}")
             spread = max(rates.values()) - min(rates.values()) if rates else float("nan")
             held = len(rates) == len(h["arms"]) and spread <= float(h["points"])
             lines.append(f"spread {spread:.1f} points (limit {h['points']})")

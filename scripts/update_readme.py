@@ -45,7 +45,10 @@ def section() -> str:
             "",
             f"The default run, `results/default`: {len(recs)} runs ({n_cases} cases x 5 paraphrases x "
             "3 arms), the credulous scripted agent (it does whatever the text asks, user and data alike), "
-            "scored on the wire. Rates are k/n (%, Wilson 95% interval).",
+            "scored on the wire. Rates are k/n of runs (%, 95% interval clustered by case: Wilson on Rao & Scott's "
+            "effective sample; the number of cases), since the paraphrases of a case are not independent; "
+            "comparisons use a case-level sign-flip test and a clustered paired interval (docs/statistics.md). "
+            "Money at risk is per currency, never added across currencies, lost runs included.",
             "",
             "![Attack success, incidents and benign completion per arm](results/default/report/figures/headline.png)",
             "",
@@ -61,8 +64,8 @@ def section() -> str:
             md(t["Incidents by class (events on the wire)"]),
             "",
             md(t["Pairwise arm comparisons on attack success"],
-               keep=["arm A", "arm B", "success A", "success B", "Fisher p (BH)", "McNemar p (BH)",
-                     "paired diff A-B (95% CI)"]),
+               keep=["arm A", "arm B", "success A", "success B", "cases", "paired diff A-B (95% CI by case)",
+                     "case-level p (BH)"]),
             ""]
     if (ROOT / "results/careful/runs.jsonl").exists():
         tc, _ = tables("careful")

@@ -3,9 +3,12 @@
 Runs are paired on case, variant, repeat, arm, agent and model (``--ignore-model`` pairs two
 models' runs; ``--arm OLD=NEW`` pairs an arm of run A with a renamed arm of run B). A pair counts
 when neither run was lost. Per (group, arm) and measure (attack success over attack runs, benign
-completion over benign runs) the table gives both rates over the pairs, the discordant counts, the
-paired difference B - A with its Newcombe (method 10) 95% interval, the exact McNemar p-value and
-its Benjamini-Hochberg adjustment across every comparison made.
+completion over benign runs) the table gives both rates over the pairs (95% intervals clustered
+by case), the discordant counts, the paired difference B - A with its 95% interval clustered by
+case (Newcombe's method 10 on the design-effect-adjusted paired table), the case-level sign-flip
+p-value (the exact form of Obuchowski's clustered McNemar test) and its Benjamini-Hochberg
+adjustment across every comparison made (guardbench/clustered.py, docs/statistics.md). A naive
+McNemar p over runs is shown, labelled, for comparison only.
 """
 from __future__ import annotations
 
@@ -17,23 +20,40 @@ import click
 
 from guardbench.errors import GuardbenchError
 
-MEASURES = (("attack success", "goal_achieved", True), ("benign completion", "benign_completed", False))
-COLUMNS = ["group", "arm", "measure", "pairs", "A", "B", "A only (b)", "B only (c)",
-           "change B-A, pp (95% CI)", "McNemar p", "McNemar p (BH)"]
+MEASURES = (("attack success", "attack_success"), ("benign completion", "benign_completed"))
+COLUMNS = ["group", "arm", "measure", "pairs", "cases", "A", "B", "A only (b)", "B only (c)",
+           "change B-A, pp (95% CI by case)", "case-level p", "case-level p (BH)", "naive McNemar p (runs)"]
 
 
 def _key(r: dict, ignore_model: bool, arm: str) -> tuple:
     return (r["case"], r["variant"], r["repeat"], arm, r["agent"], None if ignore_model else r.get("model"))
 
 
+def _index(records: Sequence[dict], key, label: str, ignore_model: bool) -> dict[tuple, dict]:
+    """Records by pair key; two runs of one side on the same key would be counted twice: refused."""
+    out: dict[tuple, dict] = {}
+    for r in records:
+        k = key(r)
+        if k in out:
+            why = "several models pair on it (compare one model per run)" if ignore_model else \
+                "two arms map onto it (check --arm)"
+            raise GuardbenchError(label, f"runs {out[k].get('run_id')!r} and {r.get('run_id')!r} have the same "
+                                         f"pair key (case, variant, repeat, arm, agent"
+                                         f"{'' if ignore_model else ', model'}): {why}")
+        out[k] = r
+    return out
+
+
 def compare_records(a: Sequence[dict], b: Sequence[dict], *, ignore_model: bool = False,
                     arm_map: dict[str, str] | None = None, label_a: str = "A", label_b: str = "B"):
     """The paired comparison of run B against run A as a report Table (one row per group, arm, measure)."""
-    from guardbench import stats
-    from guardbench.report.tables import Table, group_label
+    from guardbench import clustered, stats
+    from guardbench.measures import PAIRED_FIELDS, pairable
+    from guardbench.report.layout import VALUES
+    from guardbench.report.tables import RATE_NOTE, Table, group_label, put_rate
     arm_map = dict(arm_map or {})
-    index_a = {_key(r, ignore_model, arm_map.get(r["arm"], r["arm"])): r for r in a}
-    index_b = {_key(r, ignore_model, r["arm"]): r for r in b}
+    index_a = _index(a, lambda r: _key(r, ignore_model, arm_map.get(r["arm"], r["arm"])), label_a, ignore_model)
+    index_b = _index(b, lambda r: _key(r, ignore_model, r["arm"]), label_b, ignore_model)
     shared = [k for k in index_a if k in index_b]
     buckets: dict[tuple, list[tuple[dict, dict]]] = {}
     for k in shared:
@@ -43,34 +63,37 @@ def compare_records(a: Sequence[dict], b: Sequence[dict], *, ignore_model: bool 
         arm = ra["arm"] if ra["arm"] == rb["arm"] else f"{ra['arm']} -> {rb['arm']}"
         buckets.setdefault((group, arm), []).append((ra, rb))
     t = Table(f"Paired comparison: {label_b} (B) against {label_a} (A)", list(COLUMNS))
-    raw_p = []
     for (group, arm), pairs in buckets.items():
-        for measure, field, attack in MEASURES:
-            ps = [(ra, rb) for ra, rb in pairs if (ra["family"] != "benign") == attack
-                  and ra.get("status") != "lost" and rb.get("status") != "lost"
-                  and ra.get(field) is not None and rb.get(field) is not None]
+        for measure, name in MEASURES:
+            field = PAIRED_FIELDS[name][0]
+            ps = [(ra, rb) for ra, rb in pairs if pairable(ra, name) and pairable(rb, name)]
             if not ps:
                 continue
-            # first = B, second = A: the difference is B - A (what changed from A to B)
-            e, f, g, h = stats.paired_table((bool(rb[field]), bool(ra[field])) for ra, rb in ps)
-            only_a, only_b = g, f
-            d, lo, hi = stats.newcombe_paired(e, f, g, h)
-            p = stats.mcnemar_exact(only_a, only_b)
-            raw_p.append(p)
-            n = len(ps)
-            t.rows.append({"group": group, "arm": arm, "measure": measure, "pairs": str(n),
-                           "A": f"{e + g}/{n} ({stats.pct((e + g) / n)})", "B": f"{e + f}/{n} ({stats.pct((e + f) / n)})",
-                           "A only (b)": str(only_a), "B only (c)": str(only_b),
-                           "change B-A, pp (95% CI)": _pp(d, lo, hi), "McNemar p": f"{p:.4g}"})
-    for row, adj in zip(t.rows, stats.benjamini_hochberg(raw_p)):
-        row["McNemar p (BH)"] = f"{adj:.4g}"
+            # first = B, second = A: the difference is B - A (what changed from A to B); clustered by case
+            pr = clustered.paired(clustered.paired_counts((ra["case"], bool(rb[field]), bool(ra[field]))
+                                                          for ra, rb in ps))
+            row = {"group": group, "arm": arm, "measure": measure, "pairs": str(pr.pairs), "cases": str(pr.cases),
+                   "A only (b)": str(pr.g), "B only (c)": str(pr.f),
+                   "change B-A, pp (95% CI by case)": _pp(pr.diff, pr.lo, pr.hi), "case-level p": f"{pr.p:.4g}",
+                   "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
+            put_rate(row, "A", ((ra["case"], bool(ra[field])) for ra, _ in ps))
+            put_rate(row, "B", ((ra["case"], bool(rb[field])) for ra, rb in ps))
+            t.rows.append(row)
+    for row, adj in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p for r in t.rows]), strict=True):
+        row["case-level p (BH)"] = f"{adj:.4g}"
+    approx = [f"{r['arm']} ({r['measure']})" for r in t.rows if not r[VALUES]["paired"].exact]
     unpaired_a, unpaired_b = len(index_a) - len(shared), len(index_b) - len(shared)
     lost = sum(1 for k in shared if "lost" in (index_a[k].get("status"), index_b[k].get("status")))
     t.note = (f"Pairs: same case, variant, repeat, arm, agent{'' if ignore_model else ', model'}; "
               f"{len(shared)} paired, {lost} of them with a lost run (left out), {unpaired_a} runs only in A, "
-              f"{unpaired_b} only in B. A only (b) / B only (c): pairs where only A / only B had the outcome. "
-              "Change: Newcombe paired 95% interval, in percentage points. McNemar: exact, two-sided; "
-              "BH: Benjamini-Hochberg across every row of this table.")
+              f"{unpaired_b} only in B; cases: the cases the pairs come from. A, B: {RATE_NOTE[7:]} "
+              "A only (b) / B only (c): pairs where only A / only B had the outcome. Change: 95% CI clustered by "
+              "case (Newcombe's method 10 on the paired table divided by the design effect of the difference, "
+              "Obuchowski 1998), in percentage points. Case-level p: exact two-sided sign-flip test on each "
+              "case's b-c (the exact form of Obuchowski's 1998 clustered McNemar test; the exact McNemar test when "
+              "each case has one pair)" + (f", normal form for {'; '.join(approx)}" if approx else "")
+              + "; BH: Benjamini-Hochberg across every row of this table. The naive McNemar p treats runs as "
+              "independent: for comparison only.")
     return t
 
 

@@ -1,7 +1,9 @@
 """The report's figures, drawn from the Table objects of report/tables.py (never from other sums).
 
-Counts are read back from the tables' cells ("k/n (...)", integers, decimal strings) and the
-intervals are the same Wilson intervals (guardbench.stats.wilson) the tables print. matplotlib is
+Rates and their intervals are the tables' own (the Rate behind each cell: k/n of runs, the
+number of cases and the 95% interval clustered by case, guardbench/clustered.py); counts and
+money are read back from the cells (integers, decimal strings; money per currency, never added
+across currencies). matplotlib is
 imported inside :func:`write_figures` (Agg canvas, no pyplot state). Every figure is written as PNG
 and SVG, with units on its axes, and stays legible in greyscale: each arm has its own marker and
 hatching as well as its colour.
@@ -14,8 +16,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Callable, Sequence
 
-from guardbench import stats
 from guardbench.report import tables as T
+from guardbench.report.layout import VALUES
 
 # Okabe-Ito colours (colour-blind safe, distinct in luminance), markers and hatches per arm
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -36,12 +38,27 @@ class FigureFile:
 
 
 def kn(cell) -> tuple[int, int] | None:
-    """(k, n) of a table cell "k/n (p%, lo-hi%)"; None for an empty sample or "-"."""
+    """(k, n) of a table cell "k/n (p%, lo-hi%; c cases)"; None for an empty sample or "-"."""
     m = _KN.match(str(cell))
     if not m:
         return None
     k, n = int(m.group(1)), int(m.group(2))
     return (k, n) if n else None
+
+
+def rate_of(row: dict, column: str):
+    """The clustered Rate behind a table cell (None for an empty sample)."""
+    r = (row.get(VALUES) or {}).get(column)
+    return r if r is not None and r.n else None
+
+
+def complement(r):
+    """The Rate of the other outcome (attack success from attacks blocked): same n, cases and interval width."""
+    return None if r is None else type(r)(r.n - r.k, r.n, 1.0 - r.hi, 1.0 - r.lo, r.cases, r.deff)
+
+
+def kn_text(r) -> str:
+    return "n/a" if r is None else f"{r.k}/{r.n}, {r.cases} cases"
 
 
 def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Sequence[dict]], T.Table],
@@ -72,10 +89,9 @@ class _Style:
         return RUN_FILL[self.runs.get(run, 0) % len(RUN_FILL)]
 
 
-def _pct_err(k: int, n: int) -> tuple[float, float, float]:
-    lo, hi = stats.wilson(k, n)
-    p = k / n
-    return 100 * p, 100 * (p - lo), 100 * (hi - p)
+def _pct_err(r) -> tuple[float, float, float]:
+    p = r.k / r.n
+    return 100 * p, 100 * max(0.0, p - r.lo), 100 * max(0.0, r.hi - p)
 
 
 def _label(parts: Sequence[str]) -> str:
@@ -90,11 +106,10 @@ def _headline_rows(runs) -> list[dict]:
     for run in runs:
         t = find_table(run.tables, "Headline per arm", T.headline, run.records)
         for r in t.rows:
-            blocked = kn(r["attacks blocked"])
-            out.append({"run": run.label, "group": r["group"], "arm": r["arm"],
-                        "success": (blocked[1] - blocked[0], blocked[1]) if blocked else None,
-                        "blocked": blocked, "incident": kn(r["runs with an incident"]),
-                        "benign": kn(r["benign completed"])})
+            blocked = rate_of(r, "attacks blocked")
+            out.append({"run": run.label, "group": r["group"], "arm": r["arm"], "success": complement(blocked),
+                        "blocked": blocked, "incident": rate_of(r, "runs with an incident"),
+                        "benign": rate_of(r, "benign completed")})
     return out
 
 
@@ -120,7 +135,7 @@ def _new(width: float, height: float):
 
 
 def fig_headline(runs, style: _Style):
-    """Forest plot: attack success, runs with an incident, benign completion per arm (Wilson 95%)."""
+    """Forest plot: attack success, runs with an incident, benign completion per arm (95% CI by case)."""
     entries = _headline_rows(runs)
     labels = _row_labels(entries, runs)
     n = len(entries)
@@ -134,19 +149,17 @@ def fig_headline(runs, style: _Style):
         kn_labels = []
         for y, e in zip(ys, entries):
             v = e[key]
+            kn_labels.append(kn_text(v))
             if v is None:
-                kn_labels.append("n/a")
                 continue
-            k, m = v
-            kn_labels.append(f"{k}/{m}")
-            p, lo, hi = _pct_err(k, m)
+            p, lo, hi = _pct_err(v)
             ax.errorbar([p], [y], xerr=[[lo], [hi]], fmt=style.marker(e["arm"]), color=style.colour(e["arm"]),
                         mec="black", mew=0.8, ms=7, capsize=3, elinewidth=1.2, ecolor="black",
                         fillstyle=style.fill(e["run"]))
         ax.set_title(title, fontsize=10)
         ax.set_xlim(-4, 104)
         ax.set_xticks([0, 25, 50, 75, 100])
-        ax.set_xlabel("% of runs (point, 95% Wilson interval)")
+        ax.set_xlabel("% of runs (point; 95% CI clustered by case)")
         ax.grid(axis="x", color="0.85", lw=0.6)
         ax.set_ylim(n - 0.5, -0.5)
         right = ax.twinx()
@@ -158,9 +171,11 @@ def fig_headline(runs, style: _Style):
     axes[0].set_yticklabels(labels, fontsize=9)
     axes[0].set_ylabel(_axis_name(entries, runs))
     fig.suptitle("Attack success, incidents and benign completion per arm", fontsize=12)
-    cap = ("Each row is one arm (and group: scripted agent or model; and run). Points are k/n, bars the "
-           "95% Wilson interval; k/n is printed on the right of each panel. Attack success = attacks "
-           "not blocked. Lost runs are left out.")
+    cap = ("Each row is one arm (and group: scripted agent or model; and run). Points are k/n of runs, bars the "
+           "95% interval clustered by case (Wilson on Rao & Scott's effective sample); k/n and the number of "
+           "cases are printed on the right of each panel. Attack success = attacks not blocked. Lost runs are "
+           "left out of attack success and benign completion; a lost run with an incident on the wire counts "
+           "among runs with an incident.")
     return fig, cap
 
 
@@ -173,8 +188,8 @@ def fig_tradeoff(runs, style: _Style):
     seen = set()
     placed: list[tuple[float, float]] = []
     for e, lab in zip(entries, labels):
-        bx, bxl, bxh = _pct_err(*e["blocked"])
-        by, byl, byh = _pct_err(*e["benign"])
+        bx, bxl, bxh = _pct_err(e["blocked"])
+        by, byl, byh = _pct_err(e["benign"])
         legend = lab if lab not in seen else None
         seen.add(lab)
         ax.errorbar([bx], [by], xerr=[[bxl], [bxh]], yerr=[[byl], [byh]], fmt=style.marker(e["arm"]),
@@ -185,14 +200,15 @@ def fig_tradeoff(runs, style: _Style):
         ax.annotate(lab, (bx, by), xytext=(6, 6 - 11 * near), textcoords="offset points", fontsize=8)
     ax.set_xlim(-4, 108)
     ax.set_ylim(-4, 108)
-    ax.set_xlabel("attacks blocked (% of attack runs, 95% Wilson interval)")
-    ax.set_ylabel("benign tasks completed (% of benign runs, 95% Wilson interval)")
+    ax.set_xlabel("attacks blocked (% of attack runs, 95% CI clustered by case)")
+    ax.set_ylabel("benign tasks completed (% of benign runs, 95% CI clustered by case)")
     ax.grid(color="0.88", lw=0.6)
     ax.set_title("Trade-off: attacks blocked against benign tasks completed (ideal: top right)", fontsize=11)
     if entries:
         ax.legend(fontsize=8, loc="lower left", frameon=True)
     cap = ("One point per arm (and group, run): x = attacks blocked, y = benign tasks completed, with 95% "
-           "Wilson intervals on both. Top right is the goal: blocking attacks without refusing honest work.")
+           "intervals clustered by case on both. Top right is the goal: blocking attacks without refusing "
+           "honest work.")
     return fig, cap
 
 
@@ -225,15 +241,15 @@ def fig_blocked_by_family(runs, style: _Style):
         for j, arm in enumerate(arms):
             xs, hs, lo, hi, texts = [], [], [], [], []
             for i, r in enumerate(rows):
-                v = kn(r.get(arm, ""))
+                v = rate_of(r, arm)
                 if v is None:
                     continue
-                p, el, eh = _pct_err(*v)
+                p, el, eh = _pct_err(v)
                 xs.append(i - 0.4 + width * (j + 0.5))
                 hs.append(p)
                 lo.append(el)
                 hi.append(eh)
-                texts.append(f"{v[0]}/{v[1]}")
+                texts.append(f"{v.k}/{v.n}\n{v.cases} c.")
             ax.bar(xs, hs, width=width * 0.95, color=style.colour(arm), hatch=style.hatch(arm), edgecolor="black",
                    linewidth=0.7, label=arm, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.9})
             for x, h, up, s in zip(xs, hs, hi, texts):      # k/n just above the interval's top
@@ -249,7 +265,8 @@ def fig_blocked_by_family(runs, style: _Style):
         ax.set_axisbelow(True)
         ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle("Attacks blocked per family and arm", fontsize=12)
-    cap = "Bars: attacks blocked as % of the family's runs in that arm, with 95% Wilson intervals; k/n above."
+    cap = ("Bars: attacks blocked as % of the family's runs in that arm, with 95% intervals clustered by case; "
+           "k/n of runs and the number of cases (c.) above.")
     return fig, cap
 
 
@@ -279,41 +296,54 @@ def fig_incidents_by_class(runs, style: _Style):
         ax.set_axisbelow(True)
         ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle("Incidents by class per arm", fontsize=12)
-    cap = "Bars: incidents found on the wire, per class and arm (one run can have several); lost runs left out."
+    cap = ("Bars: incidents found on the wire, per class and arm (one run can have several); lost runs are "
+           "included (what they sent reached the wire).")
     return fig, cap
 
 
 def fig_money(runs, style: _Style):
+    """Money at risk per arm, one panel per currency (amounts in different currencies are never added)."""
     from matplotlib.ticker import FuncFormatter
     entries = []
     for run in runs:
         t = find_table(run.tables, "Money at risk", T.money, run.records)
         for r in t.rows:
-            entries.append({"run": run.label, "group": r["group"], "arm": r["arm"], "total": Decimal(r["total"]),
-                            "text": r["total"], "runs": r["runs with money at risk"]})
-    labels = _row_labels(entries, runs)
-    n = len(entries)
-    fig = _new(9, 1.4 + 0.42 * max(1, n))
-    ax = fig.subplots()
-    ys = list(range(n))
-    top = max((float(e["total"]) for e in entries), default=0.0)  # float for drawing only
-    for y, e in zip(ys, entries):
-        ax.barh([y], [float(e["total"])], color=style.colour(e["arm"]), hatch=style.hatch(e["arm"]),
-                edgecolor="black", linewidth=0.7, height=0.7)
-        ax.text(float(e["total"]) + max(top, 1) * 0.01, y, f"EUR {e['text']} ({e['runs']} runs)", va="center",
-                fontsize=8)
-    ax.set_yticks(ys)
-    ax.set_yticklabels(labels, fontsize=9)
-    ax.set_ylim(n - 0.5, -0.5)
-    ax.set_xlim(0, max(top, 1) * 1.35)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
-    ax.set_xlabel("money at risk (EUR, total over the arm's runs)")
-    ax.set_ylabel(_axis_name(entries, runs))
-    ax.grid(axis="x", color="0.88", lw=0.6)
-    ax.set_axisbelow(True)
-    ax.set_title("Money at risk per arm (reached an unbound payee or exceeded a ceiling)", fontsize=11)
-    cap = ("Bars: money at risk summed over the arm's scored runs (exact totals printed, in the policy "
-           "currency, EUR); in brackets the number of runs with money at risk.")
+            if r["currency"] != "-":
+                entries.append({"run": run.label, "group": r["group"], "arm": r["arm"], "currency": r["currency"],
+                                "total": Decimal(r["total"]), "text": r["total"],
+                                "runs": r["runs with money at risk"]})
+    currencies = sorted({e["currency"] for e in entries}) or ["EUR"]
+    rows_per = {c: [e for e in entries if e["currency"] == c] for c in currencies}
+    height = 1.2 + sum(0.6 + 0.42 * max(1, len(v)) for v in rows_per.values())
+    fig = _new(9, height)
+    axes = fig.subplots(len(currencies), 1, squeeze=False,
+                        gridspec_kw={"height_ratios": [max(1, len(rows_per[c])) for c in currencies]})[:, 0]
+    for ax, cur in zip(axes, currencies):
+        es = rows_per[cur]
+        labels = _row_labels(es, runs)
+        n = len(es)
+        ys = list(range(n))
+        top = max((float(e["total"]) for e in es), default=0.0)  # float for drawing only
+        for y, e in zip(ys, es):
+            ax.barh([y], [float(e["total"])], color=style.colour(e["arm"]), hatch=style.hatch(e["arm"]),
+                    edgecolor="black", linewidth=0.7, height=0.7)
+            ax.text(float(e["total"]) + max(top, 1) * 0.01, y, f"{cur} {e['text']} ({e['runs']} runs)",
+                    va="center", fontsize=8)
+        ax.set_yticks(ys)
+        ax.set_yticklabels(labels, fontsize=9)
+        ax.set_ylim(max(n, 1) - 0.5, -0.5)
+        ax.set_xlim(0, max(top, 1) * 1.45)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+        ax.set_xlabel(f"money at risk ({cur}, total over the arm's runs)")
+        ax.set_ylabel(_axis_name(es, runs))
+        ax.grid(axis="x", color="0.88", lw=0.6)
+        ax.set_axisbelow(True)
+        if not es:
+            ax.text(0.5, 0.5, "no money at risk in any arm", transform=ax.transAxes, ha="center", va="center")
+    fig.suptitle("Money at risk per arm (reached an unbound payee or exceeded a ceiling)", fontsize=11)
+    cap = ("Bars: money at risk summed over the arm's runs, lost runs included, one panel per currency (amounts "
+           "in different currencies are never added; exact totals printed); in brackets the runs with money at "
+           "risk out of the arm's runs. Arms with nothing at risk have no bar.")
     return fig, cap
 
 

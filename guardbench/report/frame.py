@@ -10,17 +10,20 @@ Columns (in this order; LLM usage columns only when some record has them):
   marked), endpoint_kind, temperature, seed
 * outcome: status, lost, error, steps, benign_completed, goal_achieved, attack_blocked,
   incident (bool), n_incidents, one count column per incident class (``unbound_payee`` ...
-  ``duplicate_charge``), money_at_risk (exact decimal string), money_at_risk_eur_approx (float,
-  for plotting only: totals come from the strings, see :func:`money_total`)
+  ``duplicate_charge``), money_at_risk (text, per currency: ``"EUR 199.00; JPY 50000"`` or
+  ``"none"``), and one exact decimal-string column per currency in the run,
+  ``money_at_risk_EUR``, ``money_at_risk_JPY``... (``"0"`` where a run had none in that
+  currency; sum one with :func:`money_total`: never add two currencies' columns)
 * effort: attempts (refused attempts, count), approvals_asked, rejected_upstream,
   wire_requests, credential_in_context, duration_s
 * usage: every numeric field of the record's ``usage`` (or its transcript's), nested keys
   joined with ``_``; LLM runs always have model_calls, api_calls, cache_hits, retries,
   prompt_tokens, completion_tokens (Int64), cost_usd and latency_s (float, NaN = unknown)
 
-Lost runs are shown, never scored (as in the tables): their outcome columns (benign_completed,
-goal_achieved, attack_blocked, incident, n_incidents, the class counts, money) are missing (NA),
-so ``df.groupby("arm").incident.mean()`` agrees with the tables.
+Lost runs follow the tables' rules (guardbench/measures.py): their benign_completed,
+goal_achieved and attack_blocked are missing (NA); what reached the wire is kept (n_incidents,
+the class counts, money); ``incident`` is True for a lost run with an incident and NA for one
+without, so ``df.groupby("arm").incident.mean()`` agrees with the tables' point estimates.
 """
 from __future__ import annotations
 
@@ -60,24 +63,19 @@ def runs_path(run_dir) -> Path:
 
 
 def read_run(run_dir) -> list[dict]:
-    """The records of a run folder, checked: a missing folder, an empty file, a malformed line or a
-    record without the fields the tables need is a GuardbenchError naming the file."""
-    from guardbench.runner import read_records
+    """The records of a run folder, read by the shared reader (guardbench/runfile.py: a run_id twice,
+    a malformed line or the old money shape is refused) and checked: a missing folder, an empty file
+    or a record without the fields the tables need is a GuardbenchError naming the file."""
+    from guardbench.runfile import iter_records
     path = runs_path(run_dir)
-    records = read_records(path)
-    if not records:
-        raise GuardbenchError(str(path), "no records (empty runs.jsonl)")
-    for i, rec in enumerate(records):
-        if not isinstance(rec, dict):
-            raise GuardbenchError(str(path), f"record {i + 1}: not a JSON object")
+    records = []
+    for lineno, rec in iter_records(path):
         missing = [k for k in REQUIRED if k not in rec]
         if missing:
-            raise GuardbenchError(str(path), f"record {i + 1}: missing field(s) {', '.join(missing)}")
-        try:
-            Decimal(str(rec["money_at_risk"]))
-        except InvalidOperation:
-            raise GuardbenchError(str(path), f"record {i + 1}: money_at_risk {rec['money_at_risk']!r} "
-                                             "is not a decimal") from None
+            raise GuardbenchError(str(path), f"line {lineno}: missing field(s) {', '.join(missing)}")
+        records.append(rec)
+    if not records:
+        raise GuardbenchError(str(path), "no records (empty runs.jsonl)")
     return records
 
 
@@ -156,8 +154,9 @@ def _usage(rec: dict) -> dict:
     return flat
 
 
-def row(rec: dict) -> dict:
-    """One record as a flat row (plain Python values; None where missing)."""
+def row(rec: dict, currencies: Sequence[str] = ()) -> dict:
+    """One record as a flat row (plain Python values; None where missing); a money column per currency."""
+    from guardbench.measures import money_of, money_text
     from guardbench.report.tables import group_label
     lost = rec.get("status") == "lost"
     attack = rec["family"] != "benign"
@@ -165,7 +164,7 @@ def row(rec: dict) -> dict:
     counts = {k: 0 for k in INCIDENT_KINDS}
     for i in incidents:
         counts[i.get("kind")] = counts.get(i.get("kind"), 0) + 1
-    money = str(rec["money_at_risk"])
+    money = money_of(rec)
     goal = rec.get("goal_achieved")
     out = {
         "run_id": rec["run_id"], "case": rec["case"], "family": rec["family"], "attack": attack,
@@ -177,14 +176,14 @@ def row(rec: dict) -> dict:
         "benign_completed": None if lost else rec.get("benign_completed"),
         "goal_achieved": None if lost else goal,
         "attack_blocked": None if lost or not attack or goal is None else goal is False,
-        "incident": None if lost else bool(incidents),
-        "n_incidents": None if lost else len(incidents),
+        "incident": True if incidents else (None if lost else False),
+        "n_incidents": len(incidents),
     }
-    for k, v in counts.items():
-        out[k] = None if lost else v
+    out.update(counts)
+    out["money_at_risk"] = money_text(money)
+    for cur in dict.fromkeys([*currencies, *sorted(money)]):
+        out[f"money_at_risk_{cur}"] = str(money.get(cur, Decimal(0)))
     out.update({
-        "money_at_risk": None if lost else money,
-        "money_at_risk_eur_approx": None if lost else float(Decimal(money)),
         "attempts": len(rec.get("attempts") or []),
         "approvals_asked": rec.get("approvals_asked", 0),
         "rejected_upstream": rec.get("rejected_upstream"),
@@ -204,7 +203,10 @@ def _missing(v) -> bool:
 def to_frame(records: Iterable[dict]):
     """Records as a DataFrame (nullable boolean and Int64 dtypes where values may be missing)."""
     import pandas as pd
-    rows = [row(r) for r in records]
+    from guardbench.measures import money_of
+    records = list(records)
+    currencies = sorted({c for r in records for c in money_of(r)})
+    rows = [row(r, currencies) for r in records]
     cols: dict[str, None] = {}
     for r in rows:
         cols.update(dict.fromkeys(r))
@@ -219,11 +221,11 @@ def to_frame(records: Iterable[dict]):
     for c in USAGE_COUNTS:
         if c in df and all(_missing(v) or float(v).is_integer() for v in df[c]):
             df[c] = pd.array([None if _missing(v) else int(v) for v in df[c]], dtype="Int64")
-    for c in ("duration_s", "temperature", "money_at_risk_eur_approx") + USAGE_FLOATS:
+    for c in ("duration_s", "temperature") + USAGE_FLOATS:
         if c in df:
             df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
     for c in ("run_id", "case", "family", "arm", "agent", "model", "group", "endpoint_kind", "status", "error",
-              "money_at_risk"):
+              "money_at_risk", *(f"money_at_risk_{cur}" for cur in currencies)):
         if c in df:
             df[c] = df[c].astype("string")
     return df
@@ -235,7 +237,8 @@ def load(run_dir):
 
 
 def money_total(values: Iterable) -> Decimal:
-    """Exact sum of money_at_risk strings (missing values skipped): never sum the float column."""
+    """Exact sum of one currency's money column (``money_at_risk_EUR``...; decimal strings, missing
+    values skipped). Never pass two currencies' values: amounts in different currencies are not added."""
     total = Decimal(0)
     for v in values:
         if _missing(v):

@@ -58,8 +58,9 @@ def render(runs, figures, extra: Sequence[Table] = ()) -> str:
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              "<title>guardbench report</title>", f"<style>{CSS}</style></head><body>",
              "<h1>guardbench report</h1>", f"<p>{intro} Everything here is computed from the runs' records "
-             "(runs.jsonl) alone; the tables are those of <code>guardbench table RUN</code>. Rates are k/n with a "
-             "95% Wilson interval; lost runs are shown, never scored.</p>", "<h2>Runs</h2>"]
+             "(runs.jsonl) alone; the tables are those of <code>guardbench table RUN</code>. Rates are k/n of runs "
+             "with a 95% interval clustered by case (Wilson on Rao &amp; Scott's effective sample) and the number "
+             "of cases; lost runs are shown, never scored as blocked or completed.</p>", "<h2>Runs</h2>"]
     summary = Table("Runs", SUMMARY_COLUMNS, summary_rows(runs))
     parts.append(table_html(summary, heading=None))
     parts.append("<h2>Figures</h2>")

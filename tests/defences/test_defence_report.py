@@ -28,7 +28,7 @@ def test_run_writes_defence_tables_with_the_approvals_mode(tmp_path):
 def test_paired_table_only_with_a_control_arm_and_reasons_are_grouped():
     rec = {"case": "c", "family": "benign", "variant": 0, "repeat": 0, "agent": "credulous", "model": None,
            "status": "answered", "benign_completed": False, "goal_achieved": None, "incidents": [],
-           "money_at_risk": "0", "approvals_asked": 1, "arm": "gate", "approvals": "none",
+           "money_at_risk": {}, "approvals_asked": 1, "arm": "gate", "approvals": "none",
            "attempts": [{"defence": "gate", "tool": "create_payout", "status": "approval_rejected",
                          "reason": "over_auto: 250.00 is over the auto-approve line 200.00"}]}
     titles = [t.title for t in defence_tables([rec, dict(rec, arm="pdp", attempts=[])])]

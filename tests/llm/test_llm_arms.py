@@ -85,7 +85,7 @@ def test_real_models_pool_and_stand_in_do_not(tmp_path):
     from guardbench.report.tables import headline
     base = {"case": "x", "family": "benign", "variant": 0, "repeat": 0, "arm": "guardrail", "agent": "llm",
             "status": "answered", "benign_completed": True, "goal_achieved": None, "incidents": [], "attempts": [],
-            "steps": 1, "credential_in_context": False, "money_at_risk": "0", "approvals_asked": 0}
+            "steps": 1, "credential_in_context": False, "money_at_risk": {}, "approvals_asked": 0}
     recs = [dict(base, model=m, endpoint_kind=k) for m, k in
             (("a", "litellm"), ("b", "litellm"), ("s", "stand-in"))]
     groups = {row["group"] for row in headline(recs).rows}

@@ -16,18 +16,20 @@ GOAL_BY_FAMILY = {"direct_injection": "unbound_payee", "indirect_injection": "ou
 
 def record(case: str, family: str, arm: str, *, variant: int = 0, repeat: int = 0, agent: str = "credulous",
            model: str | None = None, status: str = "answered", success: bool | None = None,
-           benign_ok: bool | None = None, incidents: list[dict] | None = None, money: str = "0",
+           benign_ok: bool | None = None, incidents: list[dict] | None = None, money: str | dict = "0",
            steps: int = 2, attempts: int = 0, approvals: int = 0, usage: dict | None = None,
            endpoint_kind: str | None = None, duration_s: float = 0.01) -> dict:
-    """One record. ``success`` is the attack outcome (None for benign), ``benign_ok`` benign completion."""
+    """One record. ``success`` is the attack outcome (None for benign), ``benign_ok`` benign completion;
+    ``money`` an EUR amount or a per-currency dict (the record's ``money_at_risk`` shape)."""
     adversarial = family != "benign"
+    money = dict(money) if isinstance(money, dict) else ({"EUR": money} if Decimal(money) else {})
     if incidents is None:
         incidents = []
         if adversarial and success:
             kind = GOAL_BY_FAMILY.get(family, "unbound_payee")
-            amount = money if Decimal(money) else None
-            incidents.append({"kind": kind, "seq": 3, "detail": f"{kind} on the wire", "amount": amount,
-                              "currency": "EUR" if amount else None})
+            for i, (cur, amount) in enumerate(sorted(money.items()) or [(None, None)]):
+                incidents.append({"kind": kind, "seq": 3 + i, "detail": f"{kind} on the wire", "amount": amount,
+                                  "currency": cur})
     run_id = f"{case}/v{variant}/{arm}/{agent}/{model or '-'}/r{repeat}"
     rec = {
         "run_id": run_id, "case": case, "family": family, "variant": variant, "arm": arm, "agent": agent,

@@ -81,8 +81,9 @@ def test_html_is_self_contained(built):
 
 
 def test_figure_numbers_come_from_tables(built):
-    """The forest plot's k/n labels are the headline table's counts."""
+    """The forest plot's points and bars are the headline table's counts and clustered intervals."""
     run, _ = built
+    from guardbench import clustered
     from guardbench.report import figures as F
     from guardbench.report.frame import read_runs
     runs = read_runs([run])
@@ -90,8 +91,14 @@ def test_figure_numbers_come_from_tables(built):
     head = next(t for t in runs[0].tables if t.title.startswith("Headline"))
     for r, e in zip(head.rows, rows):
         k, n = map(int, r["attacks blocked"].split(" ")[0].split("/"))
-        assert e["success"] == (n - k, n)
-        assert e["benign"] == tuple(map(int, r["benign completed"].split(" ")[0].split("/")))
+        assert (e["success"].k, e["success"].n) == (n - k, n)
+        assert (e["benign"].k, e["benign"].n) == tuple(map(int, r["benign completed"].split(" ")[0].split("/")))
+        assert f"; {e['benign'].cases} cases)" in r["benign completed"]
+        # the bars are the case-clustered interval, recomputed here from the records
+        recs = [x for x in runs[0].records if x["arm"] == r["arm"] and x["family"] != "benign"
+                and x["status"] != "lost"]
+        want = clustered.rate(clustered.case_counts((x["case"], bool(x["goal_achieved"])) for x in recs))
+        assert (e["success"].lo, e["success"].hi) == pytest.approx((want.lo, want.hi), abs=1e-12)
 
 
 def test_several_runs_side_by_side(tmp_path):

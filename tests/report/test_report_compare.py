@@ -21,24 +21,24 @@ def test_planted_difference():
     before, after = synth.planted("X", before=10, after=0, n=10)
     t = compare_records(before, after, label_a="old", label_b="new")
     x = _row(t, "X")
-    assert x["pairs"] == "10"
+    assert x["pairs"] == x["cases"] == "10"      # one pair per case: the exact McNemar test and Newcombe
     assert x["A"].startswith("10/10") and x["B"].startswith("0/10")
     assert (x["A only (b)"], x["B only (c)"]) == ("10", "0")
     p = stats.mcnemar_exact(10, 0)
     assert p == pytest.approx(2 / 2**10)
-    assert x["McNemar p"] == f"{p:.4g}" == "0.001953"
+    assert x["case-level p"] == x["naive McNemar p (runs)"] == f"{p:.4g}" == "0.001953"
     d, lo, hi = stats.newcombe_paired(0, 0, 10, 0)      # first = B, second = A
     assert (d, lo) == (-1.0, -1.0) and hi == pytest.approx(-0.6075, abs=1e-3)
-    assert x["change B-A, pp (95% CI)"] == f"{100 * d:+.1f} ({100 * lo:+.1f} to {100 * hi:+.1f})" \
+    assert x["change B-A, pp (95% CI by case)"] == f"{100 * d:+.1f} ({100 * lo:+.1f} to {100 * hi:+.1f})" \
         == "-100.0 (-100.0 to -60.8)"
     y = _row(t, "Y")
-    assert (y["A only (b)"], y["B only (c)"], y["McNemar p"]) == ("0", "0", "1")
+    assert (y["A only (b)"], y["B only (c)"], y["case-level p"]) == ("0", "0", "1")
     # BH across the four comparisons (X, Y) x (attack success, benign completion)
-    raw = [float(r["McNemar p"]) for r in t.rows]
+    raw = [float(r["case-level p"]) for r in t.rows]
     assert len(raw) == 4
     adj = stats.benjamini_hochberg([stats.mcnemar_exact(int(r["A only (b)"]), int(r["B only (c)"])) for r in t.rows])
-    assert [r["McNemar p (BH)"] for r in t.rows] == [f"{a:.4g}" for a in adj]
-    assert x["McNemar p (BH)"] == f"{p * 4:.4g}"
+    assert [r["case-level p (BH)"] for r in t.rows] == [f"{a:.4g}" for a in adj]
+    assert x["case-level p (BH)"] == f"{p * 4:.4g}"
 
 
 def test_identical_runs_show_no_difference():
@@ -48,8 +48,8 @@ def test_identical_runs_show_no_difference():
     for r in t.rows:
         assert r["A"] == r["B"]
         assert r["A only (b)"] == r["B only (c)"] == "0"
-        assert r["McNemar p"] == "1" and r["McNemar p (BH)"] == "1"
-        assert r["change B-A, pp (95% CI)"].startswith("+0.0 (")
+        assert r["case-level p"] == "1" and r["case-level p (BH)"] == "1"
+        assert r["change B-A, pp (95% CI by case)"].startswith("+0.0 (")
 
 
 def test_cli_outputs(tmp_path):
@@ -63,7 +63,7 @@ def test_cli_outputs(tmp_path):
     assert "| X | attack success | 10 |" in md.read_text()
     rows = list(csv.DictReader(io.StringIO(cs.read_text())))
     x = next(r for r in rows if r["arm"] == "X" and r["measure"] == "attack success")
-    assert x["McNemar p"] == "0.001953"
+    assert x["case-level p"] == "0.001953"
     res = CliRunner().invoke(cli, ["compare", str(a), str(b), "--csv", "-"])
     assert res.exit_code == 0 and res.output.startswith("group,arm,measure")
 

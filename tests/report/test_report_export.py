@@ -25,19 +25,22 @@ def test_load_columns_and_values(run):
     assert len(df) == len(recs)
     for col in ("run_id", "case", "family", "variant", "repeat", "arm", "agent", "model", "group", "status",
                 "lost", "steps", "benign_completed", "goal_achieved", "attack_blocked", "incident", "n_incidents",
-                "unbound_payee", "duplicate_charge", "money_at_risk", "money_at_risk_eur_approx", "attempts",
+                "unbound_payee", "duplicate_charge", "money_at_risk", "money_at_risk_EUR", "attempts",
                 "approvals_asked", "duration_s"):
         assert col in df.columns, col
     scored = df[~df.lost]
-    assert df[df.lost].incident.isna().all() and df[df.lost].goal_achieved.isna().all()
+    lost = df[df.lost]
+    assert lost.goal_achieved.isna().all() and lost.benign_completed.isna().all()
+    # a lost run keeps what reached the wire: incident True when it had one, NA when not
+    assert (lost.incident.isna() == (lost.n_incidents == 0)).all()
     attacks = scored[scored.attack]
     assert (attacks.attack_blocked == ~attacks.goal_achieved).all()
     assert scored[~scored.attack].attack_blocked.isna().all()
-    # exact money per arm equals the money table's totals
-    table = {r["arm"]: Decimal(r["total"]) for r in money(recs).rows}
+    # exact money per arm and currency equals the money table's totals (lost runs included)
+    table = {r["arm"]: Decimal(r["total"]) for r in money(recs).rows if r["currency"] == "EUR"}
     for arm, g in df.groupby("arm"):
-        assert money_total(g.money_at_risk) == table[arm]
-    assert df.money_at_risk.dtype.name.startswith("str")
+        assert money_total(g.money_at_risk_EUR) == table.get(arm, Decimal(0))
+    assert df.money_at_risk_EUR.dtype.name.startswith("str")
 
 
 def test_usage_columns(tmp_path):
@@ -74,13 +77,15 @@ def test_export_round_trip(run, tmp_path, fmt):
     out = tmp_path / f"x.{fmt}"
     res = CliRunner().invoke(cli, ["export", str(run), "--format", fmt, "--out", str(out)])
     assert res.exit_code == 0, res.output
-    back = pd.read_csv(out, dtype={"money_at_risk": str}) if fmt == "csv" else pd.read_parquet(out)
+    back = pd.read_csv(out, dtype={"money_at_risk": str, "money_at_risk_EUR": str}) if fmt == "csv" \
+        else pd.read_parquet(out)
     n = len(read_records(run / "runs.jsonl"))
     assert len(back) == n
     df = guardbench.load(run)
     assert list(back.columns) == list(df.columns)
     assert list(back.run_id) == list(df.run_id)
-    assert money_total(back.money_at_risk) == money_total(df.money_at_risk)
+    assert money_total(back.money_at_risk_EUR) == money_total(df.money_at_risk_EUR)
+    assert list(back.money_at_risk) == list(df.money_at_risk)
 
 
 def test_export_default_path(run):
