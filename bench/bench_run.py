@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -18,13 +20,19 @@ import time
 from pathlib import Path
 
 
+CPU: list[float] = []      # user + system seconds of each timed process (less sensitive to other load)
+
+
 def timed_run(args: list[str]) -> tuple[float, int]:
     with tempfile.TemporaryDirectory(prefix="gb-bench-") as tmp:
         out = Path(tmp) / "run"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "guardbench.cli.main", "run", "--quiet", "--out", str(out), *args],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         with (out / "runs.jsonl").open("rb") as fh:
             n = sum(1 for _ in fh)
     return wall, n
@@ -36,13 +44,17 @@ def main() -> None:
     ap.add_argument("--scale", default="10,100,360", help="generated variants per case")
     opts = ap.parse_args()
     walls, n = [], 0
+    load = os.getloadavg()[0]
     for _ in range(opts.repeats):
         w, n = timed_run([])
         walls.append(w)
+    cpu = statistics.median(CPU)
     result = {"default": {"runs": n, "median_s": round(statistics.median(walls), 3),
-                          "min_s": round(min(walls), 3), "max_s": round(max(walls), 3)}}
+                          "min_s": round(min(walls), 3), "max_s": round(max(walls), 3),
+                          "median_cpu_s": round(cpu, 3), "load_average": round(load, 2)}}
     print(f"default matrix: {n} runs, median {statistics.median(walls):.2f} s wall "
-          f"(min {min(walls):.2f}, max {max(walls):.2f}) over {opts.repeats}, process start included")
+          f"(min {min(walls):.2f}, max {max(walls):.2f}) over {opts.repeats}, process start included; "
+          f"median CPU {cpu:.2f} s; load average {load:.2f} at the start")
     result["scale"] = []
     for v in [int(x) for x in opts.scale.split(",") if x]:
         w1, n1 = timed_run(["--generate-variants", str(v)])
