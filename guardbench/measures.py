@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Callable, Hashable, Iterable, Sequence
 
 from guardbench.errors import GuardbenchError
+from guardbench.runfile import legacy_zero
 
 Outcomes = list[tuple[Hashable, bool]]
 
@@ -72,8 +73,11 @@ def pairable(r: dict, measure: str) -> bool:
 # -- money ------------------------------------------------------------------------------------
 
 def money_of(r: dict) -> dict[str, Decimal]:
-    """A record's money at risk, ``{currency: Decimal}`` (GuardbenchError for the old single-amount shape)."""
+    """A record's money at risk, ``{currency: Decimal}``; the old single-amount shape reads as ``{}`` when
+    it is zero and is a GuardbenchError otherwise (its currency is unknown)."""
     m = r.get("money_at_risk") or {}
+    if legacy_zero(m):
+        return {}
     if not isinstance(m, dict):
         raise GuardbenchError(f"record {r.get('run_id', '?')}", f"money_at_risk {m!r} is a single amount (the "
                                                                  "shape before money was kept per currency); "

@@ -7,8 +7,10 @@
 * each complete line is a JSON object (a torn last line, a crash mid-write, is ignored);
 * no ``run_id`` occurs twice: a folder holding a run twice (two appends, a copied file, a
   doubled arm) would count it twice and narrow every interval, so it is refused, naming the key;
-* ``money_at_risk`` has the per-currency shape ``{"EUR": "199.00", ...}`` (decimal strings);
-  a record of the earlier single-amount shape is refused with a one-line error (regenerate it).
+* ``money_at_risk`` has the per-currency shape ``{"EUR": "199.00", ...}`` (decimal strings).
+  A record of the earlier single-amount shape reads as ``{}`` when its amount is zero (nothing
+  at risk is nothing in every currency); a non-zero single amount, whose currency is unknown,
+  is refused with a one-line error (regenerate the run).
 
 Nothing here imports anything but the errors module.
 """
@@ -22,8 +24,18 @@ from typing import Iterator
 from guardbench.errors import GuardbenchError
 
 
+def legacy_zero(value: object) -> bool:
+    """Is ``value`` the earlier single-amount shape with nothing at risk (``"0"``, ``"0.00"``)?"""
+    try:
+        return isinstance(value, str) and Decimal(value) == 0
+    except InvalidOperation:
+        return False
+
+
 def check_money(value: object, where: str) -> None:
-    """GuardbenchError unless ``value`` is ``{currency: decimal string}``."""
+    """GuardbenchError unless ``value`` is ``{currency: decimal string}`` (or a legacy zero)."""
+    if legacy_zero(value):
+        return
     if not isinstance(value, dict):
         raise GuardbenchError(where, f"money_at_risk {value!r} is a single amount (the shape before money was "
                                      "kept per currency); regenerate this run")
@@ -71,6 +83,8 @@ def _record(path: Path, lineno: int, raw: bytes, seen: dict[str, int]) -> tuple[
                                              f"{first}); a run folder holds each run once")
     if "money_at_risk" in rec:
         check_money(rec["money_at_risk"], f"{path}: line {lineno}")
+        if legacy_zero(rec["money_at_risk"]):
+            rec["money_at_risk"] = {}
     return lineno, rec
 
 

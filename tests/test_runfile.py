@@ -123,7 +123,13 @@ def test_plan_refuses_duplicates_whoever_calls_it():
 
 def test_old_single_amount_money_is_refused_in_one_line(tmp_path):
     recs = synth.default_like(n_cases=7, variants=1)
-    recs[3]["money_at_risk"] = "199.00"
+    for r in recs:
+        r["money_at_risk"] = "0" if not r["money_at_risk"] else r["money_at_risk"]
+    old_zero = synth.write_run(tmp_path / "zero", recs)        # a zero needs no currency: read as {}
+    assert CliRunner().invoke(cli, ["table", str(old_zero)]).exit_code == 0
+    assert all(r["money_at_risk"] == {} or isinstance(r["money_at_risk"], dict)
+               for r in read_records(old_zero / "runs.jsonl"))
+    recs[3]["money_at_risk"] = "199.00"                          # an amount in an unknown currency
     run = synth.write_run(tmp_path / "old", recs)
     res = CliRunner().invoke(cli, ["table", str(run)])
     assert res.exit_code == 2

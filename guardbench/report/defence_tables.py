@@ -100,12 +100,13 @@ def false_blocks(records: Sequence[dict]) -> Table:
     return t
 
 
-def comparison(records: Sequence[dict]) -> Table:
-    """One row per arm: the defence statistics side by side, with the paired test against control."""
+def comparison(records: Sequence[dict], against: Table | None = None) -> Table:
+    """One row per arm: the defence statistics side by side, with the paired test against control
+    (``against``: the paired_against_control table when already computed)."""
     t = Table("Defence comparison", ["group", "arm", "approvals", "attacks blocked", "runs with an incident",
                                      "benign completed", "benign runs falsely blocked", "money at risk",
                                      "approvals asked", "attack success vs control (paired diff, BH p)"])
-    paired = {(r["group"], r["arm"]): r for r in paired_against_control(records).rows
+    paired = {(r["group"], r["arm"]): r for r in (against or paired_against_control(records)).rows
               if r["outcome"] == "attack success"}
     for label, by_arm in _groups(records).items():
         for arm, rs in by_arm.items():
@@ -139,7 +140,8 @@ def comparison(records: Sequence[dict]) -> Table:
 
 def defence_tables(records: Sequence[dict]) -> list[Table]:
     arms = {r["arm"] for r in records}
-    out = [comparison(records), false_blocks(records)] if len(arms) > 1 else [false_blocks(records)]
-    if "control" in arms and len(arms) > 1:
-        out.append(paired_against_control(records))
+    vs = paired_against_control(records) if "control" in arms and len(arms) > 1 else None
+    out = [comparison(records, vs), false_blocks(records)] if len(arms) > 1 else [false_blocks(records)]
+    if vs is not None:
+        out.append(vs)
     return out
