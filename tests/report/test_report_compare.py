@@ -80,3 +80,29 @@ def test_two_models_and_renamed_arm(tmp_path):
     t = compare_records(a, v2, arm_map={"guardrail": "guardrail-v2"})
     assert {r["arm"] for r in t.rows} == {"guardrail -> guardrail-v2"}
     assert all(r["A only (b)"] == r["B only (c)"] == "0" for r in t.rows)
+
+
+def test_clustered_by_case_labelled_and_within_100_columns():
+    """Five agreeing variants per case: the case-level p is that of the cases, not of the runs."""
+    def build(hit):
+        return [synth.record(f"dii-{i:02d}", "direct_injection", "X", variant=v, success=hit(i))
+                for i in range(8) for v in range(5)]
+    a, b = build(lambda i: True), build(lambda i: i >= 8)         # all 8 cases blocked in B
+    t = compare_records(a, b)
+    x = _row(t, "X")
+    assert (x["pairs"], x["cases"], x["A only (b)"]) == ("40", "8", "40")
+    assert x["case-level p"] == f"{2 / 2 ** 8:.4g}" and x["naive McNemar p (runs)"] == f"{2 / 2 ** 40:.4g}"
+    assert x["A"] == "40/40 (100.0%, 67.6-100.0%; 8 cases)" and "; 8 cases)" in x["B"]
+    assert "clustered by case" in t.note and "for comparison only" in t.note
+    assert max(len(line) for line in t.text().splitlines()) <= 100
+
+
+def test_two_runs_of_one_side_on_one_pair_key_are_refused(tmp_path):
+    """--ignore-model on a run holding two models would pair (and count) one side twice."""
+    two = synth.default_like(n_cases=6, variants=1, model="m1", agent="llm") + \
+        synth.default_like(n_cases=6, variants=1, model="m2", agent="llm")
+    one = synth.default_like(n_cases=6, variants=1, model="m3", agent="llm")
+    pa, pb = synth.write_run(tmp_path / "a", two), synth.write_run(tmp_path / "b", one)
+    res = CliRunner().invoke(cli, ["compare", str(pa), str(pb), "--ignore-model"])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1
+    assert "same pair key" in res.output and "several models" in res.output
