@@ -28,6 +28,7 @@ FREETEXT = "tests/broker/test_broker_freetext.py"
 PARAMS = "tests/broker/test_broker_params.py"
 BROKER_MUT = "tests/broker/test_broker_mutation.py"
 DETECTORS = "tests/scoring/test_detectors.py"
+CAPS = "tests/scoring/test_caps.py"
 SANDBOX = "tests/transport/test_sandbox_transport.py"
 RECORDING = "tests/transport/test_recording_transport.py"
 LOOPBACK = "tests/transport/test_loopback_transport.py"
@@ -262,6 +263,9 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
        "money above an approval threshold (single or summed) going unscored", *t(DETECTORS)),
     _s("detector_duplicate_charge", "guardbench/scoring/detectors.py",
        "one instruction moving money more often than asked going unscored", *t(DETECTORS)),
+    _s("score_beyond_daily_caps", "guardbench/scoring/caps.py",
+       "money moved past the policy's daily caps (approved held calls) missing from the defence table",
+       *t(CAPS)),
 )
 
 CONTROLS: tuple[Safeguard, ...] = (
