@@ -87,45 +87,8 @@ from guardbench.broker.ledger_format import (  # noqa: F401  (re-exported)
     chain_hash, head_problem, iter_entries, read_heads, split_line, verify_file)
 from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, sync_default, vouch_of, write_head
 from guardbench.broker.ledger_scan import BlockScan
-from guardbench.broker.ledger_state import LedgerState
+from guardbench.broker.ledger_state import LedgerState, Txn  # noqa: F401  (Txn re-exported)
 from guardbench.broker.windows import DAY, HOUR, MAX_WINDOW, REPLAY_WINDOW, ZERO, OpWindow  # noqa: F401
-
-
-class Txn:
-    """What a decision sees and does while it holds the ledger lock."""
-
-    def __init__(self, ledger: "Ledger", now: float):
-        self._l, self.now = ledger, now
-
-    def spent(self, op: str) -> Decimal:
-        w = self._l._st.ops.get(op)
-        return w.total if w else ZERO
-
-    def unapproved(self, op: str) -> Decimal:
-        w = self._l._st.ops.get(op)
-        return w.unapproved if w else ZERO
-
-    def calls(self, op: str) -> int:
-        w = self._l._st.ops.get(op)
-        return len(w.calls) if w else 0
-
-    def issued(self, kind: str, ref: str) -> str | None:
-        """The amount recorded when this broker issued ``ref`` as a ``kind``, or None if it did not."""
-        return self._l._st.issued.get((kind, ref))
-
-    def recent(self, instr: str) -> dict | None:
-        """The same instruction inside the replay window (sent, executed or pending), or None."""
-        r = self._l._st.recent.get(instr)
-        return dict(r) if r else None
-
-    def approval(self, approval_id: str) -> dict | None:
-        """An approval's history per the ledger (state, digest, instr, seq, ts, op), or None if the
-        ledger never created it."""
-        a = self._l._st.approvals.get(approval_id)
-        return dict(a) if a else None
-
-    def append(self, entry: dict) -> int:
-        return self._l._append(entry, self.now)
 
 
 class Ledger:
@@ -231,7 +194,7 @@ class Ledger:
                 eff = max(float(now), self._last_ts)
                 self._st.expire(eff)
                 try:
-                    yield Txn(self, eff)
+                    yield Txn(self._st, self._append, eff)
                 finally:
                     if self._dirty and not self._corrupt:
                         self._anchor()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from guardbench.broker.money import is_money_string
 from guardbench.broker.windows import REPLAY_WINDOW, ZERO, OpWindow
@@ -107,3 +107,40 @@ class LedgerState:
         if isinstance(instr, str):
             self.recent[instr] = {"ts": ts, "seq": seq, "state": state, "approval_id": approval_id, "result": {}}
             self.recent_q.append((ts, instr, seq))
+
+
+class Txn:
+    """What a decision sees and does while it holds the ledger lock (Ledger.transaction)."""
+
+    def __init__(self, state: LedgerState, append: Callable[[dict, float], int], now: float):
+        self._st, self._append, self.now = state, append, now
+
+    def spent(self, op: str) -> Decimal:
+        w = self._st.ops.get(op)
+        return w.total if w else ZERO
+
+    def unapproved(self, op: str) -> Decimal:
+        w = self._st.ops.get(op)
+        return w.unapproved if w else ZERO
+
+    def calls(self, op: str) -> int:
+        w = self._st.ops.get(op)
+        return len(w.calls) if w else 0
+
+    def issued(self, kind: str, ref: str) -> str | None:
+        """The amount recorded when this broker issued ``ref`` as a ``kind``, or None if it did not."""
+        return self._st.issued.get((kind, ref))
+
+    def recent(self, instr: str) -> dict | None:
+        """The same instruction inside the replay window (sent, executed or pending), or None."""
+        r = self._st.recent.get(instr)
+        return dict(r) if r else None
+
+    def approval(self, approval_id: str) -> dict | None:
+        """An approval's history per the ledger (state, digest, instr, seq, ts, op), or None if the
+        ledger never created it."""
+        a = self._st.approvals.get(approval_id)
+        return dict(a) if a else None
+
+    def append(self, entry: dict) -> int:
+        return self._append(entry, self.now)
