@@ -44,23 +44,27 @@ replacement are always seen at the next decision. A decision costs the bytes app
 last one plus the fixed slice of step 3, not the entries in the window or the file: the window
 sums advance entry by entry (ledger_state.py).
 
-What an attacker who can write both the ledger and its head file can still do (the README says
-the same). Without GUARDBENCH_LEDGER_KEY: anything. They can rewrite, remove or insert entries
-anywhere, append entries of their own (an outcome that releases a reservation frees daily
-budget), recompute every hash and the head so that ``guardbench ledger verify`` and a broker
-started afterwards accept the result, or delete both files, which a new broker takes for a fresh
-ledger; only a broker already running notices (it stops spending, as above). With the key they
-can no longer forge an entry or a head, so every edit, insertion, removal or truncation is
-refused by ``ledger verify`` and every broker; what is left is the past and destruction: they can
-put back an earlier copy of the ledger together with the head written at the same moment (both
-saved then), which makes a new broker forget the spending recorded since, or delete both files,
-which a new broker takes for a fresh ledger. A running broker refuses both (the file is shorter
-than what it has seen, or gone). With a second head location they cannot write (another
-filesystem or owner: ``GUARDBENCH_LEDGER_HEAD_DIR``), ``ledger verify`` and new brokers refuse
-those too, since the copy records more entries than the ledger has: with the key and the copy
-out of reach, they can make brokers stop, not forget. Without the key, the copy out of reach
-still pins the entries it records (none can be removed or changed), but entries appended after
-it are forged at will. Nothing here stops whoever can read the key, or the broker's memory.
+(The README says the same.)
+What someone who can write both the ledger and its head file can still do. Without
+``GUARDBENCH_LEDGER_KEY``: anything. They can rewrite, remove or insert entries anywhere, append
+entries of their own (an outcome that releases a reservation frees daily budget), and recompute
+every hash and the head, so that ``guardbench ledger verify`` and a broker started afterwards
+accept the result; or delete both files, which a new broker takes for a fresh ledger. Only a
+broker already running notices (it stops spending). With the key they can no longer forge an
+entry or a head, so an edit, insertion or removal is refused by ``ledger verify`` and by every
+broker, and so is cutting entries off the end. What is left is the past and destruction: with a
+head file they saved earlier, they can cut the ledger back to the entries that head records,
+which makes a new broker forget the spending recorded since; they can cut the entries of a
+transaction interrupted between its ledger write and its head write, until the next decision
+re-anchors them; and they can delete both files, which a new broker takes for a fresh ledger. A
+running broker refuses all of these (the file is shorter than what it has seen, or gone). With
+the second head location somewhere they cannot write (another filesystem, another owner),
+``ledger verify`` and new brokers refuse those too, because the copy records more entries than
+the ledger has: with the key and the copy out of their reach, they can make brokers stop, not
+forget. Without the key, a copy out of their reach still pins the entries it records (none of
+them can be removed or changed), but entries appended after it can be forged at will. Nothing
+here stops whoever can read the key or the broker's memory, and whoever can write the ledger can
+always stop all spending by breaking it.
 
 Syncing (default on; GUARDBENCH_LEDGER_SYNC=0 or ``sync=False`` turns it off): the ledger is
 fdatasync'd before its head is written and the head's temporary file is fsync'd before the
