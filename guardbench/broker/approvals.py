@@ -99,6 +99,8 @@ class ApprovalQueue:
             except FileNotFoundError:
                 n = 0
             n += 1
+            while os.path.exists(self._file(f"APV-{n:06d}")):   # a counter set back never reuses an id
+                n += 1
             with open(counter + ".tmp", "w", encoding="ascii") as f:
                 f.write(str(n))
             os.replace(counter + ".tmp", counter)

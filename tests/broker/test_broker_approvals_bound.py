@@ -172,3 +172,15 @@ def test_a_rejection_the_ledger_could_not_record_still_stands(tmp_path):
     out = again.approve(d.approval_id)
     assert out.status == "operation_not_allowed" and "rejected" in out.reason
     assert _payout_amounts(rec) == _payout_amounts(rec2) == []
+
+
+def test_a_counter_set_back_never_reuses_an_approval_id(tmp_path):
+    broker, rec = make_broker(tmp_path, _policy())
+    first = broker.run_operation("pay_supplier", {"amount": "80.00"}).approval_id
+    assert broker.approve(first).status == "executed"
+    (tmp_path / "approvals" / "counter").write_text("0")
+    second = broker.run_operation("pay_supplier", {"amount": "90.00"}).approval_id
+    assert second != first
+    assert broker.approvals.get(first)["state"] == "executed"
+    assert broker.approve(first).status == "operation_not_allowed"
+    assert _payout_amounts(rec) == ["80.00"]
