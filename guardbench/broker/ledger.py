@@ -59,12 +59,12 @@ transaction interrupted between its ledger write and its head write, until the n
 re-anchors them; and they can delete both files, which a new broker takes for a fresh ledger. A
 running broker refuses all of these (the file is shorter than what it has seen, or gone). With
 the second head location somewhere they cannot write (another filesystem, another owner),
-``ledger verify`` and new brokers refuse those too, because the copy records more entries than
-the ledger has: with the key and the copy out of their reach, they can make brokers stop, not
-forget. Without the key, a copy out of their reach still pins the entries it records (none of
-them can be removed or changed), but entries appended after it can be forged at will. Nothing
-here stops whoever can read the key or the broker's memory, and whoever can write the ledger can
-always stop all spending by breaking it.
+``ledger verify`` and new brokers refuse the cut-back and the deletion too, because the copy
+records more entries than the ledger has: with the key and the copy out of their reach, they can
+make brokers stop, not forget. Without the key, a copy out of their reach still pins the entries
+it records (none of them can be removed or changed), but entries appended after it can be forged
+at will. Nothing here stops whoever can read the key or the broker's memory, and whoever can
+write the ledger can always stop all spending by breaking it.
 
 Syncing (default on; GUARDBENCH_LEDGER_SYNC=0 or ``sync=False`` turns it off): the ledger is
 fdatasync'd before its head is written and the head's temporary file is fsync'd before the
