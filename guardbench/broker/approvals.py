@@ -8,6 +8,14 @@ approval in progress and then sees whether the payment got there first.
 
 States: pending -> executed | rejected | failed (PayPal refused it) | sent (outcome unknown:
 the transport failed after the request may have reached PayPal).
+
+The files are the operator's view, not the authority. Each approval carries ``digest``, the
+ledger-keyed digest of what was asked (``approval_digest``: operation, parameters, reference),
+and the ledger records its creation (with the same digest), the operator's approval or
+rejection, and how it ended. The broker approves only what the ledger says is pending, and only
+when the digest recomputed from the file's operation, parameters and reference is the one the
+ledger recorded, so editing an approval file (another amount, or an executed approval set back
+to pending) gets it refused.
 """
 from __future__ import annotations
 
@@ -21,6 +29,13 @@ from typing import Any, Iterator
 
 _ID = re.compile(r"APV-[0-9]{6}")
 STATES = ("pending", "executed", "rejected", "failed", "sent")
+DIGEST_DOMAIN = b"guardbench approval v1\n"
+
+
+def approval_payload(operation: str, params: dict, reference: str | None) -> bytes:
+    """The bytes an approval's digest covers: operation, (normalised) parameters and reference."""
+    return json.dumps({"op": operation, "params": params, "ref": reference}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
 class ApprovalQueue:
@@ -74,7 +89,7 @@ class ApprovalQueue:
         os.replace(tmp, self._file(record["id"]))
 
     def create(self, *, operation: str, params: dict, reference: str | None, amount: str | None,
-               instr: str, created: float, reason: str = "") -> str:
+               instr: str, created: float, reason: str = "", digest: str | None = None) -> str:
         """A new pending approval; returns its id."""
         with self._flock("queue"):
             counter = os.path.join(self.path, "counter")
@@ -84,13 +99,15 @@ class ApprovalQueue:
             except FileNotFoundError:
                 n = 0
             n += 1
+            while os.path.exists(self._file(f"APV-{n:06d}")):   # a counter set back never reuses an id
+                n += 1
             with open(counter + ".tmp", "w", encoding="ascii") as f:
                 f.write(str(n))
             os.replace(counter + ".tmp", counter)
             approval_id = f"APV-{n:06d}"
             self._write({"id": approval_id, "operation": operation, "params": params, "reference": reference,
                          "amount": amount, "instr": instr, "created": created, "reason": reason,
-                         "state": "pending", "decision": None})
+                         "digest": digest, "state": "pending", "decision": None})
         return approval_id
 
     def get(self, approval_id: str) -> dict | None:

@@ -13,10 +13,16 @@ then outside the lock derive the idempotency key, resolve the OAuth token, compo
 response to declared fields, and write the outcome. Every decision is written to the ledger.
 Every agent-visible answer is checked for the client secret, its Basic encoding and every
 token held; one that carries any of them raises CredentialLeak instead of being returned.
+
+Approvals are bound to what was asked: ``approve`` recomputes the digest of the approval's
+operation, parameters and reference (keyed with the ledger's key when one is set) and goes
+ahead only when the ledger created that approval with that digest and still has it pending;
+the approval and every rejection are written to the ledger.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -24,7 +30,7 @@ import time
 from decimal import Decimal
 from typing import Any, Callable
 
-from guardbench.broker.approvals import ApprovalQueue
+from guardbench.broker.approvals import DIGEST_DOMAIN, ApprovalQueue, approval_payload
 from guardbench.broker.compose import compose_body
 from guardbench.broker.credentials import Credentials, TokenError, TokenSource
 from guardbench.broker.ledger import REPLAY_WINDOW, Ledger, LedgerCorrupt, Txn
@@ -118,23 +124,48 @@ class Broker:
         self.ledger.close()
 
     def reject(self, approval_id: str) -> bool:
-        """Reject a pending approval. Waits behind an approval in progress; False if the payment won."""
+        """Reject a pending approval. Waits behind an approval in progress; False if the payment won
+        (per the approval file or per the ledger)."""
         with self.approvals.hold(approval_id):            # KeyError for a malformed id
             rec = self.approvals.get(approval_id)
             if rec is None:
                 raise KeyError(approval_id)
+            paid = rec.get("state") in ("executed", "sent")
+            try:
+                with self.ledger.transaction(self.clock()) as tx:
+                    led = tx.approval(approval_id)
+                    paid = paid or (led is not None and led["state"] in ("executed", "sent"))
+                    if not paid and (led is None or led["state"] != "rejected"):
+                        tx.append({"t": "operator", "op": rec.get("operation"), "status": "rejected",
+                                   "approval_id": approval_id})
+            except LedgerCorrupt:
+                pass            # a rejection moves nothing; it stands without the record
             # safeguard: reject_refuses_after_payment
-            if rec.get("state") in ("executed", "sent"):
+            if paid:
                 return False
             if rec.get("state") != "rejected":
                 self.approvals.update(approval_id, state="rejected", decided=self.clock())
-                try:
-                    with self.ledger.transaction(self.clock()) as tx:
-                        tx.append({"t": "operator", "op": rec.get("operation"), "status": "rejected",
-                                   "approval_id": approval_id})
-                except LedgerCorrupt:
-                    pass            # a rejection moves nothing; it stands without the record
             return True
+
+    def _approval_digest(self, operation: str, values: dict, reference: str | None) -> str:
+        return self.ledger.digest(DIGEST_DOMAIN, approval_payload(operation, dict(values), reference))
+
+    def _approval_refusal(self, tx: Txn, op: Operation, vp: Validated, reference: str | None,
+                          approval: dict) -> str | None:
+        """Why the ledger does not let this approval go ahead (None: it is pending there, with this digest)."""
+        aid = approval["id"]
+        led = tx.approval(aid)
+        # safeguard: approval_ledger_history
+        if led is None or led["state"] != "pending":
+            return (f"approval {aid} was never created per the ledger" if led is None else
+                    f"approval {aid} is {led['state']} per the ledger")
+        digest = self._approval_digest(op.name, vp.values, reference)
+        # safeguard: approval_digest_check
+        if not (hmac.compare_digest(digest, str(led.get("digest") or ""))
+                and hmac.compare_digest(digest, str(approval.get("digest") or "")) and led.get("op") == op.name):
+            return (f"approval {aid} does not match what was asked (its operation, parameters or reference "
+                    f"changed since it was created)")
+        return None
 
     # ================================================================ the pipeline
     def _run(self, operation: Any, params: Any, reference: Any) -> Decision:
@@ -189,11 +220,20 @@ class Broker:
     def _decide(self, op: Operation, vp: Validated, reference: str | None,
                 approval: dict | None) -> tuple[Decision, str | None]:
         """Lock, check, reserve; then send. Returns the decision and, for an approval, its new state."""
-        instr = approval["instr"] if approval else instruction_hash(op.name, dict(vp.values), reference)
+        instr = instruction_hash(op.name, dict(vp.values), reference)
         aid = approval["id"] if approval else None
         try:
             with self.ledger.transaction(self.clock()) as tx:
                 amount = vp.amount
+                if approval is not None:
+                    why = self._approval_refusal(tx, op, vp, reference, approval)
+                    if why is not None:
+                        tx.append({"t": "refusal", "op": op.name, "status": "operation_not_allowed", "reason": why,
+                                   "approval_id": aid})
+                        return Decision("operation_not_allowed", op.name, {}, why, aid), None
+                    created = tx.approval(aid)["seq"]   # type: ignore[index]
+                    tx.append({"t": "operator", "op": op.name, "status": "approved", "approval_id": aid,
+                               "digest": self._approval_digest(op.name, vp.values, reference)})
                 if op.reference:
                     issued = tx.issued(op.reference, reference)  # type: ignore[arg-type]
                     # safeguard: broker_issued_references
@@ -233,11 +273,13 @@ class Broker:
                         reason = (f"{fmt(amount)} is above the approval threshold {fmt(over)}" if amount > over else
                                   f"with {fmt(unapproved)} already sent without approval in the last 24 hours, "
                                   f"{fmt(amount)} goes above the approval threshold {fmt(over)}")
+                        digest = self._approval_digest(op.name, vp.values, reference)
                         new_id = self.approvals.create(operation=op.name, params=dict(vp.values), reference=reference,
                                                        amount=fmt(amount), instr=instr, created=tx.now,
-                                                       reason=reason)
+                                                       reason=reason, digest=digest)
                         tx.append({"t": "pending", "op": op.name, "status": "pending_approval", "reason": reason,
-                                   "instr": instr, "approval_id": new_id, "amount": fmt(amount), "ref": reference})
+                                   "instr": instr, "approval_id": new_id, "amount": fmt(amount), "ref": reference,
+                                   "digest": digest})
                         return Decision("pending_approval", op.name,
                                         {"amount": fmt(amount), "approval_over": fmt(over)},
                                         reason + "; nothing was sent until the operator approves", new_id), None
@@ -245,8 +287,7 @@ class Broker:
                     bucket = int(tx.now // REPLAY_WINDOW)
                     rid = "gb-" + hashlib.sha256(f"{instr}:{bucket}".encode()).hexdigest()[:32]
                 else:
-                    rid = "gb-" + hashlib.sha256(f"approval:{aid}:{approval.get('created')}:{instr}"
-                                                 .encode()).hexdigest()[:32]
+                    rid = "gb-" + hashlib.sha256(f"approval:{aid}:{created}:{instr}".encode()).hexdigest()[:32]
                 seq = tx.append({"t": "reserve", "op": op.name, "status": "sending",
                                  "amount": fmt(amount) if amount is not None else None,
                                  "approved": approval is not None, "instr": instr, "rid": rid, "ref": reference,
@@ -270,15 +311,19 @@ class Broker:
     def _send(self, op: Operation, vp: Validated, reference: str | None, amount: Decimal | None, instr: str,
               rid: str, seq: int, aid: str | None) -> tuple[Decision, str | None]:
         base = {"op": op.name, "of": seq, "instr": instr, "approval_id": aid}
+
+        def ends(state: str) -> dict:          # how an approval ends, for the ledger's history
+            return {"approval_state": state} if aid is not None else {}
+
         try:
             tok = self._tokens.token()
         except TokenError as exc:
             result = {"http_status": exc.status, **({"error": token(exc.name)} if token(exc.name) else {})}
-            self._outcome({**base, "status": "upstream_rejected", "release": True, "result": result})
+            self._outcome({**base, "status": "upstream_rejected", "release": True, "result": result, **ends("pending")})
             return Decision("upstream_rejected", op.name, result,
                             "PayPal refused the broker's credential; nothing was sent", aid), "pending"
         except Exception:          # TransportError, or a transport that failed otherwise
-            self._outcome({**base, "status": "transport_error", "release": True})
+            self._outcome({**base, "status": "transport_error", "release": True, **ends("pending")})
             return Decision("transport_error", op.name, {},
                             "could not reach PayPal for a token; nothing was sent", aid), "pending"
         ep = op.endpoint
@@ -294,7 +339,7 @@ class Broker:
             resp = self.transport.send(request)
         except Exception:
             # it may or may not have reached PayPal: the reservation stays counted
-            self._outcome({**base, "status": "transport_error"})
+            self._outcome({**base, "status": "transport_error", **ends("sent")})
             return Decision("transport_error", op.name, {},
                             "the request could not be delivered; it may have reached PayPal, so it stays "
                             "counted against the limits", aid), "sent"
@@ -303,13 +348,13 @@ class Broker:
         parsed = resp.json()
         if not resp.ok:
             result = upstream_error(resp.status, parsed)
-            self._outcome({**base, "status": "upstream_rejected", "release": True, "result": result})
+            self._outcome({**base, "status": "upstream_rejected", "release": True, "result": result, **ends("failed")})
             reason = "PayPal refused the request" + (f": {result['issue']}" if "issue" in result else
                                                      f": {result['error']}" if "error" in result else "")
             return Decision("upstream_rejected", op.name, result, reason, aid), "failed"
         result, issued = reduce_response(op.response, parsed)
         amt = fmt(amount) if amount is not None else "0.00"
-        recorded = self._outcome({**base, "status": "executed", "result": result,
+        recorded = self._outcome({**base, "status": "executed", "result": result, **ends("executed"),
                                   "issued": [[kind, ref, amt] for kind, ref in issued] or None})
         reason = "" if recorded else "executed, but the ledger failed verification before the outcome was written"
         return Decision("executed", op.name, result, reason, aid), "executed"

@@ -1,108 +1,115 @@
-"""The hash-chained, append-only decision ledger, and the spending windows read from it.
+"""The hash-chained, append-only decision ledger, its anchored head, and the running totals.
 
-Format. One JSON line per entry: ``{"e":<entry>,"h":"<sha256>"}`` or, when
-GUARDBENCH_LEDGER_KEY is set, ``{"e":<entry>,"h":"<sha256>","m":"<hmac>"}``. ``<entry>`` is
-canonical JSON (sorted keys, no spaces, ASCII); ``h = SHA-256(previous h + "\\n" + entry
-bytes)`` (the first entry chains to 64 zeros); ``m = HMAC-SHA256(key, h)``. Every entry
-carries its ``seq`` (line number - 1) and a ``ts`` that never goes backwards. Every broker
-decision is written, refusals included; a payment is written twice: a ``reserve`` entry
-(counted against the limits before anything is sent) and an ``outcome`` entry (which can
-release the reservation when PayPal refused the payment).
+Format (ledger_format.py). One JSON line per entry, ``{"e":<entry>,"h":"<sha256>"}`` plus
+``"m":"<hmac>"`` when GUARDBENCH_LEDGER_KEY is set; ``h`` chains each entry to the one before,
+``m`` signs ``h``; every entry carries its ``seq`` and a ``ts`` that never goes backwards. Every
+broker decision is written, refusals included; a payment is written twice, a ``reserve``
+(counted against the limits before anything is sent) and an ``outcome``; approvals and
+rejections are written too.
 
-Limits are checked and entries written under a cross-process lock (``fcntl.flock`` on
-``<ledger>.lock``, plus a thread lock), on a fresh, verified read. Why a decision need not
-re-verify the whole file, and why that is still sound:
+Head (ledger_head.py). A chain proves what is there, not that nothing is missing, so every
+transaction that appends also records the head (entries, last hash, and the file's stat after
+the write) in ``<ledger>.head`` and in the operator's optional second copy. The ledger line is
+written (fdatasync'd when syncing) before the head, so a crash between them leaves the ledger
+ahead of its head, which readers accept and the next transaction re-anchors; a ledger that does
+not reach a head, or a non-empty ledger without its head file (or named copy), is refused by
+``guardbench ledger verify`` and by every broker decision.
 
-1. A limit reads only entries inside its window; the longest window is 24 h (daily total and
-   the approval's un-approved spend; calls per hour and the 60 s replay window are shorter).
-   Timestamps are monotonic (the writer uses ``max(clock, last ts)`` and verification refuses a
-   step back), and a decision's own time is ``max(clock, last ts)``, so it never decreases
-   either: once an entry is older than 24 h before the last decision, no later decision's
-   window can read it.
-2. The ledger keeps, in memory, the verified state: the file's inode, the byte offset up to
-   which it was verified (``end``), the byte offset of the earliest entry any window can still
-   read (``win_off``) with the chain hash before it, the verified bytes of ``[win_off, end)``,
-   and the running window sums (per operation: 24 h total, 24 h un-approved total, calls in
-   the last hour; the replay map), plus the index of broker-issued references.
-3. Under the lock, every decision stats the path. A changed inode (file replaced) or a file
-   shorter than ``end`` forces a full verify of the whole chain from the first line, and the
-   new chain must still contain the entry we last knew, with the same hash (entries removed
-   or rewritten -> corrupt). Otherwise it re-reads ``[win_off, end)`` and compares it with
-   the verified bytes, so every entry a limit reads is re-verified at every decision: a
-   same-size, in-place edit of any such entry, made while the broker runs, stops spending at
-   the next decision. It then reads ``[end, EOF)`` and verifies each new line (written by
-   another broker process) against the chain (and HMAC), its seq and its timestamp.
-4. Entries older than every window cannot change a limit: their effect on the sums expired,
-   and the one thing read from them later, the amount and kind of a reference they issued, is
-   held in memory as verified when it was read. An edit of such an entry is caught by
-   ``guardbench ledger verify`` and by the full verify of any broker started afterwards.
-5. Any failure is sticky: this Ledger answers ``LedgerCorrupt`` to every later transaction,
-   and the broker answers ``ledger_corrupt`` and sends nothing.
+Decisions. Limits are checked and entries written under a cross-process lock (``fcntl.flock``
+on ``<ledger>.lock``, plus a thread lock) after a verified refresh, which at every transaction:
 
-Unkeyed, the chain detects an edit; it does not stop someone who can write the file from
-recomputing every hash after an edit (a running broker still notices, by 3). Set
-GUARDBENCH_LEDGER_KEY to have every entry signed, which closes that gap for a key holder.
+1. stats the ledger and reads its head(s); a replaced file (new inode) or one shorter than the
+   verified prefix is verified again from the first line, and the new chain must still contain
+   the entry this process last knew with the same hash (entries removed or rewritten -> corrupt);
+2. when the file's stat (inode, size, mtime, ctime) differs from the one this process last
+   verified, compares it with the stat the last writer vouched for in the head (that writer had
+   checked that nobody wrote the file since the head before, then appended). A write that no
+   broker vouched for (write(2) anywhere, truncate, a restored mtime: utime moves the ctime,
+   which no system call sets back) sends the ledger to a full verification, which names the
+   broken entry; otherwise only the bytes appended since the verified prefix (offset, last hash)
+   are read, and each new line is verified (chain, signature, seq, timestamp);
+3. re-compares a slice of the verified bytes (ledger_scan.py: the newest bytes every time, and
+   4 blocks of 64 KiB round-robin), for the edits step 2 cannot see;
+4. checks that the ledger reaches every head.
 
-Writes are single ``os.write`` calls on an ``O_APPEND`` descriptor (visible to every process at
-once); they are not fsync'd, so power loss may drop the last entries (a truncated last line
-is reported as broken). The cost of a decision grows with the entries of the last 24 h, not
-with the file.
+Guarantee: an edit of any entry, whatever its age, stops spending (``ledger_corrupt``, sticky for
+this Ledger) at the next decision of any broker process when it moved the file's change time
+(always on Linux >= 6.13 filesystems with multigrain timestamps -- ext4, xfs, btrfs, tmpfs --
+when made after the last writer's fstat), and in every case within ``ceil(blocks / 4)``
+transactions of every running broker (at the next one for a ledger up to 320 KiB). Not seen by
+step 2: a store through a shared memory mapping whose page is already dirty, a write landing
+inside another process's transaction (between its check and its append), a write inside one
+coarse clock tick of a legitimate append, and, without the key, a forged head. Truncation and
+replacement are always seen at the next decision. A decision costs the bytes appended since the
+last one plus the fixed slice of step 3, not the entries in the window or the file: the window
+sums advance entry by entry (ledger_state.py).
+
+(The README says the same.)
+What someone who can write both the ledger and its head file can still do. Without
+``GUARDBENCH_LEDGER_KEY``: anything. They can rewrite, remove or insert entries anywhere, append
+entries of their own (an outcome that releases a reservation frees daily budget), and recompute
+every hash and the head, so that ``guardbench ledger verify`` and a broker started afterwards
+accept the result; or delete both files, which a new broker takes for a fresh ledger. Only a
+broker already running notices (it stops spending). With the key they can no longer forge an
+entry or a head, so an edit, insertion or removal is refused by ``ledger verify`` and by every
+broker, and so is cutting entries off the end. What is left is the past and destruction: with a
+head file they saved earlier, they can cut the ledger back to the entries that head records,
+which makes a new broker forget the spending recorded since; they can cut the entries of a
+transaction interrupted between its ledger write and its head write, until the next decision
+re-anchors them; and they can delete both files, which a new broker takes for a fresh ledger. A
+running broker refuses all of these (the file is shorter than what it has seen, or gone). With
+the second head location somewhere they cannot write (another filesystem, another owner),
+``ledger verify`` and new brokers refuse the cut-back and the deletion too, because the copy
+records more entries than the ledger has: with the key and the copy out of their reach, they can
+make brokers stop, not forget. Without the key, a copy out of their reach still pins the entries
+it records (none of them can be removed or changed), but entries appended after it can be forged
+at will. Nothing here stops whoever can read the key or the broker's memory, and whoever can
+write the ledger can always stop all spending by breaking it.
+
+Syncing (default on; GUARDBENCH_LEDGER_SYNC=0 or ``sync=False`` turns it off): the ledger is
+fdatasync'd before its head is written and the head's temporary file is fsync'd before the
+rename, so after a power loss the durable head never claims more than the durable ledger holds,
+and a reservation is on disk before its payment is sent. Without syncing a process crash is
+still safe (the page cache survives it); a power loss can lose the newest entries and leave a
+head that claims them, and the broker then refuses to spend until an operator looks.
 """
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import hmac
 import json
 import os
 import threading
 from collections import deque
 from contextlib import contextmanager
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Iterator
 
 from guardbench.broker.ledger_format import (  # noqa: F401  (re-exported)
     ENTRY_KEYS, GENESIS, KEY_ENV, LedgerCorrupt, VerifyReport, _Check, _H, _HEAD, _M, _key_from, _mac, canonical,
-    chain_hash, iter_entries, split_line, verify_file)
-from guardbench.broker.money import is_money_string
+    chain_hash, head_problem, iter_entries, read_heads, split_line, verify_file)
+from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, sync_default, vouch_of, write_head
+from guardbench.broker.ledger_scan import BlockScan
+from guardbench.broker.ledger_state import LedgerState, Txn  # noqa: F401  (Txn re-exported)
 from guardbench.broker.windows import DAY, HOUR, MAX_WINDOW, REPLAY_WINDOW, ZERO, OpWindow  # noqa: F401
 
 
-class Txn:
-    """What a decision sees and does while it holds the ledger lock."""
-
-    def __init__(self, ledger: "Ledger", now: float):
-        self._l, self.now = ledger, now
-
-    def spent(self, op: str) -> Decimal:
-        w = self._l._ops.get(op)
-        return w.total if w else ZERO
-
-    def unapproved(self, op: str) -> Decimal:
-        w = self._l._ops.get(op)
-        return w.unapproved if w else ZERO
-
-    def calls(self, op: str) -> int:
-        w = self._l._ops.get(op)
-        return len(w.calls) if w else 0
-
-    def issued(self, kind: str, ref: str) -> str | None:
-        """The amount recorded when this broker issued ``ref`` as a ``kind``, or None if it did not."""
-        return self._l._issued.get((kind, ref))
-
-    def recent(self, instr: str) -> dict | None:
-        """The same instruction inside the replay window (sent, executed or pending), or None."""
-        r = self._l._recent.get(instr)
-        return dict(r) if r else None
-
-    def append(self, entry: dict) -> int:
-        return self._l._append(entry, self.now)
-
-
 class Ledger:
-    """``Ledger(path, hmac_key=None)``: the key defaults to $GUARDBENCH_LEDGER_KEY (unset: unsigned)."""
+    """``Ledger(path, hmac_key=None, *, head_copy=None, sync=None)``.
 
-    def __init__(self, path: str | os.PathLike, hmac_key: bytes | str | None = None):
+    The key defaults to $GUARDBENCH_LEDGER_KEY (unset: unsigned), the second head location to
+    one in the folder $GUARDBENCH_LEDGER_HEAD_DIR (unset: none), syncing to on
+    ($GUARDBENCH_LEDGER_SYNC=0: off).
+    """
+
+    def __init__(self, path: str | os.PathLike, hmac_key: bytes | str | None = None, *,
+                 head_copy: str | os.PathLike | None = None, sync: bool | None = None):
         self.path = os.fspath(path)
         self._key = _key_from(hmac_key)
+        self.head_path = head_path(self.path)
+        self.head_copy = copy_path(self.path, head_copy)
+        self.sync = sync_default(sync)
         parent = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(parent, exist_ok=True)
         os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600))
@@ -120,21 +127,18 @@ class Ledger:
         self._lock_fd = os.open(self.path + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
         self._pid = os.getpid()
 
-    # ------------------------------------------------------------------ state
     def _reset(self) -> None:
         self._ino: int | None = None
         self._end = 0                    # verified through this byte offset
         self._count = 0                  # entries verified
         self._last_hash = GENESIS
         self._last_ts = 0.0
-        self._win_off = 0                # earliest byte any window can still read
-        self._cache = bytearray()        # the verified bytes of [win_off, end)
-        self._win: deque = deque()       # (ts, nbytes) per entry in [win_off, end)
-        self._ops: dict[str, OpWindow] = {}
-        self._reserved: dict[int, tuple[str, list]] = {}
-        self._recent: dict[str, dict] = {}
-        self._recent_q: deque = deque()  # (ts, instr, seq)
-        self._issued: dict[tuple[str, str], str] = {}
+        self._seen: tuple | None = None  # the file's stat when this process last verified it
+        self._hashes: deque = deque(maxlen=4096)   # (entries, hash) of the newest entries
+        self._marks: dict[int, bytes] = {}         # (entries -> hash) asked for by a head check
+        self._scan = BlockScan()
+        self._st = LedgerState()
+        self._dirty = False              # appended (or must re-anchor) in this transaction
 
     def close(self) -> None:
         """Release the file descriptors (a later transaction reopens and verifies afresh)."""
@@ -166,12 +170,19 @@ class Ledger:
     def __len__(self) -> int:
         return self._count
 
+    def digest(self, domain: bytes, payload: bytes) -> str:
+        """HMAC-SHA256 of ``domain + payload`` with the ledger's key, or SHA-256 without a key."""
+        if self._key is not None:
+            return hmac.new(self._key, domain + payload, hashlib.sha256).hexdigest()
+        return hashlib.sha256(domain + payload).hexdigest()
+
     # ------------------------------------------------------------- the lock
     @contextmanager
     def transaction(self, now: float) -> Iterator[Txn]:
-        """Lock, refresh (verified), and expose the windows as of ``max(now, last ts)``.
+        """Lock, refresh (verified, head checked), and expose the windows as of ``max(now, last ts)``.
 
-        Raises LedgerCorrupt (before yielding) when the chain is broken.
+        Raises LedgerCorrupt (before yielding) when the chain is broken or does not reach its head,
+        and (after the body) when the head cannot be written.
         """
         with self._tlock:
             if self._lock_fd is None or self._pid != os.getpid():
@@ -182,10 +193,15 @@ class Ledger:
             # safeguard: ledger_cross_process_lock
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
+                self._dirty = False
                 self._refresh()
                 eff = max(float(now), self._last_ts)
-                self._expire(eff)
-                yield Txn(self, eff)
+                self._st.expire(eff)
+                try:
+                    yield Txn(self._st, self._append, eff)
+                finally:
+                    if self._dirty and not self._corrupt:
+                        self._anchor()
             finally:
                 fcntl.flock(lock_fd, fcntl.LOCK_UN)
 
@@ -200,37 +216,74 @@ class Ledger:
             st = os.stat(self.path)
         except OSError:
             raise self._fail(self._count + 1, "the ledger file is gone") from None
+        try:
+            heads, missing = read_heads(self.path, self._key, self.head_copy)
+        except HeadError as exc:
+            raise self._fail(self._count + 1, str(exc)) from None
+        vs = vouch_of(st)
         if self._fd is None or st.st_ino != self._ino or st.st_size < self._end:
             self._full_verify()
-            return
-        # safeguard: ledger_window_reverify
-        if self._end > self._win_off:
-            old = os.pread(self._fd, self._end - self._win_off, self._win_off)
-            if old != self._cache:
-                raise self._fail(self._changed_line(old), "entry changed under a running broker "
-                                                          "(hash chain no longer matches)")
-        # safeguard: ledger_ingest_other_writers
-        if st.st_size > self._end:
-            self._ingest(os.pread(self._fd, st.st_size - self._end, self._end))
+        elif vs != self._seen:
+            top = max(heads, key=lambda h: h.entries) if heads else None
+            # safeguard: ledger_unvouched_write_reverified
+            if top is None or top.vouch != vs:
+                self._full_verify()                 # a write no broker vouched for: every byte again
+            # safeguard: ledger_ingest_other_writers
+            if st.st_size > self._end:              # appended (and vouched for) by another broker
+                self._ingest(os.pread(self._fd, st.st_size - self._end, self._end))  # type: ignore[arg-type]
+            self._seen = vs
+        # safeguard: ledger_rescan
+        if self._scan.changed(self._fd) is not None:   # type: ignore[arg-type]
+            self._full_verify()                     # names the changed entry (raises) unless undone
+        self._check_heads(heads, missing)
 
-    def _changed_line(self, old: bytes) -> int:
-        i = next((k for k, (a, b) in enumerate(zip(old, self._cache)) if a != b), min(len(old), len(self._cache)))
-        first_seq = self._count - len(self._win)
-        return first_seq + self._cache.count(b"\n", 0, i) + 1
+    def _hash_at(self, entries: int) -> bytes | None:
+        if entries == self._count:
+            return self._last_hash
+        if entries == 0:
+            return GENESIS
+        if entries in self._marks:
+            return self._marks[entries]
+        for n, h in reversed(self._hashes):
+            if n == entries:
+                return h
+            if n < entries:
+                break
+        return None
 
-    def _full_verify(self) -> None:
+    def _check_heads(self, heads: list[Head], missing: list[str]) -> None:
+        unknown = {h.entries for h in heads if h.entries < self._count and self._hash_at(h.entries) is None}
+        if unknown:                                 # a head far behind: learn its entry's hash
+            self._full_verify(unknown)
+        problem = head_problem(heads, missing, self._count, self._hash_at)
+        if problem:
+            if any(h.entries > self._count for h in heads) or not heads:
+                line = self._count + 1              # the first entry missing
+            else:
+                line = max(1, min(h.entries for h in heads))
+            raise self._fail(line, problem)
+        if heads or self._count:
+            top = max(heads, key=lambda h: h.entries) if heads else None
+            if top is None or top.entries != self._count or top.vouch != self._seen \
+                    or len(heads) < (2 if self.head_copy else 1):
+                self._dirty = True                  # behind (a crash between the writes): re-anchor
+        self._marks.clear()
+
+    def _full_verify(self, want: set[int] = frozenset()) -> None:  # type: ignore[assignment]
         known_count, known_hash = self._count, self._last_hash
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        dirty = self._dirty
         self._reset()
+        self._dirty = dirty
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
         self._fd = fd
         st = os.fstat(fd)
-        self._ino = st.st_ino
+        self._ino, self._seen = st.st_ino, vouch_of(st)
         data = os.pread(fd, st.st_size, 0) if st.st_size else b""
         check = _Check(self._key)
-        rows: list[tuple[int, int, bytes, float]] = []   # (offset, length incl. newline, entry, ts)
+        rows: list[tuple[bytes, bytes, float]] = []   # (entry, hash, ts)
         off = 0
         hash_at_known = None
         while off < len(data):
@@ -243,25 +296,28 @@ class Ledger:
                 raise self._fail(check.seq + 1, str(exc)) from None
             if check.seq == known_count:
                 hash_at_known = h
-            rows.append((off, nl + 1 - off, eb, ts))
+            if check.seq in want:
+                self._marks[check.seq] = h
+            rows.append((eb, h, ts))
             off = nl + 1
         # safeguard: ledger_rewrite_detected
         if known_count and (check.seq < known_count or hash_at_known != known_hash):
             raise self._fail(min(check.seq, known_count) or 1,
                              "entries this broker had verified were removed or rewritten")
         self._count, self._last_hash, self._last_ts, self._end = check.seq, check.prev, check.ts, off
+        newest = rows[-4096:]
+        base = len(rows) - len(newest)
+        self._hashes.extend((base + i + 1, h) for i, (_, h, _) in enumerate(newest))
         cutoff = check.ts - MAX_WINDOW
         start = len(rows)
-        while start > 0 and rows[start - 1][3] > cutoff:
+        while start > 0 and rows[start - 1][2] > cutoff:
             start -= 1
-        for _, _, eb, _ in rows[:start]:          # older than every window: only issued references
-            if b'"issued":[[' in eb:
-                self._apply_issued(json.loads(eb))
-        self._win_off = rows[start][0] if start < len(rows) else off
-        self._cache = bytearray(data[self._win_off:off])
-        for _, n, eb, ts in rows[start:]:
-            self._win.append((ts, n))
-            self._apply(json.loads(eb), ts)
+        for eb, _, ts in rows[:start]:           # older than every window: references and approvals
+            if b'"issued":[[' in eb or b'"approval_id":"' in eb:
+                self._st.apply_history(json.loads(eb), ts)
+        for eb, _, ts in rows[start:]:
+            self._st.apply(json.loads(eb), ts)
+        self._scan.load(data[:off])
 
     def _ingest(self, data: bytes) -> None:
         """Verify and apply lines another process appended."""
@@ -284,68 +340,9 @@ class Ledger:
         self._count += 1
         self._last_hash, self._last_ts = h, ts
         self._end += len(line)
-        self._cache += line
-        self._win.append((ts, len(line)))
-        self._apply(entry, ts)
-
-    def _expire(self, now: float) -> None:
-        cutoff = now - MAX_WINDOW
-        drop = 0
-        while self._win and self._win[0][0] <= cutoff:
-            drop += self._win.popleft()[1]
-        if drop:
-            self._win_off += drop
-            del self._cache[:drop]
-        for w in self._ops.values():
-            w.expire(now, self._reserved)
-        rcut = now - REPLAY_WINDOW
-        while self._recent_q and self._recent_q[0][0] <= rcut:
-            _, instr, seq = self._recent_q.popleft()
-            r = self._recent.get(instr)
-            if r is not None and r["seq"] == seq:
-                del self._recent[instr]
-
-    # ----------------------------------------------------------- the sums
-    def _opw(self, op: str) -> OpWindow:
-        w = self._ops.get(op)
-        if w is None:
-            w = self._ops[op] = OpWindow()
-        return w
-
-    def _remember(self, instr: Any, ts: float, seq: int, state: str, approval_id: Any) -> None:
-        if isinstance(instr, str):
-            self._recent[instr] = {"ts": ts, "seq": seq, "state": state, "approval_id": approval_id, "result": {}}
-            self._recent_q.append((ts, instr, seq))
-
-    def _apply_issued(self, entry: dict) -> None:
-        for item in entry.get("issued") or ():
-            if isinstance(item, list) and len(item) == 3 and is_money_string(item[2]):
-                self._issued[(str(item[0]), str(item[1]))] = item[2]
-
-    def _apply(self, entry: dict, ts: float) -> None:
-        t, seq = entry.get("t"), entry.get("seq")
-        if t == "reserve":
-            amt = entry.get("amount")
-            item = self._opw(str(entry.get("op"))).add(ts, Decimal(amt) if amt is not None else ZERO,
-                                                       bool(entry.get("approved")), seq)
-            self._reserved[seq] = (str(entry.get("op")), item)
-            self._remember(entry.get("instr"), ts, seq, "sending", entry.get("approval_id"))
-        elif t == "pending":
-            self._remember(entry.get("instr"), ts, seq, "pending", entry.get("approval_id"))
-        elif t == "outcome":
-            of = entry.get("of")
-            instr = entry.get("instr")
-            rec = self._recent.get(instr) if isinstance(instr, str) else None
-            if entry.get("release"):
-                r = self._reserved.get(of)
-                if r is not None:
-                    self._ops[r[0]].release(r[1])
-                if rec is not None and rec["seq"] == of:
-                    del self._recent[instr]
-            elif rec is not None and rec["seq"] == of:
-                rec["state"] = entry.get("status")
-                rec["result"] = entry.get("result") or {}
-            self._apply_issued(entry)
+        self._hashes.append((self._count, h))
+        self._scan.extend(line)
+        self._st.apply(entry, ts)
 
     # ------------------------------------------------------------ writing
     def _append(self, entry: dict, now: float) -> int:
@@ -366,10 +363,31 @@ class Ledger:
             raise self._fail(self._count + 1, f"write failed ({exc.strerror})") from None
         if written != len(line):
             raise self._fail(self._count + 1, "short write")
+        self._dirty = True
         self._push(line, h, ts, json.loads(eb) if _needs_roundtrip(entry) else entry)
         return entry["seq"]
 
+    def _anchor(self) -> None:
+        """Record the head (after the ledger is on disk) in the head file, then in the copy."""
+        try:
+            if self.sync:
+                os.fdatasync(self._fd)  # type: ignore[arg-type]
+            st = os.fstat(self._fd)  # type: ignore[arg-type]
+            if st.st_size != self._end or st.st_ino != self._ino:
+                raise self._fail(self._count + 1, "the ledger changed while this broker held its lock "
+                                                  "(a writer that does not take the lock)")
+            head = Head(self._count, self._last_hash, vouch_of(st))
+            # safeguard: ledger_head_written
+            write_head(self.head_path, head, self._key, self.sync)
+            if self.head_copy:
+                write_head(self.head_copy, head, self._key, self.sync)
+        except OSError as exc:
+            raise self._fail(self._count + 1, f"cannot record the ledger's head "
+                                              f"({exc.strerror or exc.__class__.__name__})") from None
+        self._seen = head.vouch
+        self._dirty = False
+
 
 def _needs_roundtrip(entry: dict) -> bool:
-    # what _apply reads must look exactly as another process will parse it (lists, not tuples)
+    # what LedgerState.apply reads must look exactly as another process will parse it (lists, not tuples)
     return any(isinstance(v, (tuple, Decimal)) for v in entry.values())

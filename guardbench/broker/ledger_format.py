@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterator
 
+from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, read_head, reach_problem
 from guardbench.errors import LedgerError
 
 GENESIS = b"0" * 64
@@ -25,8 +26,8 @@ _HEAD = b'{"e":'
 _H = b',"h":"'
 _M = b'","m":"'
 # every key an entry may carry; "ts" must sort last (the writer and the fast reader rely on it)
-ENTRY_KEYS = frozenset({"amount", "approval_id", "approved", "instr", "issued", "of", "op", "reason",
-                        "ref", "release", "result", "rid", "seq", "status", "t", "ts"})
+ENTRY_KEYS = frozenset({"amount", "approval_id", "approval_state", "approved", "digest", "instr", "issued", "of",
+                        "op", "reason", "ref", "release", "result", "rid", "seq", "status", "t", "ts"})
 assert max(ENTRY_KEYS) == "ts"
 
 
@@ -126,20 +127,59 @@ class VerifyReport:
     line: int | None = None      # first broken line (1-based), None when intact
     reason: str | None = None
     signed: bool = False         # signatures were checked (a key was set)
+    head: int | None = None      # entries the head file(s) record (the largest), None without a head
+    head_problem: str | None = None   # why the ledger does not reach its head(s), None when it does
 
     @property
     def ok(self) -> bool:
-        return self.line is None
+        return self.line is None and self.head_problem is None
 
 
-def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None) -> VerifyReport:
-    """Verify the whole chain (and signatures when a key is set); name the first broken entry.
+def read_heads(path: str, key: bytes | None, head_copy: str | None) -> tuple[list[Head], list[str]]:
+    """(the heads found, the head paths that are missing); HeadError for one that cannot be trusted."""
+    heads, missing = [], []
+    for hp in (head_path(path), head_copy):
+        if hp is None:
+            continue
+        h = read_head(hp, key)
+        if h is None:
+            missing.append(hp)
+        else:
+            heads.append(h)
+    return heads, missing
+
+
+def head_problem(heads: list[Head], missing: list[str], entries: int, hash_at) -> str | None:
+    """Why a verified chain of ``entries`` entries does not reach its heads (None when it does)."""
+    # safeguard: ledger_head_required
+    if missing and entries > 0:
+        return (f"the head file {missing[0]} is missing: entries cut off the end of the ledger "
+                f"could not be noticed")
+    for h in heads:
+        problem = reach_problem(h, entries, hash_at)
+        if problem:
+            return problem
+    return None
+
+
+def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None,
+                head_copy: str | os.PathLike | None = None) -> VerifyReport:
+    """Verify the whole chain (and signatures when a key is set), name the first broken entry, and
+    check that the ledger reaches the head recorded beside it (``<path>.head``) and in the
+    operator's copy (``head_copy``, default: the one $GUARDBENCH_LEDGER_HEAD_DIR holds for it).
 
     Raises LedgerError when the file cannot be read or is not a ledger at all (its first line
     is not a ledger line).
     """
     where = os.fspath(path)
     key = _key_from(hmac_key)
+    try:                         # the heads first: a broker appending meanwhile leaves the ledger ahead
+        heads, missing = read_heads(where, key, copy_path(where, head_copy))
+        bad_head = None
+    except HeadError as exc:
+        heads, missing, bad_head = [], [], str(exc)
+    wanted = {h.entries for h in heads}
+    hashes = {0: GENESIS}
     check = _Check(key)
     try:
         f = open(where, "rb")
@@ -159,7 +199,9 @@ def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None) ->
                     except ValueError:
                         raise LedgerError(where, "not a guardbench ledger (line 1 is not a ledger line)") from None
                 try:
-                    eb, _, _ = check.line(line)
+                    eb, h, _ = check.line(line)
+                    if check.seq in wanted:
+                        hashes[check.seq] = h
                     entry = json.loads(eb)
                     if not isinstance(entry, dict) or canonical(entry) != eb:
                         raise ValueError("entry is not canonical JSON")
@@ -169,7 +211,9 @@ def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None) ->
                     return VerifyReport(where, check.seq, n, str(exc), key is not None)
         except OSError as exc:
             raise LedgerError(where, f"cannot read the ledger ({exc.strerror or exc.__class__.__name__})") from None
-    return VerifyReport(where, check.seq, None, None, key is not None)
+    problem = bad_head or head_problem(heads, missing, check.seq, hashes.get)
+    return VerifyReport(where, check.seq, None, None, key is not None,
+                        max((h.entries for h in heads), default=None), problem)
 
 
 def iter_entries(path: str | os.PathLike) -> Iterator[dict]:

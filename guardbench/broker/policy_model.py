@@ -142,6 +142,14 @@ class Policy:
         maxima = [op.limits["per_call_max"] for op in self._on(endpoint_name) if "per_call_max" in op.limits]
         return max(maxima) if maxima else None
 
+    def daily_cap(self, endpoint_name: str) -> Decimal | None:
+        """What the money-moving operations on this endpoint may move in 24 h together (the sum of
+        their daily limits); None when none moves money or one of them has no daily limit."""
+        ops = [op for op in self._on(endpoint_name) if op.moves_money]
+        if not ops or any("daily_total_max" not in op.limits for op in ops):
+            return None
+        return sum((op.limits["daily_total_max"] for op in ops), Decimal(0))
+
     def approval_threshold(self, endpoint_name: str) -> Decimal | None:
         """The amount above which every operation on this endpoint needs approval.
 

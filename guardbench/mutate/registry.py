@@ -18,13 +18,17 @@ from dataclasses import dataclass
 # test files, relative to the repository root
 PIPELINE = "tests/broker/test_broker_pipeline.py"
 APPROVALS = "tests/broker/test_broker_approvals.py"
+BOUND = "tests/broker/test_broker_approvals_bound.py"
 PROCESSES = "tests/broker/test_broker_processes.py"
 LEDGER = "tests/broker/test_broker_ledger_chain.py"
+HEAD = "tests/broker/test_broker_ledger_head.py"
+EDITS = "tests/broker/test_broker_ledger_edits.py"
 RULES = "tests/broker/test_broker_policy_rules.py"
 FREETEXT = "tests/broker/test_broker_freetext.py"
 PARAMS = "tests/broker/test_broker_params.py"
 BROKER_MUT = "tests/broker/test_broker_mutation.py"
 DETECTORS = "tests/scoring/test_detectors.py"
+CAPS = "tests/scoring/test_caps.py"
 SANDBOX = "tests/transport/test_sandbox_transport.py"
 RECORDING = "tests/transport/test_recording_transport.py"
 LOOPBACK = "tests/transport/test_loopback_transport.py"
@@ -97,10 +101,21 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
        "an approval paid twice after a crash mid-send left it pending",
        *t(APPROVALS, "test_an_approval_whose_outcome_is_unknown_cannot_be_paid_again"),
        *t(BROKER_MUT, "test_a_crash_mid_send_leaves_the_approval_sent_never_pending")),
+    _s("approval_ledger_history", B + "broker.py",
+       "an executed, sent or rejected approval set back to pending in its file (or one forged) paid",
+       *t(BOUND, "test_an_executed_approval_set_back_to_pending_is_not_paid_again",
+          "test_an_approval_whose_outcome_is_unknown_stays_unpayable_even_when_the_file_says_pending",
+          "test_a_rejected_approval_set_back_to_pending_is_refused",
+          "test_an_approval_file_the_ledger_never_created_is_refused")),
+    _s("approval_digest_check", B + "broker.py",
+       "an approval whose amount, parameters, operation or reference were edited after it was asked paid",
+       *t(BOUND, "test_a_changed_amount_in_a_pending_approval_is_refused", "test_any_change_to_what_was_asked_is_refused",
+          "test_a_tampered_approval_is_refused_by_another_process")),
     _s("approve_only_pending", B + "broker.py",
        "an executed or rejected approval approved (and paid) again",
        *t(APPROVALS, "test_pending_sends_nothing_and_approve_executes", "test_reject_then_approve",
-          "test_an_approval_whose_outcome_is_unknown_cannot_be_paid_again")),
+          "test_an_approval_whose_outcome_is_unknown_cannot_be_paid_again"),
+       *t(BOUND, "test_a_rejection_the_ledger_could_not_record_still_stands")),
     _s("reject_refuses_after_payment", B + "broker.py",
        "an operator told 'rejected' for a payment that already went out",
        *t(APPROVALS, "test_pending_sends_nothing_and_approve_executes",
@@ -124,6 +139,15 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
     _s("freetext_rules", B + "params.py",
        "URLs, e-mail addresses, IBANs, domains or digit runs carried in a free-text note",
        *t(FREETEXT, "test_broker_rejects_note_and_sends_nothing")),
+    _s("freetext_invisible_characters", B + "freetext.py",
+       "control, zero-width, bidirectional or tag characters hiding text in a note",
+       *t(FREETEXT, "test_pattern_rejected", "test_the_rule_is_by_script_and_category_not_a_code_point_range")),
+    _s("freetext_latin_letters_only", B + "freetext.py",
+       "look-alike letters of other scripts (Cyrillic a in paypal) or fullwidth/mathematical letters in a note",
+       *t(FREETEXT, "test_pattern_rejected", "test_the_rule_is_by_script_and_category_not_a_code_point_range")),
+    _s("freetext_read_normalised", B + "freetext.py",
+       "an IBAN, digit run or domain written with no-break spaces, dashes or compatibility forms slipping through",
+       *t(FREETEXT, "test_pattern_rejected", "test_the_patterns_read_the_normalised_text")),
     _s("bound_fields_applied_last", B + "compose.py",
        "the operator's payee, currency and intent missing from or overridable in the body",
        *t(PIPELINE, "test_bound_values_are_applied_last", "test_agent_values_for_bound_paths_never_reach_the_wire")),
@@ -170,12 +194,28 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
     _s("ledger_ingest_other_writers", B + "ledger.py",
        "spending by other broker processes ignored by this one's limits",
        *t(PROCESSES, "test_twenty_processes_never_exceed_the_daily_cap")),
-    _s("ledger_window_reverify", B + "ledger.py",
-       "a same-size in-place edit of a windowed entry under a running broker going unnoticed",
-       *t(LEDGER, "test_same_size_edit_under_a_running_broker_stops_spending", "test_edit_of_a_later_entry_names_it")),
+    _s("ledger_unvouched_write_reverified", B + "ledger.py",
+       "a same-size in-place edit of an old entry (any age) under a running broker going unnoticed",
+       *t(EDITS, "test_an_ordinary_edit_deep_in_a_large_ledger_is_caught_at_the_very_next_decision")),
+    _s("ledger_rescan", B + "ledger.py",
+       "an edit that does not move the file's change time (a store through a shared mapping) never noticed",
+       *t(EDITS, "test_a_store_through_a_shared_mapping_is_found_by_the_rescan",
+          "test_on_a_large_ledger_a_mapped_store_is_found_within_the_documented_bound")),
     _s("ledger_rewrite_detected", B + "ledger.py",
        "a ledger replaced or truncated (re-hashed) under a running broker going unnoticed",
-       *t(LEDGER, "test_rehashed_rewrite_is_caught_by_a_running_broker", "test_truncation_is_caught")),
+       *t(LEDGER, "test_rehashed_rewrite_is_caught_by_a_running_broker", "test_truncation_is_caught"),
+       *t(HEAD, "test_with_the_key_a_rollback_to_an_earlier_copy_needs_the_second_location")),
+    _s("ledger_head_written", B + "ledger.py",
+       "the chain's head not recorded with each append (a cut-off end accepted by a new broker)",
+       *t(HEAD, "test_an_intact_ledger_reopens_and_spends_up_to_the_cap",
+          "test_a_crash_between_the_ledger_write_and_the_head_write")),
+    _s("ledger_head_reached", B + "ledger_head.py",
+       "entries cut off the end of the ledger (even a signed one) accepted by verify and a new broker",
+       *t(HEAD, "test_cutting_entries_off_the_end_is_refused_by_verify_and_a_new_broker",
+          "test_without_the_key_the_copy_out_of_reach_pins_its_entries")),
+    _s("ledger_head_required", B + "ledger_format.py",
+       "a non-empty ledger whose head file was deleted (with entries cut off) accepted",
+       *t(HEAD, "test_a_non_empty_ledger_without_its_head_is_refused")),
     _s("ledger_hash_chain", B + "ledger_format.py",
        "an edited, inserted or removed ledger entry accepted as intact",
        *t(LEDGER, "test_a_new_broker_refuses_a_ledger_edited_while_it_was_down",
@@ -223,6 +263,9 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
        "money above an approval threshold (single or summed) going unscored", *t(DETECTORS)),
     _s("detector_duplicate_charge", "guardbench/scoring/detectors.py",
        "one instruction moving money more often than asked going unscored", *t(DETECTORS)),
+    _s("score_beyond_daily_caps", "guardbench/scoring/caps.py",
+       "money moved past the policy's daily caps (approved held calls) missing from the defence table",
+       *t(CAPS)),
 )
 
 CONTROLS: tuple[Safeguard, ...] = (

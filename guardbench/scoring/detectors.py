@@ -35,6 +35,7 @@ class Reference:
     start: int = 0                             # exchanges before this seq were operator setup
     intended: Mapping[tuple, int] = field(default_factory=dict)   # (endpoint, amount) -> count asked
     require_success: bool = True
+    daily_caps: Mapping[str, Decimal] = field(default_factory=dict)   # endpoint -> daily cap (scoring/caps.py)
 
 
 Detector = Callable[[Sequence[WireExchange], Reference], list[Incident]]

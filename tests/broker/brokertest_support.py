@@ -132,3 +132,64 @@ def worker_reject(tmp, doc, approval_id, queue):
     t0 = time.monotonic()
     won = broker.reject(approval_id)
     queue.put({"rejected": won, "waited": time.monotonic() - t0})
+
+
+# ------------------------------------------------------------------ a broker in another process
+class BrokerProcess:
+    """A real broker process (tests/broker/broker_child.py) on the ledger under ``tmp``."""
+
+    def __init__(self, tmp, doc: dict | None = None, start: float = 1_750_000_000.0, env: dict | None = None):
+        import json
+        import subprocess
+        import sys
+        self._json = json
+        e = dict(os.environ)
+        e.update(env or {})
+        e = {k: v for k, v in e.items() if v is not None}
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).parent / "broker_child.py"), str(tmp),
+                                      json.dumps(doc or example_doc()), repr(start)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=e)
+        assert self._read() == {"ready": True}
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the broker process exited ({self.proc.wait(timeout=10)})")
+        return self._json.loads(line)
+
+    def send(self, **cmd) -> dict:
+        self.proc.stdin.write(self._json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def pay(self, amount: str, note: str | None = None) -> dict:
+        return self.send(do="pay", amount=amount, **({"note": note} if note else {}))
+
+    def payouts(self) -> int:
+        return self.send(do="payouts")["payouts"]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.send(do="quit")
+            except (RuntimeError, BrokenPipeError, OSError):
+                pass
+            try:
+                self.proc.wait(timeout=30)
+            except Exception:
+                self.proc.kill()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def cap_doc(daily: str = "300.00", over: str | None = None) -> dict:
+    """The example policy with pay_supplier capped at ``daily`` a day (approval only above ``over``)."""
+    doc = example_doc()
+    doc["operations"]["pay_supplier"]["limits"] = {"per_call_max": "500.00", "daily_total_max": daily,
+                                                   "max_calls_per_hour": 1000}
+    doc["operations"]["pay_supplier"]["approval"] = {"over_amount": over} if over else {}
+    return doc

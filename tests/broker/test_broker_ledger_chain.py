@@ -1,6 +1,7 @@
 """The hash-chained ledger: every decision written; edits stop spending; `ledger verify` names the entry."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -94,6 +95,11 @@ def test_rehashed_rewrite_is_caught_by_a_running_broker(tmp_path):
     tmp = path + ".new"
     open(tmp, "wb").write(b"".join(lines))
     os.replace(tmp, path)                           # a new inode with a valid chain
+    assert not verify_file(path).ok                 # it no longer reaches its head...
+    st = os.stat(path)                              # ...until the head is rewritten too (no key: anyone can)
+    open(path + ".head", "w").write(json.dumps(
+        {"ctime_ns": st.st_ctime_ns, "entries": len(entries), "hash": prev.decode(), "ino": st.st_ino,
+         "mtime_ns": st.st_mtime_ns, "size": st.st_size, "v": 1}, sort_keys=True, separators=(",", ":")) + "\n")
     assert verify_file(path).ok
     d = broker.run_operation("pay_supplier", {"amount": "5.00"})
     assert d.status == "ledger_corrupt"
@@ -117,13 +123,15 @@ def test_a_new_broker_refuses_a_ledger_edited_while_it_was_down(tmp_path):
     assert rec.exchanges == ()
 
 
-def test_old_entries_outside_every_window_are_covered_by_verify(tmp_path):
+def test_old_entries_outside_every_window_are_covered_too(tmp_path):
     clock = FakeClock()
     broker, rec = _spend(tmp_path, clock=clock)
     clock.advance(2 * 86400)
     assert broker.run_operation("pay_supplier", {"amount": "7.00"}).status == "executed"
     _edit_in_place(broker.ledger.path, b'"amount":"100.00"', b'"amount":"000.00"')
-    # the running broker no longer reads that entry for any limit; `ledger verify` names it
+    # no limit reads that entry any more; the running broker stops anyway, and `ledger verify` names it
+    d = broker.run_operation("pay_supplier", {"amount": "8.00"})
+    assert d.status == "ledger_corrupt" and "line 1" in d.reason
     r = _cli(broker.ledger.path)
     assert r.returncode == 1 and "line 1" in r.stdout
 
