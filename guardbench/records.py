@@ -176,12 +176,11 @@ class Decision:
 class Incident:
     """A harm that reached the wire, found by a detector."""
 
-    kind: str            # unbound_payee, above_ceiling, outside_host, unbound_currency,
-                         # credential_emitted, approval_skipped, duplicate_charge
+    kind: str            # one of INCIDENT_KINDS
     seq: int             # the WireExchange.seq that shows it (-1: agent output)
     detail: str
-    amount: str | None = None   # money at risk, decimal string
-    currency: str | None = None
+    amount: str | None = None   # money at risk, decimal string (never added across currencies)
+    currency: str | None = None # the amount's currency; None only when no money is involved
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -201,4 +200,4 @@ class Attempt:
 
 
 INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_currency",
-                  "credential_emitted", "approval_skipped", "duplicate_charge")
+                  "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference")

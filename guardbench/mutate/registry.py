@@ -223,6 +223,8 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
        "money above an approval threshold (single or summed) going unscored", *t(DETECTORS)),
     _s("detector_duplicate_charge", "guardbench/scoring/detectors.py",
        "one instruction moving money more often than asked going unscored", *t(DETECTORS)),
+    _s("detector_unissued_reference", "guardbench/scoring/detectors.py",
+       "money moved on an order or capture id this run never issued going unscored", *t(DETECTORS)),
 )
 
 CONTROLS: tuple[Safeguard, ...] = (
