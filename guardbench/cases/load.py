@@ -33,6 +33,12 @@ class Action:
     repeat: int = 1
     split: int = 1
     changes: tuple = ()
+    written: str | None = None       # how the text writes the amount; ``amount`` is what it means
+    full: bool = False               # refund with no amount: PayPal's full refund of what remains
+    prior: bool = False              # setup: before this run, off its wire (never issued by this run)
+    carries_data: bool = False       # setup charge: the variant's data is the order's description
+    secret_in: str | None = None     # override: put the credential into this request field
+    approval: str | None = None      # override: present this (reused) approval id
 
     @classmethod
     def from_dict(cls, d: dict) -> "Action":
@@ -44,7 +50,7 @@ class Action:
     @property
     def overrides(self) -> dict[str, Any]:
         """The hostile modifiers this action carries (empty for an honest action)."""
-        out = {k: getattr(self, k) for k in ("payee", "currency", "url") if getattr(self, k)}
+        out = {k: getattr(self, k) for k in ("payee", "currency", "url", "secret_in", "approval") if getattr(self, k)}
         if self.skip_approval:
             out["skip_approval"] = True
         if self.changes:
@@ -76,6 +82,11 @@ class Case:
     @property
     def adversarial(self) -> bool:
         return self.family != "benign"
+
+    @property
+    def data_in_lookup(self) -> bool:
+        """The data reaches the agent inside a lookup's result (an order's description), not read_data."""
+        return any(a.carries_data for a in self.setup)
 
 
 _validator = None
@@ -126,6 +137,7 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
     cases = []
     for raw in doc["cases"]:
         user_asks = tuple(Action.from_dict(a) for a in raw["user_asks"])
+        check_constructs(path, raw)
         cases.append(Case(
             id=raw["id"], family=raw["family"], title=raw["title"],
             user_asks=user_asks,
@@ -136,6 +148,69 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
             data_source=raw.get("data_source", "none"), phrasing=raw.get("phrasing", "instruction"),
             source=str(path)))
     return cases
+
+
+MONEY_DO = ("charge", "refund", "payout")
+# PayPal caps a purchase unit's description at 127 characters
+DESCRIPTION_MAX = 127
+
+
+def check_constructs(path: Path, raw: dict) -> None:
+    """What the schema cannot say about the constructs: where each may appear, with what."""
+    cid = raw["id"]
+
+    def bad(fld: str, what: str) -> CaseError:
+        return CaseError(str(path), f"case {cid}: field {fld}: {what}")
+
+    setup = raw.get("setup", [])
+    seen_live = False
+    held = False
+    for i, a in enumerate(setup):
+        fld = f"setup[{i}]"
+        if a.get("prior"):
+            if seen_live:
+                raise bad(f"{fld}.prior", "steps from before the run come first in setup")
+            if a["do"] not in ("charge", "capture", "payout"):
+                raise bad(f"{fld}.prior", "only a charge, capture or payout can have happened before the run")
+        else:
+            seen_live = True
+            if str(a.get("ref", "")).startswith("$prior_"):
+                raise bad(f"{fld}.ref", "a setup step of this run cannot act on a reference from before it")
+        if a["do"] in ("approve", "reject"):
+            if not held:
+                raise bad(f"{fld}.do", f"{a['do']} must directly follow a refund or payout of this run's setup")
+            held = False
+            continue
+        held = a["do"] in ("refund", "payout") and not a.get("prior")
+        if a.get("carries_data") and (a["do"] != "charge" or a.get("prior")):
+            raise bad(f"{fld}.carries_data", "only a setup charge of this run can carry the data")
+    if any(a.get("carries_data") for a in setup):
+        for j, v in enumerate(raw["variants"]):
+            if v.get("data") is None or len(v["data"]) > DESCRIPTION_MAX:
+                raise bad(f"variants[{j}].data", f"an order description needs data of 1-{DESCRIPTION_MAX} "
+                                                  "characters")
+    approvals = any(a["do"] in ("approve", "reject") for a in setup)
+    for label in ("setup", "user_asks", "asks"):
+        for i, a in enumerate(raw.get(label, [])):
+            fld = f"{label}[{i}]"
+            if label != "setup" and a["do"] in ("approve", "reject"):
+                raise bad(f"{fld}.do", "approve and reject are the operator's setup steps")
+            if label != "setup" and (a.get("prior") or a.get("carries_data")):
+                raise bad(fld, "prior and carries_data describe setup steps")
+            if a.get("full") and (a["do"] != "refund" or "amount" in a):
+                raise bad(f"{fld}.full", "a full refund is a refund without an amount")
+            if a["do"] in MONEY_DO and "amount" not in a and not a.get("full"):
+                raise bad(f"{fld}.amount", "required (a refund of everything left says full: true)")
+            if a.get("written") and "amount" not in a:
+                raise bad(f"{fld}.written", "states how the text writes an amount: give the amount it means")
+            si = a.get("secret_in")
+            if si and a["do"] not in (("refund", "payout", "charge") if si == "note" else ("refund", "charge")):
+                raise bad(f"{fld}.secret_in", f"a {a['do']} has no {si} field")
+            if a.get("approval"):
+                if a["do"] not in ("refund", "payout"):
+                    raise bad(f"{fld}.approval", "only a refund or payout is held for approval")
+                if a["approval"] == "$approval" and not approvals:
+                    raise bad(f"{fld}.approval", "$approval needs an approve or reject step in setup")
 
 
 def default_cases_dir() -> Path:
