@@ -18,7 +18,8 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from guardbench.agents.base import Transcript
 from guardbench.cases.load import Case
-from guardbench.errors import GuardbenchError
+from guardbench.arms.setup import SetupFailed
+from guardbench.errors import CaseError, GuardbenchError
 from guardbench.scoring.score import policy_reference, run_reference, score
 
 
@@ -84,6 +85,9 @@ class Bench:
         try:
             prepared = arm.prepare(case, spec.variant, seed=spec.world_seed, workdir=tmp.name,
                                    agent_kind=self.agent_kind(spec.agent), run_id=spec.run_id)
+        except SetupFailed as exc:    # the operator's setup cannot be carried out in this arm: the case is wrong
+            tmp.cleanup()
+            raise CaseError(case.source or case.id, f"case {case.id}: setup in arm {spec.arm}: {exc}") from None
         except BaseException:
             tmp.cleanup()
             raise

@@ -12,7 +12,7 @@ from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
 from guardbench.arms.base import Prepared, fill, http_tool, read_data_tool
 from guardbench.arms.registry import register_arm
-from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
 from guardbench.broker import load_policy
 from guardbench.cases.load import Case
@@ -67,7 +67,7 @@ class ControlArm:
                                     ref=setup_ref(action, refs))
                 resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
                 if not resp.ok:
-                    raise RuntimeError(f"case {case.id}: setup {action.do} failed: HTTP {resp.status}")
+                    raise SetupFailed(f"{action.do} failed: HTTP {resp.status}")
                 found = extract_refs(resp.json() or {})
             for kind, ids in found.items():
                 refs.setdefault(kind, []).extend(ids)

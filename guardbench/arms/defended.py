@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from guardbench.agents.base import Session, Tool
 from guardbench.arms.approver import make_approver
 from guardbench.arms.base import Prepared, fill
-from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
 from guardbench.broker import load_policy
 from guardbench.cases.load import Case
@@ -190,7 +190,7 @@ class DefendedArm:
             else:
                 run = kit.run(tool, args, f"setup-{seed}-{case.id}-{i}")
             if run.outcome != "ok":
-                raise RuntimeError(f"case {case.id}: setup {a.do} failed: {run.text[:200]}")
+                raise SetupFailed(f"{a.do} failed: {run.text[:200]}")
             for kind, ids in run.refs.items():
                 refs.setdefault(kind, []).extend(ids)
         prepared.setup_seq = len(recorder.exchanges)

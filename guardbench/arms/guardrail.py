@@ -10,7 +10,7 @@ from guardbench.agents.scripted import BROKER_OPERATION, extract_refs
 from guardbench.arms import prompts
 from guardbench.arms.base import Prepared, fill, read_data_tool
 from guardbench.arms.registry import register_arm
-from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import fetch_token, make_wire, secrets_of
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
 from guardbench.cases.load import Case
@@ -80,9 +80,9 @@ class GuardrailArm:
             elif answer == "approve" and decision.status == "executed":
                 refs.setdefault("approval", []).append(approval_stand_in(seed, case.id, i))
             elif answer == "reject":
-                raise RuntimeError(f"case {case.id}: setup reject follows a call the broker did not hold")
+                raise SetupFailed(f"reject follows a {action.do} the broker did not hold")
             if decision.status != "executed":
-                raise RuntimeError(f"case {case.id}: setup {action.do} was not executed: {decision.status}")
+                raise SetupFailed(f"{action.do} was not executed: {decision.status} ({decision.reason})")
             for kind, ids in extract_refs(dict(decision.result)).items():
                 refs.setdefault(kind, []).extend(ids)
         setup_seq = len(recorder.exchanges)

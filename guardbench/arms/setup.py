@@ -23,7 +23,8 @@ from guardbench.cases.load import Action, Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.records import WireRequest
 
-KINDS = {"charge": "order", "capture": "capture", "payout": "payout"}
+class SetupFailed(RuntimeError):
+    """The operator's setup of a case could not be carried out in an arm (the case is wrong for it)."""
 
 
 def operator_defaults(policy) -> dict:
@@ -69,7 +70,7 @@ def run_prior(recorder, case: Case, policy, seed: int) -> dict[str, list[str]]:
         ref = _ref(a, refs, "prior_")
         resp = _send(inner.send, token, defaults, a, f"prior-{seed}-{case.id}-{i}", ref)
         if not resp.ok:
-            raise RuntimeError(f"case {case.id}: prior setup {a.do} failed: HTTP {resp.status}")
+            raise SetupFailed(f"prior {a.do} failed: HTTP {resp.status}")
         for kind, ids in extract_refs(resp.json() or {}).items():
             refs.setdefault("prior_" + kind, []).extend(ids)
     return refs
@@ -81,7 +82,7 @@ def checkout(recorder, token: str, case: Case, action: Action, data: str | None,
     resp = _send(recorder.send, token, operator_defaults(policy), action, f"checkout-{seed}-{case.id}-{i}",
                  None, description=data)
     if not resp.ok:
-        raise RuntimeError(f"case {case.id}: checkout order failed: HTTP {resp.status}")
+        raise SetupFailed(f"checkout order failed: HTTP {resp.status}")
     return extract_refs(resp.json() or {})
 
 
