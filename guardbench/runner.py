@@ -81,7 +81,9 @@ class Bench:
         case = self.cases[spec.case]
         arm = self.arms[spec.arm]
         t0 = time.perf_counter()
-        tmp = tempfile.TemporaryDirectory(prefix="gb-run-", dir=self.workdir)
+        # a work folder only for arms that keep files (the broker's ledger and approvals)
+        tmp = tempfile.TemporaryDirectory(prefix="gb-run-", dir=self.workdir) \
+            if getattr(arm, "needs_workdir", True) else _NoFolder()
         try:
             prepared = arm.prepare(case, spec.variant, seed=spec.world_seed, workdir=tmp.name,
                                    agent_kind=self.agent_kind(spec.agent), run_id=spec.run_id)
@@ -132,6 +134,15 @@ class Bench:
         finally:
             started.close()
         return self.finish(started, transcript, require_success)
+
+
+class _NoFolder:
+    """Stands in for a work folder an arm does not use."""
+
+    name = ""
+
+    def cleanup(self) -> None:
+        pass
 
 
 @dataclass

@@ -30,6 +30,9 @@ class Prepared:
 
 
 class Arm(Protocol):
+    """``needs_workdir`` (optional, default True): False when ``prepare`` keeps no files, so the
+    runner makes no work folder for it."""
+
     name: str
     credential_in_context: bool
     description: str

@@ -7,6 +7,8 @@ of arms/prompt_filter.py, for LLM agents written security rules in the system pr
 """
 from __future__ import annotations
 
+import re
+
 from guardbench.agents.base import Session
 from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
@@ -19,6 +21,9 @@ from guardbench.cases.load import Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET
 from guardbench.records import Attempt, WireRequest
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def operator_context(policy, token: str) -> dict:
@@ -39,11 +44,23 @@ def operator_context(policy, token: str) -> dict:
 class ControlArm:
     name = "control"
     credential_in_context = True
+    needs_workdir = False
     description = "credential and operator settings in context; the agent composes the HTTP call"
     hardened = False
 
     def __init__(self, policy=None):
         self.policy = policy if policy is not None else load_policy()
+        self._prompt: str | None = None
+
+    _TOKEN_MARK = "gb-access-token-placeholder"
+
+    def _control_prompt(self, ctx: dict) -> str:
+        """prompts.control_prompt(ctx), rendered once per arm: only the token differs between runs."""
+        if self._prompt is None:
+            self._prompt = prompts.control_prompt({**ctx, "access_token": self._TOKEN_MARK})
+        if not _PLAIN.fullmatch(ctx["access_token"]):      # JSON would escape it: render in full
+            return prompts.control_prompt(ctx)
+        return self._prompt.replace(self._TOKEN_MARK, ctx["access_token"])
 
     def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
                 run_id: str = "", transport=None) -> Prepared:
@@ -73,7 +90,7 @@ class ControlArm:
                 refs.setdefault(kind, []).extend(ids)
         user = fill(v.user, refs)
         data = None if case.data_in_lookup else fill(v.data, refs)
-        system = prompts.control_prompt(ctx)
+        system = self._control_prompt(ctx)
         prepared = Prepared(session=None, recorder=recorder, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
                             secrets=secrets_of(BENCH_CLIENT_SECRET, token))
         if self.hardened:

@@ -145,6 +145,7 @@ class Layer:
 
 class DefendedArm:
     credential_in_context = False
+    needs_workdir = False
 
     def __init__(self, policy=None, defence: str = "gate", approvals: str = "none"):
         self.policy = policy if policy is not None else load_policy()

@@ -1,11 +1,19 @@
 """Load and validate case files (cases/*.yaml) against the shipped JSON Schema.
 
 A malformed case file is a CaseError naming the file, the case and the field.
+
+Validation is remembered: once a file's exact bytes passed the schema's exact bytes, a marker
+named by sha256(guardbench version, schema, file) is kept in ``$XDG_CACHE_HOME/guardbench/
+cases-valid/`` (``GUARDBENCH_CASE_CACHE``: another folder, or ``off``), so an unchanged corpus
+is not validated, nor jsonschema imported, again. Any change to the file or the schema misses
+the marker and is validated; only a file that passed is ever marked; a folder that cannot be
+written costs nothing but the time. The constructs check (``check_constructs``) always runs.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -115,6 +123,26 @@ def _where(doc: Any, path: Iterable) -> tuple[str, str]:
     return case, field_ or "(case)"
 
 
+def _validated_marker(text: str) -> Path | None:
+    where = os.environ.get("GUARDBENCH_CASE_CACHE")
+    if where == "off":
+        return None
+    from guardbench import __version__
+    base = Path(where) if where else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guardbench"
+    h = hashlib.sha256(__version__.encode() + b"\0" + SCHEMA_PATH.read_bytes() + b"\0" + text.encode("utf-8"))
+    return (base if where else base / "cases-valid") / h.hexdigest()
+
+
+def _mark_valid(marker: Path | None) -> None:
+    if marker is None:
+        return
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass
+
+
 def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
     import yaml
     path = Path(path)
@@ -127,13 +155,16 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""
         raise CaseError(str(path), f"not valid YAML{line}") from None
-    # the family-dependent requirements (allOf) only make sense once the fields themselves are valid
-    errors = sorted(_schema_validator().iter_errors(doc),
-                    key=lambda e: ("allOf" in e.schema_path, [str(p) for p in e.absolute_path]))
-    if errors:
-        err = errors[0]
-        case, fld = _where(doc, err.absolute_path)
-        raise CaseError(str(path), f"case {case}: field {fld}: {err.message}")
+    marker = _validated_marker(text)
+    if marker is None or not marker.exists():
+        # the family-dependent requirements (allOf) only make sense once the fields themselves are valid
+        errors = sorted(_schema_validator().iter_errors(doc),
+                        key=lambda e: ("allOf" in e.schema_path, [str(p) for p in e.absolute_path]))
+        if errors:
+            err = errors[0]
+            case, fld = _where(doc, err.absolute_path)
+            raise CaseError(str(path), f"case {case}: field {fld}: {err.message}")
+        _mark_valid(marker)
     cases = []
     for raw in doc["cases"]:
         user_asks = tuple(Action.from_dict(a) for a in raw["user_asks"])
