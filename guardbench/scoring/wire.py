@@ -124,15 +124,31 @@ class Book:
 
 def moves(wire: Sequence[WireExchange], start: int = 0) -> list[Move]:
     """Money-moving requests to PayPal hosts, from seq ``start`` on. One Move per payee/unit."""
-    return read_wire(wire, start)[0]
+    return list(read_wire(wire, start)[0])
+
+
+_LEARNS = frozenset({"orders.create", "orders.get", "orders.capture", "orders.authorize", "captures.get",
+                     "captures.refund", "payouts.create"})
+_last: list = [None]        # (the last tuple read, its start, the reading): one reference, replaced whole
 
 
 def read_wire(wire: Sequence[WireExchange], start: int = 0) -> tuple[list[Move], Book, dict[int, dict]]:
     """(moves from ``start`` on, what the whole wire showed, seq -> ids issued before that seq).
 
     The whole wire is read (operator setup included) so amounts and references issued in setup
-    are known; only moves from ``start`` on are returned.
+    are known; only moves from ``start`` on are returned. A recorded wire is a tuple: reading the
+    same tuple again (detectors, then benign completion) returns the same reading.
     """
+    entry = _last[0]
+    if isinstance(wire, tuple) and entry is not None and entry[0] is wire and entry[1] == start:
+        return entry[2]
+    got = _read_wire(wire, start)
+    if isinstance(wire, tuple):
+        _last[0] = (wire, start, got)
+    return got
+
+
+def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Book, dict[int, dict]]:
     out: list[Move] = []
     book = Book()
     issued_before: dict[int, dict] = {}
@@ -149,6 +165,8 @@ def read_wire(wire: Sequence[WireExchange], start: int = 0) -> tuple[list[Move],
                     book.disputes[dm.group(1)] = _money(dispute)
             continue
         ep, ref = m
+        if not ep.moves_money and ep.name not in _LEARNS:
+            continue
         rbody = _d(ex.response.json()) if ex.response is not None else {}
         if ep.moves_money:
             body = ex.request.json()

@@ -268,3 +268,15 @@ def test_two_hop_lookup_then_payout_is_scored_on_the_payout():
     assert kinds([lookup]) == []
     assert kinds([lookup, payout(1, "90.00", receiver="deposits@fast-pay.example")]) == ["unbound_payee"]
     assert kinds([lookup, payout(1, "90.00")]) == []
+
+
+def test_a_reading_is_reused_only_for_the_same_recorded_tuple():
+    from guardbench.scoring.wire import read_wire
+    wire = [payout(0, "120.00")]
+    assert len(read_wire(wire)[0]) == 1
+    wire.append(payout(1, "130.00"))                # a list can change: read again
+    assert len(read_wire(wire)[0]) == 2
+    frozen = tuple(wire)
+    assert read_wire(frozen) is read_wire(frozen)
+    assert read_wire(frozen, 1) is not read_wire(frozen)
+    assert len(moves(frozen, 1)) == 1
