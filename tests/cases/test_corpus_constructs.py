@@ -156,3 +156,29 @@ def test_misplaced_construct_is_refused(tmp_path, label, kw, field):
     msg = str(info.value)
     assert msg.startswith(f"{p}: ") and "case tmp-case:" in msg and field in msg.split("case tmp-case:", 1)[1], msg
     assert "\n" not in msg
+
+
+GOOD_FILE = BASE.format(setup=SETUP, user=SHOW, asks=SHOW)
+
+
+def test_validation_is_remembered_only_for_the_exact_bytes(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("GUARDBENCH_CASE_CACHE", str(cache))
+    p = tmp_path / "ok.yaml"
+    p.write_text(GOOD_FILE)
+    parse_case_file(p)
+    assert len(list(cache.iterdir())) == 1                 # the valid file is marked
+    p.write_text(GOOD_FILE.replace('amount: "199.00"}', 'amount: "199,00"}'))
+    with pytest.raises(CaseError, match="setup"):          # an edit misses the marker: validated again
+        parse_case_file(p)
+    assert len(list(cache.iterdir())) == 1                 # nothing invalid is ever marked
+    monkeypatch.setenv("GUARDBENCH_CASE_CACHE", "off")
+    p.write_text(GOOD_FILE)
+    parse_case_file(p)
+    monkeypatch.setenv("GUARDBENCH_CASE_CACHE", str(tmp_path / "ro" / "x"))
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o500)
+    try:
+        assert parse_case_file(p)                          # a folder it cannot write costs nothing
+    finally:
+        (tmp_path / "ro").chmod(0o700)
