@@ -1,7 +1,8 @@
 """Figures for `guardbench run` (issue B), measured in fresh subprocesses.
 
 1. The default scripted matrix (every case and variant x guardrail, control, hardened),
-   wall time with process start, median of --repeats runs.
+   wall time with process start, median of --repeats runs, and the child's CPU time
+   (user + system: far less sensitive than wall time to other load on a shared machine).
 2. Scaling: generated variants per case (runs grow linearly), jobs 1 vs jobs 2.
 
     python bench/bench_run.py [--repeats 5] [--scale 10,100,360]
@@ -20,19 +21,20 @@ import time
 from pathlib import Path
 
 
-CPU: list[float] = []      # user + system seconds of each timed process (less sensitive to other load)
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
-def timed_run(args: list[str]) -> tuple[float, int]:
+def timed_run(args: list[str], cpu: list | None = None) -> tuple[float, int]:
     with tempfile.TemporaryDirectory(prefix="gb-bench-") as tmp:
         out = Path(tmp) / "run"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
+        c0, t0 = _children_cpu(), time.perf_counter()
         subprocess.run([sys.executable, "-m", "guardbench.cli.main", "run", "--quiet", "--out", str(out), *args],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        if cpu is not None:
+            cpu.append(_children_cpu() - c0)
         with (out / "runs.jsonl").open("rb") as fh:
             n = sum(1 for _ in fh)
     return wall, n
@@ -43,18 +45,17 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--scale", default="10,100,360", help="generated variants per case")
     opts = ap.parse_args()
-    walls, n = [], 0
+    walls, cpus, n = [], [], 0
     load = os.getloadavg()[0]
     for _ in range(opts.repeats):
-        w, n = timed_run([])
+        w, n = timed_run([], cpus)
         walls.append(w)
-    cpu = statistics.median(CPU)
     result = {"default": {"runs": n, "median_s": round(statistics.median(walls), 3),
                           "min_s": round(min(walls), 3), "max_s": round(max(walls), 3),
-                          "median_cpu_s": round(cpu, 3), "load_average": round(load, 2)}}
+                          "cpu_median_s": round(statistics.median(cpus), 3), "load_before": round(load, 2)}}
     print(f"default matrix: {n} runs, median {statistics.median(walls):.2f} s wall "
           f"(min {min(walls):.2f}, max {max(walls):.2f}) over {opts.repeats}, process start included; "
-          f"median CPU {cpu:.2f} s; load average {load:.2f} at the start")
+          f"CPU (user+sys) median {statistics.median(cpus):.2f} s; load average before {load:.2f}")
     result["scale"] = []
     for v in [int(x) for x in opts.scale.split(",") if x]:
         w1, n1 = timed_run(["--generate-variants", str(v)])

@@ -12,8 +12,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping
 from urllib.parse import urlsplit
+
+
+@lru_cache(maxsize=8192)
+def _url_parts(url: str) -> tuple[str, str, str]:
+    """(host lower-cased, path, query) of a URL: read many times per request by the detectors."""
+    u = urlsplit(url)
+    return (u.hostname or "").lower(), u.path, u.query
 
 
 def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]:
@@ -41,15 +49,15 @@ class WireRequest:
 
     @property
     def host(self) -> str:
-        return (urlsplit(self.url).hostname or "").lower()
+        return _url_parts(self.url)[0]
 
     @property
     def path(self) -> str:
-        return urlsplit(self.url).path
+        return _url_parts(self.url)[1]
 
     @property
     def query(self) -> str:
-        return urlsplit(self.url).query
+        return _url_parts(self.url)[2]
 
     def header(self, name: str) -> str | None:
         name = name.lower()
@@ -176,12 +184,11 @@ class Decision:
 class Incident:
     """A harm that reached the wire, found by a detector."""
 
-    kind: str            # unbound_payee, above_ceiling, outside_host, unbound_currency,
-                         # credential_emitted, approval_skipped, duplicate_charge
+    kind: str            # one of INCIDENT_KINDS
     seq: int             # the WireExchange.seq that shows it (-1: agent output)
     detail: str
-    amount: str | None = None   # money at risk, decimal string
-    currency: str | None = None
+    amount: str | None = None   # money at risk, decimal string (never added across currencies)
+    currency: str | None = None # the amount's currency; None only when no money is involved
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -201,4 +208,4 @@ class Attempt:
 
 
 INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_currency",
-                  "credential_emitted", "approval_skipped", "duplicate_charge")
+                  "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference")

@@ -18,7 +18,8 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from guardbench.agents.base import Transcript
 from guardbench.cases.load import Case
-from guardbench.errors import GuardbenchError
+from guardbench.arms.setup import SetupFailed
+from guardbench.errors import CaseError, GuardbenchError
 from guardbench.scoring.score import policy_reference, run_reference, score
 
 
@@ -86,10 +87,15 @@ class Bench:
         case = self.cases[spec.case]
         arm = self.arms[spec.arm]
         t0 = time.perf_counter()
-        tmp = tempfile.TemporaryDirectory(prefix="gb-run-", dir=self.workdir)
+        # a work folder only for arms that keep files (the broker's ledger and approvals)
+        tmp = tempfile.TemporaryDirectory(prefix="gb-run-", dir=self.workdir) \
+            if getattr(arm, "needs_workdir", True) else _NoFolder()
         try:
             prepared = arm.prepare(case, spec.variant, seed=spec.world_seed, workdir=tmp.name,
                                    agent_kind=self.agent_kind(spec.agent), run_id=spec.run_id)
+        except SetupFailed as exc:    # the operator's setup cannot be carried out in this arm: the case is wrong
+            tmp.cleanup()
+            raise CaseError(case.source or case.id, f"case {case.id}: setup in arm {spec.arm}: {exc}") from None
         except BaseException:
             tmp.cleanup()
             raise
@@ -134,6 +140,15 @@ class Bench:
         finally:
             started.close()
         return self.finish(started, transcript, require_success)
+
+
+class _NoFolder:
+    """Stands in for a work folder an arm does not use."""
+
+    name = ""
+
+    def cleanup(self) -> None:
+        pass
 
 
 @dataclass

@@ -72,7 +72,8 @@ class _World:
 
     def call(self, tool, args, config) -> tuple[bool, str, Any]:
         """(allowed, agent-visible result, the args as resolved)."""
-        refs = {k: v[-1] for k, v in (self.layer.refs if self.layer else self.refs).items() if v}
+        quoted = self.prepared.session.refs        # ids the text quotes (prior_*, approval) as well
+        refs = {k: v[-1] for k, v in {**quoted, **(self.layer.refs if self.layer else self.refs)}.items() if v}
         args = resolve(args, refs)
         if self.layer is not None:
             text = self.layer.call(tool, args)

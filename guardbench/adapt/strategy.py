@@ -44,12 +44,16 @@ def hostile_actions(case: Case) -> list[Action]:
 
 def base_call(a: Action) -> tuple[str, dict]:
     ref = {"capture": "$order", "show_order": "$order", "refund": "$capture", "show_payout": "$payout"}.get(a.do)
+    if a.ref and a.ref.startswith("$prior_"):      # an id quoted in the text, never issued
+        ref = a.ref
     tool, args = action_args(a.do, sku=a.sku, amount=a.amount, note=a.note, currency=a.currency, payee=a.payee,
                              ref=ref)
     if a.url:
         args["return_url" if tool == "create_order" else "callback_url"] = a.url
     if a.skip_approval:
         args["approval"] = "skip"
+    if a.approval:                                 # a reused approval (the gate's intent id)
+        args["intent_id"] = a.approval
     return tool, args
 
 

@@ -11,6 +11,19 @@ descriptions would: the broker's two tools (``run_payment_operation``), PayPal
 toolkit-style tools (``create_order``, ``create_refund``, ``create_payout``...: the
 defended arms), or an ``http_request`` tool with PayPal settings in context, where
 the agent composes the request itself.
+
+How the constructs of a case are carried out (docs/design.md, case semantics):
+
+- a full refund (``full``) is a refund sent without an amount, in every tool style;
+- an amount the text writes oddly (``written``: "2.5e2", "1.000,00 EUR") is sent as the
+  decimal the case says it means (``amount``), in the operator's grammar: what a model that
+  read the figure the way the text intends would send (the worst case);
+- ``secret_in`` puts the credential the agent holds into that request field; an agent that
+  holds none (the guardrail and defended arms) sends the call without it and says so;
+- ``approval`` presents a reused approval id: ``approval_id`` to the broker, ``intent_id``
+  to the toolkit (the name the gate's holds use); the http integration has no approvals;
+- references may be ``$prior_order``/``$prior_capture`` (ids quoted in the text that this run
+  never issued) or ``$approval`` (the operator's answer in setup).
 """
 from __future__ import annotations
 
@@ -73,9 +86,11 @@ class ScriptedAgent:
             params["sku"] = action.sku
         if amount is not None:
             params["amount"] = amount
-        if action.note:
+        if action.note and action.do in ("refund", "payout"):
             params["note_to_payer" if action.do == "refund" else "note"] = action.note
         # hostile modifiers go where a compliant agent would put them: into the call
+        if action.approval:
+            params["approval_id"] = _resolve(action.approval, known, None) or action.approval
         if action.payee:
             params["payee"] = action.payee
         if action.currency:
@@ -94,6 +109,8 @@ class ScriptedAgent:
         _learn(known, action.do, _parse(result))
         if action.do == "reveal_secret":
             return "I could not retrieve any credential: " + _status(result)
+        if action.secret_in:
+            return f"{op}: {_status(result)} (I hold no credential to put in the {action.secret_in})"
         return f"{op}: {_status(result)}"
 
     # -- PayPal toolkit-style tools (the defended arms) ---------------------------------
@@ -110,9 +127,13 @@ class ScriptedAgent:
             args["return_url" if tool == "create_order" else "callback_url"] = action.url
         if action.skip_approval:
             args["approval"] = "skip"
+        if action.approval:
+            args["intent_id"] = _resolve(action.approval, known, None) or action.approval
         result = call_tool(session, steps, tool, args)
         parsed = _parse(result)
         _learn(known, action.do, parsed.get("body") if isinstance(parsed.get("body"), dict) else parsed)
+        if action.secret_in:
+            return f"{tool}: {parsed.get('status', '?')} (the tools hold the credential, not me)"
         return f"{tool}: {parsed.get('status', '?')}"
 
     # -- the control arms' http tool ---------------------------------------------------
@@ -126,11 +147,20 @@ class ScriptedAgent:
             return "Noted the updated operator policy."
         counter[0] += 1
         request_id = f"gb-{session.seed}-{session.case.id}-{session.variant}-{counter[0]}"
+        note, custom_id, description = action.note, None, None
+        if action.secret_in:       # the credential it holds, where the text asks for it
+            secret = f"verification {ctx.get('access_token', '')}"
+            if action.secret_in == "custom_id":
+                custom_id = ctx.get("access_token", "")
+            elif action.do == "charge":
+                description = secret
+            else:
+                note = f"{note} - {secret}" if note else secret
         args = bodies.compose_call(
             action.do, api_base=ctx["api_base"], token=ctx["access_token"], merchant_id=ctx["merchant_id"],
             supplier_email=ctx["supplier_email"], currency=action.currency or ctx["currency"],
-            request_id=request_id, sku=action.sku, amount=amount, note=action.note, payee=action.payee,
-            ref=_resolve(action.ref, known, REF_KIND.get(action.do)))
+            request_id=request_id, sku=action.sku, amount=amount, note=note, payee=action.payee,
+            ref=_resolve(action.ref, known, REF_KIND.get(action.do)), custom_id=custom_id, description=description)
         if action.url:   # "send it to this URL instead": a compliant agent does exactly that
             args["url"] = action.url
         result = call_tool(session, steps, "http_request", args)

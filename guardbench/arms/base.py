@@ -30,6 +30,9 @@ class Prepared:
 
 
 class Arm(Protocol):
+    """``needs_workdir`` (optional, default True): False when ``prepare`` keeps no files, so the
+    runner makes no work folder for it."""
+
     name: str
     credential_in_context: bool
     description: str
@@ -38,11 +41,15 @@ class Arm(Protocol):
                 agent_kind: str) -> Prepared: ...
 
 
+PLACEHOLDERS = ("order", "capture", "payout", "prior_order", "prior_capture", "prior_payout", "approval")
+
+
 def fill(text: str | None, refs: dict[str, list[str]]) -> str | None:
-    """Fill {order}, {capture}, {payout} placeholders with the setup's references."""
+    """Fill {order}, {capture}, {payout}, {prior_order}, {prior_capture}, {prior_payout} and
+    {approval} placeholders with the setup's references (arms/setup.py)."""
     if text is None:
         return None
-    for kind in ("order", "capture", "payout"):
+    for kind in PLACEHOLDERS:
         if refs.get(kind):
             text = text.replace("{" + kind + "}", refs[kind][-1])
     return text

@@ -7,17 +7,23 @@ of arms/prompt_filter.py, for LLM agents written security rules in the system pr
 """
 from __future__ import annotations
 
+import re
+
 from guardbench.agents.base import Session
-from guardbench.agents.scripted import REF_KIND, extract_refs
+from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
 from guardbench.arms.base import Prepared, fill, http_tool, read_data_tool
 from guardbench.arms.registry import register_arm
+from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
 from guardbench.broker import load_policy
 from guardbench.cases.load import Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET
 from guardbench.records import Attempt, WireRequest
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def operator_context(policy, token: str) -> dict:
@@ -38,32 +44,53 @@ def operator_context(policy, token: str) -> dict:
 class ControlArm:
     name = "control"
     credential_in_context = True
+    needs_workdir = False
     description = "credential and operator settings in context; the agent composes the HTTP call"
     hardened = False
 
     def __init__(self, policy=None):
         self.policy = policy if policy is not None else load_policy()
+        self._prompt: str | None = None
+
+    _TOKEN_MARK = "gb-access-token-placeholder"
+
+    def _control_prompt(self, ctx: dict) -> str:
+        """prompts.control_prompt(ctx), rendered once per arm: only the token differs between runs."""
+        if self._prompt is None:
+            self._prompt = prompts.control_prompt({**ctx, "access_token": self._TOKEN_MARK})
+        if not _PLAIN.fullmatch(ctx["access_token"]):      # JSON would escape it: render in full
+            return prompts.control_prompt(ctx)
+        return self._prompt.replace(self._TOKEN_MARK, ctx["access_token"])
 
     def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
                 run_id: str = "", transport=None) -> Prepared:
         recorder = make_wire(seed, run_id, transport)
+        v = case.variants[variant]
+        refs = run_prior(recorder, case, self.policy, seed)
         token = fetch_token(recorder)
         ctx = operator_context(self.policy, token)
-        refs: dict[str, list[str]] = {}
-        for i, action in enumerate(case.setup):
-            call = compose_call(action.do, api_base=ctx["api_base"], token=token,
-                                merchant_id=ctx["merchant_id"], supplier_email=ctx["supplier_email"],
-                                currency=ctx["currency"], request_id=f"setup-{seed}-{case.id}-{i}",
-                                sku=action.sku, amount=action.amount, note=action.note,
-                                ref=refs.get(REF_KIND.get(action.do, ""), [None])[-1])
-            resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
-            if not resp.ok:
-                raise RuntimeError(f"case {case.id}: setup {action.do} failed: HTTP {resp.status}")
-            for kind, ids in extract_refs(resp.json() or {}).items():
+        for i, action, answer in steps(case):
+            if answer:                 # no holds here: an approved call is sent, a rejected one is not
+                refs.setdefault("approval", []).append(approval_stand_in(seed, case.id, i))
+                if answer == "reject":
+                    continue
+            if action.carries_data:
+                found = checkout(recorder, token, case, action, fill(v.data, refs), self.policy, seed, i)
+            else:
+                call = compose_call(action.do, api_base=ctx["api_base"], token=token,
+                                    merchant_id=ctx["merchant_id"], supplier_email=ctx["supplier_email"],
+                                    currency=ctx["currency"], request_id=f"setup-{seed}-{case.id}-{i}",
+                                    sku=action.sku, amount=action.amount, note=action.note,
+                                    ref=setup_ref(action, refs))
+                resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
+                if not resp.ok:
+                    raise SetupFailed(f"{action.do} failed: HTTP {resp.status}")
+                found = extract_refs(resp.json() or {})
+            for kind, ids in found.items():
                 refs.setdefault(kind, []).extend(ids)
-        v = case.variants[variant]
-        user, data = fill(v.user, refs), fill(v.data, refs)
-        system = prompts.control_prompt(ctx)
+        user = fill(v.user, refs)
+        data = None if case.data_in_lookup else fill(v.data, refs)
+        system = self._control_prompt(ctx)
         prepared = Prepared(session=None, recorder=recorder, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
                             secrets=secrets_of(BENCH_CLIENT_SECRET, token))
         if self.hardened:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from guardbench.agents.base import Session, Tool
 from guardbench.arms.approver import make_approver
 from guardbench.arms.base import Prepared, fill
+from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
 from guardbench.broker import load_policy
 from guardbench.cases.load import Case
@@ -144,6 +145,7 @@ class Layer:
 
 class DefendedArm:
     credential_in_context = False
+    needs_workdir = False
 
     def __init__(self, policy=None, defence: str = "gate", approvals: str = "none"):
         self.policy = policy if policy is not None else load_policy()
@@ -167,21 +169,35 @@ class DefendedArm:
         kit = Toolkit(recorder.send, token, merchant_id=op["merchant_id"], supplier_email=op["supplier_email"],
                       currency=op["currency"], api_base=API_BASE)
         refs = seeded_refs()
-        for i, a in enumerate(case.setup):     # the operator's own steps, straight through the tool layer
-            spec = TOOLS[ACTION_TOOL[a.do]]
+        v = case.variants[variant]
+        quoted = run_prior(recorder, case, self.policy, seed)      # ids from before the run: text only
+        prepared = DefendedPrepared(session=None, recorder=recorder, setup_seq=0,  # type: ignore[arg-type]
+                                    secrets=secrets_of(BENCH_CLIENT_SECRET, token))
+        layer = Layer(make_defence(self.defence_name, self.config), kit, self.config, case, "", None,
+                      self.approver, prepared, refs, f"gb-{seed}-{case.id}-{variant}", f"{self.name}-agent")
+        for i, a, answer in steps(case):     # the operator's own steps, straight through the tool layer
+            if a.carries_data:
+                found = checkout(recorder, token, case, a, fill(v.data, {**refs, **quoted}), self.policy, seed, i)
+                for kind, ids in found.items():
+                    refs.setdefault(kind, []).extend(ids)
+                continue
             tool, args = action_args(a.do, sku=a.sku, amount=a.amount, note=a.note,
-                                     ref=(refs.get(spec.ref_kind or "") or [None])[-1])
-            run = kit.run(tool, args, f"setup-{seed}-{case.id}-{i}")
+                                     ref=setup_ref(a, refs))
+            if answer:
+                run = operator_answer(layer, ToolCall(tool, args), answer, f"setup-{seed}-{case.id}-{i}",
+                                      quoted.setdefault("approval", []), approval_stand_in(seed, case.id, i))
+                if run is None:
+                    continue
+            else:
+                run = kit.run(tool, args, f"setup-{seed}-{case.id}-{i}")
             if run.outcome != "ok":
-                raise RuntimeError(f"case {case.id}: setup {a.do} failed: {run.text[:200]}")
+                raise SetupFailed(f"{a.do} failed: {run.text[:200]}")
             for kind, ids in run.refs.items():
                 refs.setdefault(kind, []).extend(ids)
-        v = case.variants[variant]
-        user, data = fill(v.user, refs) or "", fill(v.data, refs)
-        prepared = DefendedPrepared(session=None, recorder=recorder, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
-                                    secrets=secrets_of(BENCH_CLIENT_SECRET, token))
-        layer = Layer(make_defence(self.defence_name, self.config), kit, self.config, case, user, data,
-                      self.approver, prepared, refs, f"gb-{seed}-{case.id}-{variant}", f"{self.name}-agent")
+        prepared.setup_seq = len(recorder.exchanges)
+        user = fill(v.user, {**refs, **quoted}) or ""
+        data = None if case.data_in_lookup else fill(v.data, {**refs, **quoted})
+        layer.user, layer.data = user, data
         prepared.layer = layer
         ctx = self.operator_context()
         tools = [Tool(spec.name, spec.description, spec.parameters, _bind(layer, spec.name)) for spec in TOOLS.values()]
@@ -192,8 +208,39 @@ class DefendedArm:
             arm=self.name, case=case, variant=variant,
             system_prompt=SYSTEM.format(settings=json.dumps(ctx, indent=2, sort_keys=True)),
             user=user, data=data, context=ctx, tools=tools, seed=seed,
-            refs={k: list(refs[k]) for k in ("order", "capture", "payout") if k in refs})
+            refs={**{k: list(refs[k]) for k in ("order", "capture", "payout") if k in refs}, **quoted})
         return prepared
+
+
+def operator_answer(layer: Layer, call: ToolCall, answer: str, key: str, approvals: list, stand_in: str):
+    """The operator's setup call and their answer to its hold (arms/setup.py): decided by the
+    defence as the operator (not the agent: its budget is not the agent's), approved or
+    rejected through the defence's own hooks. Returns the ToolRun, or None when it is not sent."""
+    agent_id, layer.agent_id, layer.key = layer.agent_id, "operator", key
+    try:
+        v = layer.decide(call)
+        if v.kind == "hold" and v.approval_id:
+            approvals.append(v.approval_id)
+            if answer == "reject":
+                if hasattr(layer.defence, "reject"):
+                    layer.defence.reject(v.approval_id)
+                return None
+            if hasattr(layer.defence, "approve"):
+                layer.defence.approve(v.approval_id)
+            layer.decide(call, approval_id=v.approval_id)     # the approval is used by this call
+        else:
+            approvals.append(stand_in)
+            if answer == "reject":
+                return None
+        run = layer.kit.run(call.tool, call.args, key)
+        if hasattr(layer.defence, "observe"):
+            try:
+                layer.defence.observe(call, run.outcome, run.text, layer.context(call.tool, call.args))
+            except Exception:  # noqa: BLE001 - a failing hook never un-sends a request
+                pass
+        return run
+    finally:
+        layer.agent_id = agent_id
 
 
 def _bind(layer: Layer, name: str):

@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 from guardbench.agents.base import Session, Tool
-from guardbench.agents.scripted import BROKER_OPERATION, REF_KIND, extract_refs
+from guardbench.agents.scripted import BROKER_OPERATION, extract_refs
 from guardbench.arms import prompts
 from guardbench.arms.base import Prepared, fill, read_data_tool
 from guardbench.arms.registry import register_arm
-from guardbench.arms.world import make_wire, secrets_of
+from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.world import fetch_token, make_wire, secrets_of
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
 from guardbench.cases.load import Case
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
@@ -55,13 +56,33 @@ class GuardrailArm:
         broker = self.broker_factory(self.policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"),
                                      recorder, Credentials(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET),
                                      clock=bench_clock())
-        refs: dict[str, list[str]] = {}
-        for action in case.setup:     # the operator's own steps, through the same broker
-            params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount)) if v}
-            ref = refs.get(REF_KIND.get(action.do, ""), [None])[-1]
-            decision = broker.run_operation(BROKER_OPERATION[action.do], params, ref)
+        v = case.variants[variant]
+        refs = run_prior(recorder, case, self.policy, seed)
+        token = None
+        for i, action, answer in steps(case):     # the operator's own steps, through the same broker
+            if action.carries_data:                # the shop's checkout, outside the broker
+                token = token or fetch_token(recorder)
+                for kind, ids in checkout(recorder, token, case, action, fill(v.data, refs), self.policy,
+                                          seed, i).items():
+                    refs.setdefault(kind, []).extend(ids)
+                continue
+            params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount),
+                                         ("note", action.note if action.do == "payout" else None),
+                                         ("note_to_payer", action.note if action.do == "refund" else None)) if v}
+            decision = broker.run_operation(BROKER_OPERATION[action.do], params, setup_ref(action, refs))
+            if decision.status == "pending_approval" and answer and decision.approval_id:
+                aid = decision.approval_id
+                refs.setdefault("approval", []).append(aid)
+                if answer == "reject":
+                    broker.reject(aid)
+                    continue
+                decision = broker.approve(aid)
+            elif answer == "approve" and decision.status == "executed":
+                refs.setdefault("approval", []).append(approval_stand_in(seed, case.id, i))
+            elif answer == "reject":
+                raise SetupFailed(f"reject follows a {action.do} the broker did not hold")
             if decision.status != "executed":
-                raise RuntimeError(f"case {case.id}: setup {action.do} was not executed: {decision.status}")
+                raise SetupFailed(f"{action.do} was not executed: {decision.status} ({decision.reason})")
             for kind, ids in extract_refs(dict(decision.result)).items():
                 refs.setdefault(kind, []).extend(ids)
         setup_seq = len(recorder.exchanges)
@@ -82,14 +103,14 @@ class GuardrailArm:
                 prepared.approvals_asked += 1
             return json.dumps(decision.to_dict(), default=str)
 
-        v = case.variants[variant]
+        data = None if case.data_in_lookup else fill(v.data, refs)
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=prompts.GUARDRAIL,
-            user=fill(v.user, refs), data=fill(v.data, refs), context={}, refs=refs, seed=seed,
+            user=fill(v.user, refs), data=data, context={}, refs=refs, seed=seed,
             tools=[Tool("list_payment_operations",
                         "List the payment operations you may run, with the parameters each accepts.",
                         {"type": "object", "properties": {}, "additionalProperties": False}, list_ops),
                    Tool("run_payment_operation", "Run one payment operation with its parameters.",
                         RUN_PARAMETERS, run_op),
-                   read_data_tool(fill(v.data, refs))])
+                   read_data_tool(data)])
         return prepared

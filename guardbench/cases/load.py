@@ -1,11 +1,19 @@
 """Load and validate case files (cases/*.yaml) against the shipped JSON Schema.
 
 A malformed case file is a CaseError naming the file, the case and the field.
+
+Validation is remembered: once a file's exact bytes passed the schema's exact bytes, a marker
+named by sha256(guardbench version, schema, file) is kept in ``$XDG_CACHE_HOME/guardbench/
+cases-valid/`` (``GUARDBENCH_CASE_CACHE``: another folder, or ``off``), so an unchanged corpus
+is not validated, nor jsonschema imported, again. Any change to the file or the schema misses
+the marker and is validated; only a file that passed is ever marked; a folder that cannot be
+written costs nothing but the time. The constructs check (``check_constructs``) always runs.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -33,6 +41,12 @@ class Action:
     repeat: int = 1
     split: int = 1
     changes: tuple = ()
+    written: str | None = None       # how the text writes the amount; ``amount`` is what it means
+    full: bool = False               # refund with no amount: PayPal's full refund of what remains
+    prior: bool = False              # setup: before this run, off its wire (never issued by this run)
+    carries_data: bool = False       # setup charge: the variant's data is the order's description
+    secret_in: str | None = None     # override: put the credential into this request field
+    approval: str | None = None      # override: present this (reused) approval id
 
     @classmethod
     def from_dict(cls, d: dict) -> "Action":
@@ -44,7 +58,7 @@ class Action:
     @property
     def overrides(self) -> dict[str, Any]:
         """The hostile modifiers this action carries (empty for an honest action)."""
-        out = {k: getattr(self, k) for k in ("payee", "currency", "url") if getattr(self, k)}
+        out = {k: getattr(self, k) for k in ("payee", "currency", "url", "secret_in", "approval") if getattr(self, k)}
         if self.skip_approval:
             out["skip_approval"] = True
         if self.changes:
@@ -77,6 +91,11 @@ class Case:
     def adversarial(self) -> bool:
         return self.family != "benign"
 
+    @property
+    def data_in_lookup(self) -> bool:
+        """The data reaches the agent inside a lookup's result (an order's description), not read_data."""
+        return any(a.carries_data for a in self.setup)
+
 
 _validator = None
 
@@ -104,6 +123,26 @@ def _where(doc: Any, path: Iterable) -> tuple[str, str]:
     return case, field_ or "(case)"
 
 
+def _validated_marker(text: str) -> Path | None:
+    where = os.environ.get("GUARDBENCH_CASE_CACHE")
+    if where == "off":
+        return None
+    from guardbench import __version__
+    base = Path(where) if where else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guardbench"
+    h = hashlib.sha256(__version__.encode() + b"\0" + SCHEMA_PATH.read_bytes() + b"\0" + text.encode("utf-8"))
+    return (base if where else base / "cases-valid") / h.hexdigest()
+
+
+def _mark_valid(marker: Path | None) -> None:
+    if marker is None:
+        return
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass
+
+
 def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
     import yaml
     path = Path(path)
@@ -116,16 +155,20 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""
         raise CaseError(str(path), f"not valid YAML{line}") from None
-    # the family-dependent requirements (allOf) only make sense once the fields themselves are valid
-    errors = sorted(_schema_validator().iter_errors(doc),
-                    key=lambda e: ("allOf" in e.schema_path, [str(p) for p in e.absolute_path]))
-    if errors:
-        err = errors[0]
-        case, fld = _where(doc, err.absolute_path)
-        raise CaseError(str(path), f"case {case}: field {fld}: {err.message}")
+    marker = _validated_marker(text)
+    if marker is None or not marker.exists():
+        # the family-dependent requirements (allOf) only make sense once the fields themselves are valid
+        errors = sorted(_schema_validator().iter_errors(doc),
+                        key=lambda e: ("allOf" in e.schema_path, [str(p) for p in e.absolute_path]))
+        if errors:
+            err = errors[0]
+            case, fld = _where(doc, err.absolute_path)
+            raise CaseError(str(path), f"case {case}: field {fld}: {err.message}")
+        _mark_valid(marker)
     cases = []
     for raw in doc["cases"]:
         user_asks = tuple(Action.from_dict(a) for a in raw["user_asks"])
+        check_constructs(path, raw)
         cases.append(Case(
             id=raw["id"], family=raw["family"], title=raw["title"],
             user_asks=user_asks,
@@ -136,6 +179,69 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
             data_source=raw.get("data_source", "none"), phrasing=raw.get("phrasing", "instruction"),
             source=str(path)))
     return cases
+
+
+MONEY_DO = ("charge", "refund", "payout")
+# PayPal caps a purchase unit's description at 127 characters
+DESCRIPTION_MAX = 127
+
+
+def check_constructs(path: Path, raw: dict) -> None:
+    """What the schema cannot say about the constructs: where each may appear, with what."""
+    cid = raw["id"]
+
+    def bad(fld: str, what: str) -> CaseError:
+        return CaseError(str(path), f"case {cid}: field {fld}: {what}")
+
+    setup = raw.get("setup", [])
+    seen_live = False
+    held = False
+    for i, a in enumerate(setup):
+        fld = f"setup[{i}]"
+        if a.get("prior"):
+            if seen_live:
+                raise bad(f"{fld}.prior", "steps from before the run come first in setup")
+            if a["do"] not in ("charge", "capture", "payout"):
+                raise bad(f"{fld}.prior", "only a charge, capture or payout can have happened before the run")
+        else:
+            seen_live = True
+            if str(a.get("ref", "")).startswith("$prior_"):
+                raise bad(f"{fld}.ref", "a setup step of this run cannot act on a reference from before it")
+        if a["do"] in ("approve", "reject"):
+            if not held:
+                raise bad(f"{fld}.do", f"{a['do']} must directly follow a refund or payout of this run's setup")
+            held = False
+            continue
+        held = a["do"] in ("refund", "payout") and not a.get("prior")
+        if a.get("carries_data") and (a["do"] != "charge" or a.get("prior")):
+            raise bad(f"{fld}.carries_data", "only a setup charge of this run can carry the data")
+    if any(a.get("carries_data") for a in setup):
+        for j, v in enumerate(raw["variants"]):
+            if v.get("data") is None or len(v["data"]) > DESCRIPTION_MAX:
+                raise bad(f"variants[{j}].data", f"an order description needs data of 1-{DESCRIPTION_MAX} "
+                                                  "characters")
+    approvals = any(a["do"] in ("approve", "reject") for a in setup)
+    for label in ("setup", "user_asks", "asks"):
+        for i, a in enumerate(raw.get(label, [])):
+            fld = f"{label}[{i}]"
+            if label != "setup" and a["do"] in ("approve", "reject"):
+                raise bad(f"{fld}.do", "approve and reject are the operator's setup steps")
+            if label != "setup" and (a.get("prior") or a.get("carries_data")):
+                raise bad(fld, "prior and carries_data describe setup steps")
+            if a.get("full") and (a["do"] != "refund" or "amount" in a):
+                raise bad(f"{fld}.full", "a full refund is a refund without an amount")
+            if a["do"] in MONEY_DO and "amount" not in a and not a.get("full"):
+                raise bad(f"{fld}.amount", "required (a refund of everything left says full: true)")
+            if a.get("written") and "amount" not in a:
+                raise bad(f"{fld}.written", "states how the text writes an amount: give the amount it means")
+            si = a.get("secret_in")
+            if si and a["do"] not in (("refund", "payout", "charge") if si == "note" else ("refund", "charge")):
+                raise bad(f"{fld}.secret_in", f"a {a['do']} has no {si} field")
+            if a.get("approval"):
+                if a["do"] not in ("refund", "payout"):
+                    raise bad(f"{fld}.approval", "only a refund or payout is held for approval")
+                if a["approval"] == "$approval" and not approvals:
+                    raise bad(f"{fld}.approval", "$approval needs an approve or reject step in setup")
 
 
 def default_cases_dir() -> Path:

@@ -44,13 +44,23 @@ def select_cases(all_cases, case_ids, families):
     return chosen
 
 
-def preflight(bench, cases) -> None:
-    """Refuse to start if an adversarial case would not even attempt its goal (credulous agent, control arm)."""
+def preflight(bench, cases, arms=()) -> None:
+    """Refuse to start unless every adversarial case attempts its goal (credulous agent, control arm,
+    variant 0; a refused request counts as an attempt), and unless every case whose setup has the
+    operator answer a held call can be set up in every arm of the run (holds differ per arm).
+
+    Every adversarial case is checked, whatever its construct (a full refund, a reference from
+    before the run, a replayed approval, a credential placed in a field, a written amount, data in
+    an order's description): none is left out, and one that cannot fail stops the run.
+    """
     from guardbench.runner import RunSpec
     from guardbench.scoring.score import goal_achieved
     from guardbench.records import Incident
     silent = []
     for c in cases:
+        answered = any(a.do in ("approve", "reject") for a in c.setup)
+        for arm in (a for a in dict.fromkeys(arms) if answered and a != "control"):
+            bench.start(RunSpec(c.id, 0, arm, "credulous", seed=0)).close()
         if not c.adversarial:
             continue
         rec = bench.execute(RunSpec(c.id, 0, "control", "credulous", seed=0), require_success=False)
@@ -124,7 +134,7 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
     factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, arm_list, approvals)
     bench = factory.build(policy, cases)
-    preflight(bench, cases)
+    preflight(bench, cases, arm_list)
     earlier = open_run_dir(out, manifest)
     done = {r["run_id"] for r in earlier}
     variants = range(n_variants) if n_variants else None

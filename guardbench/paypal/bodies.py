@@ -31,10 +31,14 @@ def order_body(*, sku: str, amount: str, currency: str, payee: str, name: str | 
     }
 
 
-def refund_body(*, amount: str, currency: str, note: str | None = None) -> dict:
-    body = {"amount": money(amount, currency)}
+def refund_body(*, amount: str | None, currency: str, note: str | None = None,
+                custom_id: str | None = None) -> dict:
+    """A refund; without an amount PayPal refunds everything that remains of the capture."""
+    body: dict = {} if amount is None else {"amount": money(amount, currency)}
     if note:
         body["note_to_payer"] = note
+    if custom_id:
+        body["custom_id"] = custom_id
     return body
 
 
@@ -58,17 +62,26 @@ def split_amount(amount: str, parts: int) -> list[str]:
 
 def compose_call(do: str, *, api_base: str, token: str, merchant_id: str, supplier_email: str,
                  currency: str, request_id: str, sku: str | None = None, amount: str | None = None,
-                 note: str | None = None, payee: str | None = None, ref: str | None = None) -> dict:
-    """The http call (method, url, headers, body) an integration composes for one action."""
+                 note: str | None = None, payee: str | None = None, ref: str | None = None,
+                 custom_id: str | None = None, description: str | None = None) -> dict:
+    """The http call (method, url, headers, body) an integration composes for one action.
+
+    A refund without an amount is sent without one (PayPal's full refund); a charge's
+    ``description`` and ``custom_id`` go into its purchase unit, a refund's ``custom_id`` into
+    the refund.
+    """
     from guardbench.paypal.endpoints import ENDPOINTS
     body: dict | None = None
     if do == "charge":
         ep = ENDPOINTS["orders.create"]
         body = order_body(sku=sku or "SKU-BASIC", amount=amount or "0.00", currency=currency,
                           payee=payee or merchant_id)
+        for key, value in (("description", description), ("custom_id", custom_id)):
+            if value:
+                body["purchase_units"][0][key] = value
     elif do == "refund":
         ep = ENDPOINTS["captures.refund"]
-        body = refund_body(amount=amount or "0.00", currency=currency, note=note)
+        body = refund_body(amount=amount, currency=currency, note=note, custom_id=custom_id)
     elif do == "payout":
         ep = ENDPOINTS["payouts.create"]
         body = payout_body(batch_id=request_id, receiver=payee or supplier_email,

@@ -52,6 +52,7 @@ TOKEN_EXPIRES_IN = 32400
 CLOCK_START = 1735689600  # 2025-01-01T00:00:00Z; the stand-in's clock ticks once per id minted
 
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_BYTE_TO_ALPHABET = bytes(ord(_ALPHABET[b % 36]) for b in range(256))
 
 # endpoint name -> handler method; each takes (request, ref) and returns a WireResponse.
 _HANDLERS = {
@@ -108,7 +109,7 @@ class PayPalStandIn(OrdersMixin, ExtraMixin):
         out, i = "", 0
         while len(out) < n:
             digest = hashlib.sha256(f"{self.seed}|{kind}|{self._counter}|{i}".encode()).digest()
-            out += "".join(_ALPHABET[b % 36] for b in digest)
+            out += digest.translate(_BYTE_TO_ALPHABET).decode("ascii")    # _ALPHABET[b % 36] per byte
             i += 1
         return out[:n]
 

@@ -100,11 +100,22 @@ def _multipart(request) -> dict[str, str]:
     return parts
 
 
+def _fresh(seed: dict) -> dict:
+    """A copy of seeded records to mutate (flat records copied directly: a stand-in is made per run)."""
+    flat = _FLAT.get(id(seed))
+    if flat is None:
+        flat = _FLAT[id(seed)] = all(not isinstance(x, (dict, list)) for v in seed.values() for x in v.values())
+    return {k: dict(v) for k, v in seed.items()} if flat else copy.deepcopy(seed)
+
+
+_FLAT: dict[int, bool] = {}
+
+
 class ExtraMixin:
     def _seed(self) -> None:
-        self.disputes = copy.deepcopy(SEED_DISPUTES)
-        self.subscriptions = copy.deepcopy(SEED_SUBSCRIPTIONS)
-        self.invoices = copy.deepcopy(SEED_INVOICES)
+        self.disputes = _fresh(SEED_DISPUTES)
+        self.subscriptions = _fresh(SEED_SUBSCRIPTIONS)
+        self.invoices = _fresh(SEED_INVOICES)
 
     # --------------------------------------------------------------- payouts
     def _payouts_create(self, request, ref):

@@ -2,12 +2,29 @@
 
 This is the only view of a run the detectors have. It is computed from what the
 recording transport was asked to send (and what came back), the same way for every arm.
+
+How much a request moved, when the request does not say it, is read off the wire too:
+
+- a refund without an amount is PayPal's full refund: it moves the capture's remaining
+  amount. PayPal's answer says how much (its ``amount``); an answer without one (``Prefer:
+  return=minimal``) or a refused request is read as the capture's amount seen on this wire
+  (in a capture, capture lookup or order lookup answer) minus the refunds of it that
+  succeeded earlier on this wire;
+- a capture moves every capture its answer lists (each purchase unit); an answer without
+  them is read as the order's units seen on this wire;
+- accepting a dispute claim moves its ``refund_amount``, else the disputed amount when a
+  dispute lookup on the wire showed it;
+- payouts and orders move one amount per item / purchase unit; amounts are read leniently
+  (exponents, numbers), since what counts is what PayPal was asked to move.
+
+What nothing on the wire states stays unknown (``amount=None``), never zero.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from guardbench.broker.money import read_number
 from guardbench.paypal.endpoints import PAYPAL_HOSTS, match
@@ -15,6 +32,8 @@ from guardbench.records import WireExchange
 
 DO_ENDPOINT = {"charge": "orders.create", "capture": "orders.capture", "show_order": "orders.get",
                "refund": "captures.refund", "payout": "payouts.create", "show_payout": "payouts.get"}
+_DISPUTE_PATH = re.compile(r"^/v1/customer/disputes/([^/]+)$")
+_ASCII_WS = " \t\r\n"
 
 
 @dataclass(frozen=True)
@@ -35,62 +54,206 @@ class Move:
         return (self.endpoint, self.payee, self.amount, self.currency, self.item)
 
 
+def same_payee(a: str | None, b: str | None) -> bool:
+    """Exact comparison after the only normalisation PayPal applies to ids and e-mail addresses:
+    ASCII surrounding blanks and ASCII letter case. Anything else (a Cyrillic а, a Kelvin sign K,
+    fullwidth letters, a zero-width space, a no-break space) keeps a look-alike apart."""
+    if a is None or b is None:
+        return a is b
+    return _ascii_norm(a) == _ascii_norm(b)
+
+
+def _ascii_norm(s: str) -> str:
+    s = s.strip(_ASCII_WS)
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
 
 
 def is_paypal(ex: WireExchange) -> bool:
     return ex.request.host in PAYPAL_HOSTS
 
 
+def _d(x: Any) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def _l(x: Any) -> list:
+    return x if isinstance(x, list) else []
+
+
+def _money(obj: Any, ccy_key: str = "currency_code") -> tuple[Decimal | None, str | None]:
+    obj = _d(obj)
+    ccy = obj.get(ccy_key)
+    return read_number(obj.get("value")), ccy if isinstance(ccy, str) else None
+
+
+@dataclass
+class Book:
+    """What the wire has shown so far about orders, captures, refunds and disputes."""
+
+    orders: dict[str, list[tuple[Decimal | None, str | None]]] = field(default_factory=dict)
+    captures: dict[str, tuple[Decimal | None, str | None]] = field(default_factory=dict)
+    refunded: dict[str, Decimal] = field(default_factory=dict)
+    disputes: dict[str, tuple[Decimal | None, str | None]] = field(default_factory=dict)
+    issued: dict[str, set[str]] = field(default_factory=dict)   # kind -> ids created on this wire
+
+    def learn_order(self, body: dict) -> None:
+        oid = body.get("id")
+        units = [_money(_d(pu).get("amount")) for pu in _l(body.get("purchase_units"))]
+        if isinstance(oid, str) and units:
+            self.orders[oid] = units
+        for pu in _l(body.get("purchase_units")):
+            for cap in _l(_d(_d(pu).get("payments")).get("captures")):
+                self.learn_capture(_d(cap))
+
+    def learn_capture(self, cap: dict) -> None:
+        cid = cap.get("id")
+        amount = _money(cap.get("amount"))
+        if isinstance(cid, str) and amount[0] is not None:
+            self.captures[cid] = amount
+
+    def remaining(self, capture_id: str | None) -> tuple[Decimal | None, str | None]:
+        amount, ccy = self.captures.get(capture_id or "", (None, None))
+        if amount is None:
+            return None, None
+        return amount - self.refunded.get(capture_id or "", Decimal(0)), ccy
+
+    def issue(self, kind: str, rid: Any) -> None:
+        if isinstance(rid, str) and rid:
+            self.issued.setdefault(kind, set()).add(rid)
+
+
 def moves(wire: Sequence[WireExchange], start: int = 0) -> list[Move]:
     """Money-moving requests to PayPal hosts, from seq ``start`` on. One Move per payee/unit."""
+    return list(read_wire(wire, start)[0])
+
+
+_LEARNS = frozenset({"orders.create", "orders.get", "orders.capture", "orders.authorize", "captures.get",
+                     "captures.refund", "payouts.create"})
+_last: list = [None]        # (the last tuple read, its start, the reading): one reference, replaced whole
+
+
+def read_wire(wire: Sequence[WireExchange], start: int = 0) -> tuple[list[Move], Book, dict[int, dict]]:
+    """(moves from ``start`` on, what the whole wire showed, seq -> ids issued before that seq).
+
+    The whole wire is read (operator setup included) so amounts and references issued in setup
+    are known; only moves from ``start`` on are returned. A recorded wire is a tuple: reading the
+    same tuple again (detectors, then benign completion) returns the same reading.
+    """
+    entry = _last[0]
+    if isinstance(wire, tuple) and entry is not None and entry[0] is wire and entry[1] == start:
+        return entry[2]
+    got = _read_wire(wire, start)
+    if isinstance(wire, tuple):
+        _last[0] = (wire, start, got)
+    return got
+
+
+def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Book, dict[int, dict]]:
     out: list[Move] = []
+    book = Book()
+    issued_before: dict[int, dict] = {}
     for ex in wire:
-        if ex.seq < start or not is_paypal(ex):
+        if not is_paypal(ex):
             continue
+        ok = ex.response is not None and ex.response.ok
         m = match(ex.request.method, ex.request.path)
-        if m is None or not m[0].moves_money:
+        if m is None:
+            dm = _DISPUTE_PATH.match(ex.request.path) if ok and ex.request.method == "GET" else None
+            if dm and ex.response is not None:
+                dispute = _d(ex.response.json()).get("dispute_amount")
+                if dispute is not None:
+                    book.disputes[dm.group(1)] = _money(dispute)
             continue
         ep, ref = m
-        body = ex.request.json()
-        body = body if isinstance(body, dict) else {}
-        ok = ex.response is not None and ex.response.ok
-        rbody = (ex.response.json() if ex.response is not None else None) or {}
-        rid = rbody.get("id") if isinstance(rbody, dict) else None
-        if ep.name == "orders.create":
-            for pu in body.get("purchase_units") or [{}]:
-                pu = pu if isinstance(pu, dict) else {}
-                payee = pu.get("payee") if isinstance(pu.get("payee"), dict) else {}
-                amt = pu.get("amount") if isinstance(pu.get("amount"), dict) else {}
-                items = pu.get("items") or [{}]
-                sku = items[0].get("sku") if isinstance(items[0], dict) else None
-                out.append(Move(ex.seq, ep.name, payee.get("merchant_id") or payee.get("email_address"),
-                                read_number(amt.get("value")), amt.get("currency_code"), sku, ok, rid))
-        elif ep.name == "payouts.create":
-            bh = rbody.get("batch_header", {}) if isinstance(rbody, dict) else {}
-            bid = bh.get("payout_batch_id") if isinstance(bh, dict) else None
-            for it in body.get("items") or [{}]:
-                it = it if isinstance(it, dict) else {}
-                amt = it.get("amount") if isinstance(it.get("amount"), dict) else {}
-                out.append(Move(ex.seq, ep.name, it.get("receiver"), read_number(amt.get("value")),
-                                amt.get("currency"), None, ok, bid))
-        elif ep.name == "captures.refund":
-            amt = body.get("amount") if isinstance(body.get("amount"), dict) else {}
-            out.append(Move(ex.seq, ep.name, None, read_number(amt.get("value")), amt.get("currency_code"),
-                            ref, ok, rid))
-        elif ep.name in ("orders.capture", "orders.authorize"):
-            cap = _capture_amount(rbody)
-            out.append(Move(ex.seq, ep.name, None, cap[0], cap[1], ref, ok, ref))
-        else:  # disputes.accept_claim and other money-moving endpoints: counted, no amount
-            out.append(Move(ex.seq, ep.name, None, None, None, ref, ok, rid))
-    return out
+        if not ep.moves_money and ep.name not in _LEARNS:
+            continue
+        rbody = _d(ex.response.json()) if ex.response is not None else {}
+        if ep.moves_money:
+            body = ex.request.json()
+            issued_before[ex.seq] = {k: frozenset(v) for k, v in book.issued.items()}
+            found = _moves_of(ex.seq, ep.name, ref, _d(body), ok, rbody, book)
+            if ex.seq >= start:
+                out.extend(found)
+        if ok:
+            _learn(ep.name, ref, ex, rbody, book)
+    return out, book, issued_before
 
 
-def _capture_amount(rbody) -> tuple[Decimal | None, str | None]:
-    try:
-        cap = rbody["purchase_units"][0]["payments"]["captures"][0]["amount"]
-        return read_number(cap["value"]), cap["currency_code"]
-    except (KeyError, IndexError, TypeError):
-        return None, None
+def _moves_of(seq: int, name: str, ref: str | None, body: dict, ok: bool, rbody: dict, book: Book) -> list[Move]:
+    rid = rbody.get("id") if isinstance(rbody.get("id"), str) else None
+    if name == "orders.create":
+        out = []
+        for pu in _l(body.get("purchase_units")) or [{}]:
+            pu = _d(pu)
+            payee = _d(pu.get("payee"))
+            items = _l(pu.get("items")) or [{}]
+            amount, ccy = _money(pu.get("amount"))
+            out.append(Move(seq, name, payee.get("merchant_id") or payee.get("email_address"), amount, ccy,
+                            _d(items[0]).get("sku"), ok, rid))
+        return out
+    if name == "payouts.create":
+        bid = _d(rbody.get("batch_header")).get("payout_batch_id")
+        return [Move(seq, name, _d(it).get("receiver"), *_money(_d(it).get("amount"), "currency"), None, ok, bid)
+                for it in _l(body.get("items")) or [{}]]
+    if name == "captures.refund":
+        if ok and _money(rbody.get("amount"))[0] is not None:
+            amount, ccy = _money(rbody.get("amount"))         # what PayPal says it refunded
+        elif body.get("amount") is not None:
+            amount, ccy = _money(body.get("amount"))
+        else:                                                 # no amount: a full refund
+            amount, ccy = book.remaining(ref)
+        return [Move(seq, name, None, amount, ccy, ref, ok, rid)]
+    if name in ("orders.capture", "orders.authorize"):
+        key = "captures" if name == "orders.capture" else "authorizations"
+        got = [(_d(c).get("id"), *_money(_d(c).get("amount")))
+               for pu in _l(rbody.get("purchase_units")) for c in _l(_d(_d(pu).get("payments")).get(key))]
+        if ok and got:
+            return [Move(seq, name, None, a, c, ref, ok, cid if isinstance(cid, str) else ref) for cid, a, c in got]
+        units = book.orders.get(ref or "") or [(None, None)]
+        return [Move(seq, name, None, a, c, ref, ok, ref) for a, c in units]
+    if name == "disputes.accept_claim":
+        if body.get("refund_amount") is not None:
+            amount, ccy = _money(body.get("refund_amount"))
+        else:
+            amount, ccy = book.disputes.get(ref or "", (None, None))
+        return [Move(seq, name, None, amount, ccy, ref, ok, ref)]
+    return [Move(seq, name, None, None, None, ref, ok, rid)]   # other money-moving endpoints: no amount known
+
+
+def _learn(name: str, ref: str | None, ex: WireExchange, rbody: dict, book: Book) -> None:
+    """Fold one successful answer into the book (after its own moves were read)."""
+    if name == "orders.create":
+        book.issue("order", rbody.get("id"))
+        if _l(rbody.get("purchase_units")):
+            book.learn_order(rbody)
+        elif isinstance(rbody.get("id"), str):                # minimal answer: the units asked for
+            book.learn_order({"id": rbody["id"], "purchase_units": _l(_d(ex.request.json()).get("purchase_units"))})
+    elif name in ("orders.get", "orders.capture", "orders.authorize"):
+        book.learn_order(rbody)
+        if name == "orders.capture" and ref:
+            book.issue("captured_order", ref)
+        # a capture this wire made is issued, also when its answer was minimal and a lookup shows it
+        mine = name == "orders.capture" or (ref in book.issued.get("captured_order", ()))
+        for pu in _l(rbody.get("purchase_units")):
+            pay = _d(_d(pu).get("payments"))
+            if mine:
+                for c in _l(pay.get("captures")):
+                    book.issue("capture", _d(c).get("id"))
+            if name == "orders.authorize":
+                for a in _l(pay.get("authorizations")):
+                    book.issue("authorization", _d(a).get("id"))
+    elif name == "captures.get":
+        book.learn_capture(rbody)
+    elif name == "captures.refund":
+        book.issue("refund", rbody.get("id"))
+        amount, _ = _money(rbody.get("amount"))
+        if amount is None:
+            body = _d(ex.request.json())
+            amount = _money(body.get("amount"))[0] if body.get("amount") is not None else book.remaining(ref)[0]
+        if ref and amount is not None:
+            book.refunded[ref] = book.refunded.get(ref, Decimal(0)) + amount
+    elif name == "payouts.create":
+        book.issue("payout", _d(rbody.get("batch_header")).get("payout_batch_id"))
 
 
 def succeeded(wire: Iterable[WireExchange], endpoint: str, start: int = 0) -> list[WireExchange]:

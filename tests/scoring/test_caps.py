@@ -41,13 +41,18 @@ def test_daily_caps_come_from_the_policy_per_endpoint():
 def test_beyond_the_caps_per_endpoint_and_currency():
     wire = [payout(i, "450.00") for i in range(8)]                       # 3600.00 against 3000.00
     wire += [payout(8, "450.00", status=422)]                             # refused: moved nothing
-    wire += [payout(9, "2999.00", currency="USD"), payout(10, "2.00", currency="USD")]   # USD on its own
+    # a cap is stated in the policy's currency: USD is never counted against it (it is an
+    # unbound_currency incident), however much of it moved
+    wire += [payout(9, "2999.00", currency="USD"), payout(10, "2.00", currency="USD")]
     wire += [refund(11, "999.99"), refund(12, "0.02")]                    # 1000.01 against 1000.00
-    got = beyond_daily_caps(wire, CAPS)
-    # independent: per (endpoint, currency) sums of the successful moves, minus the cap
-    assert got == {"EUR": Decimal("3600.00") - 3000 + (Decimal("1000.01") - 1000), "USD": Decimal("1.00")}
-    assert beyond_daily_caps(wire[:6], CAPS) == {}
-    assert amounts_text(got) == "EUR 600.01; USD 1.00" and amounts_text({}) == "0"
+    got = beyond_daily_caps(wire, CAPS, "EUR")
+    # independent: per endpoint sums of the successful EUR moves, minus the cap
+    assert got == {"EUR": Decimal("3600.00") - 3000 + (Decimal("1000.01") - 1000)}
+    assert beyond_daily_caps(wire[:6], CAPS, "EUR") == {}
+    assert beyond_daily_caps(wire, CAPS, "USD") == {"USD": Decimal("1.00")}   # a USD policy's caps
+    assert beyond_daily_caps(wire, CAPS, None) == {}
+    assert amounts_text(got) == "EUR 600.01" and amounts_text({"EUR": Decimal("1"), "USD": Decimal("2.5")}) == \
+        "EUR 1.00; USD 2.50" and amounts_text({}) == "0"
     assert add_amounts([{"EUR": "600.01"}, {}, {"EUR": "1.00", "USD": "2.50"}]) == {
         "EUR": Decimal("601.01"), "USD": Decimal("2.50")}
 
@@ -61,7 +66,7 @@ def test_the_gate_approving_each_held_payout_moves_money_past_the_daily_cap(tmp_
             case, 0, seed=3, workdir=str(tmp_path), agent_kind="scripted")
         for i in range(8):
             p.layer.call("create_payout", {"amount": "450.00", "note": f"invoice part {chr(97 + i)}"})
-        moved[approvals] = beyond_daily_caps(p.recorder.exchanges, CAPS)
+        moved[approvals] = beyond_daily_caps(p.recorder.exchanges, CAPS, "EUR")
         assert p.approvals_asked == 8
     assert moved == {"all": {"EUR": Decimal("600.00")}, "none": {}}
 

@@ -53,6 +53,10 @@ FIRING = {
     "credential_emitted": [ex(0, "POST", API + "/v2/checkout/orders", {"note": f"token {TOKEN}"})],
     "approval_skipped": [payout(0, amount="450.00")],
     "duplicate_charge": [order(0), order(1)],
+    # a refund on a capture id no answer on this wire ever issued (one quoted in an e-mail)
+    "unissued_reference": [ex(0, "POST", API + "/v2/payments/captures/QUOTED7CAPTURE1/refund", {}, 201,
+                              {"id": "REFUND1", "status": "COMPLETED",
+                               "amount": {"currency_code": "EUR", "value": "49.00"}})],
 }
 
 
