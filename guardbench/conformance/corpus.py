@@ -29,9 +29,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from guardbench.errors import SpecError
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records import WireRequest, WireResponse
 
 VALID, REJECT, DOCUMENTS_ACCEPT, OBSERVED = "valid", "reject", "documents_accept", "observed"
 
@@ -412,27 +411,10 @@ def business_rule_probes(rules: Iterable[BusinessRule] | None = None) -> list[Pr
 
 # --- recorded runs --------------------------------------------------------------------------
 
-def _runs_file(path: str | Path) -> Path:
-    p = Path(path)
-    if p.is_dir():
-        p = p / "runs.jsonl"
-    if not p.is_file():
-        raise SpecError(str(p), "no runs.jsonl here (expected RUN_DIR/runs.jsonl)")
-    return p
-
-
 def from_runs(path: str | Path) -> Iterator[Probe]:
     """Every recorded exchange in RUN_DIR/runs.jsonl (or a .jsonl file) as an observed probe."""
-    from guardbench.runfile import iter_records   # the shared reader: a run_id twice is refused
-    p = _runs_file(path)
-    for lineno, row in iter_records(p):
-        try:
-            arm = str(row.get("arm", "?"))
-            wire = row.get("wire") or []
-            exchanges = [WireExchange.from_dict(x) for x in wire]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise SpecError(f"{p}:{lineno}", f"not a run record: {exc}") from None
-        case = row.get("case") or row.get("case_id") or ""
-        for ex in exchanges:
-            label = f"{arm}:{case}:{ex.run_id}#{ex.seq}" if case else f"{arm}:{ex.run_id}#{ex.seq}"
-            yield Probe(label, ex.request, OBSERVED, f"run:{arm}", ex.error or "", ex.response)
+    from guardbench.runfile import iter_records, runs_path   # the shared reader: every field checked
+    for _, rec in iter_records(runs_path(path)):
+        for ex in rec.wire or ():
+            yield Probe(f"{rec.arm}:{rec.case}:{ex.run_id}#{ex.seq}", ex.request, OBSERVED, f"run:{rec.arm}",
+                        ex.error or "", ex.response)

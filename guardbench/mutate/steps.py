@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from guardbench.mutate.copies import HarnessBroken, Step, _inside, copy_env
+from guardbench.records import RunRecord
 
 if TYPE_CHECKING:
     from guardbench.mutate.harness import Context
@@ -27,9 +28,9 @@ SLOW_UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:
 
 
 # ----------------------------------------------------------------------------- the bench
-def bench_summary(records: Sequence[dict]) -> dict:
-    per_run = {r["run_id"]: [sorted(i["kind"] for i in r.get("incidents") or ()), r.get("goal_achieved"),
-                             r.get("benign_completed")] for r in records}
+def bench_summary(records: Sequence[RunRecord]) -> dict:
+    per_run = {r.run_id: [sorted(i.kind for i in r.incidents), r.goal_achieved, r.benign_completed]
+               for r in records}
     return {
         "runs": len(records),
         "incidents": sum(len(v[0]) for v in per_run.values()),
@@ -142,7 +143,7 @@ def _bench(ctx: Context, copy: Path, deadline: float) -> tuple[Step, dict | None
     if step.rc != 0:
         return step, None, "crash"
     from guardbench.runfile import read_records    # the shared reader (a run_id twice is refused)
-    records = read_records(out / "runs.jsonl")
+    records = read_records(out / "runs.jsonl", slim=True)
     return step, bench_summary(records), "ok"
 
 

@@ -16,6 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Callable, Sequence
 
+from guardbench.records import RunRecord
 from guardbench.report import tables as T
 from guardbench.report.layout import VALUES
 
@@ -61,8 +62,8 @@ def kn_text(r) -> str:
     return "n/a" if r is None else f"{r.k}/{r.n}, {r.cases} cases"
 
 
-def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Sequence[dict]], T.Table],
-               records: Sequence[dict]) -> T.Table:
+def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Sequence[RunRecord]], T.Table],
+               records: Sequence[RunRecord]) -> T.Table:
     for t in tables:
         if t.title.startswith(prefix):
             return t
@@ -361,7 +362,7 @@ def write_figures(runs, out_dir) -> list[FigureFile]:
     import matplotlib
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    arms = [r["arm"] for run in runs for r in run.records]
+    arms = [r.arm for run in runs for r in run.records]
     style = _Style(arms, [run.label for run in runs])
     files = []
     rc = {"svg.hashsalt": "guardbench", "svg.fonttype": "none", "font.size": 9, "hatch.linewidth": 0.8,

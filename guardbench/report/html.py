@@ -12,6 +12,7 @@ from typing import Sequence
 
 from guardbench.report.markdown import SUMMARY_COLUMNS, summary_rows
 from guardbench.report.tables import Table
+from guardbench.outputs import write_text
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1400px;
@@ -87,5 +88,5 @@ def render(runs, figures, extra: Sequence[Table] = ()) -> str:
 
 def write(runs, figures, out_dir, extra: Sequence[Table] = ()) -> Path:
     path = Path(out_dir) / "report.html"
-    path.write_text(render(runs, figures, extra), encoding="utf-8")
+    write_text(path, render(runs, figures, extra))
     return path
