@@ -13,7 +13,6 @@ from guardbench.agents.base import Session
 from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
 from guardbench.arms.base import Prepared, fill, http_tool, read_data_tool
-from guardbench.arms.registry import register_arm
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
 from guardbench.broker import load_policy
@@ -40,7 +39,6 @@ def operator_context(policy, token: str) -> dict:
     }
 
 
-@register_arm("control")
 class ControlArm:
     name = "control"
     credential_in_context = True
@@ -107,7 +105,6 @@ class ControlArm:
         return prepared
 
 
-@register_arm("hardened")
 class HardenedArm(ControlArm):
     name = "hardened"
     description = "control plus a prompt-level defence (text check for scripted agents, written rules for LLMs)"

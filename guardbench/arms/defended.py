@@ -36,7 +36,7 @@ from guardbench.broker import load_policy
 from guardbench.cases.load import Case
 from guardbench.defences.base import Context, ToolCall, Turn, Verdict
 from guardbench.defences.config import READ_DATA, config_for
-from guardbench.defences.registry import make_defence
+from guardbench.registry import make_defence
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET, SEED_DISPUTES, SEED_INVOICES, SEED_SUBSCRIPTIONS
 from guardbench.paypal.toolkit import ACTION_TOOL, TOOLS, Toolkit, action_args
 from guardbench.records import Attempt

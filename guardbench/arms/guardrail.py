@@ -9,7 +9,6 @@ from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import BROKER_OPERATION, extract_refs
 from guardbench.arms import prompts
 from guardbench.arms.base import Prepared, fill, read_data_tool
-from guardbench.arms.registry import register_arm
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import fetch_token, make_wire, secrets_of
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
@@ -39,7 +38,6 @@ def bench_clock():
     return lambda: BENCH_EPOCH + next(ticks) / 1000.0
 
 
-@register_arm("guardrail")
 class GuardrailArm:
     name = "guardrail"
     credential_in_context = False

@@ -177,10 +177,8 @@ def run_broker(policy, config, vs: Sequence[Vector]) -> list[Outcome]:
 def run_suite(policy, targets: Sequence[str] | None = None, as_published: bool = False,
               broker: bool = True) -> list[Outcome]:
     """Every vector against every installed defence (or ``targets``), and the broker."""
-    from guardbench.arms.registry import arm_names
     from guardbench.defences.config import config_for
-    from guardbench.defences.registry import defence_names, get_factory
-    arm_names()                                    # registers defences that live with the arms
+    from guardbench.registry import defence_factory, defence_names
     config = config_for(policy)
     vs = vectors(config)
     names = list(targets) if targets else defence_names()
@@ -188,7 +186,7 @@ def run_suite(policy, targets: Sequence[str] | None = None, as_published: bool =
     for name in names:
         if name == "guardrail":
             continue
-        out += run_defence(name, get_factory(name), config, vs, as_published)
+        out += run_defence(name, defence_factory(name), config, vs, as_published)
     if broker and (not targets or "guardrail" in targets):
         out += run_broker(policy, config, vs)
     return out
@@ -197,7 +195,7 @@ def run_suite(policy, targets: Sequence[str] | None = None, as_published: bool =
 def promises(policy, names: Sequence[str], as_published: bool = False) -> dict[str, frozenset]:
     """What each defence claims to hold (its ``covers``), as built for the suite."""
     from guardbench.defences.config import config_for
-    from guardbench.defences.registry import get_factory
+    from guardbench.registry import defence_factory
     config = config_for(policy)
-    return {n: frozenset(getattr(make(get_factory(n), config, as_published), "covers", frozenset()))
+    return {n: frozenset(getattr(make(defence_factory(n), config, as_published), "covers", frozenset()))
             for n in names if n != "guardrail"}

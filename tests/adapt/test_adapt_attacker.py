@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from guardbench.adapt.loop import Tally, attack_case, run_adapt
 from guardbench.adapt.strategy import LLMAttacker, MutationAttacker, parse_proposal
-from guardbench.arms.registry import get_arm
+from guardbench.registry import get_arm
 from guardbench.broker import load_policy
 from guardbench.cases.load import default_cases_dir, load_cases
 from guardbench.cli.main import cli
