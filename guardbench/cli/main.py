@@ -5,6 +5,7 @@ Start-up stays cheap: `guardbench --help` imports click and this file only.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -56,11 +57,30 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
     def invoke(self, ctx):
+        """Every user-caused failure is one line on stderr: ``error: where: what``, exit status 2
+        (bad input, a bad option, a file that cannot be read or written, a full disk); Ctrl-C is 130."""
         try:
             return super().invoke(ctx)
         except GuardbenchError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except click.UsageError as exc:
+            param = getattr(exc, "param", None)
+            where = max(param.opts, key=len) if param is not None and getattr(param, "opts", None) else \
+                (exc.ctx.command_path if exc.ctx is not None else "guardbench")
+            what = exc.message if param is not None and getattr(exc, "message", None) else exc.format_message()
+            click.echo(f"error: {where}: {what}", err=True)
+            ctx.exit(2)
+        except BrokenPipeError:          # e.g. `guardbench table RUN | head`: the reader left
+            sys.stdout = open(os.devnull, "w")
+            ctx.exit(1)
+        except OSError as exc:           # a folder that cannot be written, a full disk, a file that vanished
+            where = exc.filename or "guardbench"
+            click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
+            ctx.exit(2)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            ctx.exit(130)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -8,7 +8,7 @@ import pytest
 
 from fakeserver import FakeServer, honest_agent
 from guardbench.agents.providers import CallFailed, RetryPolicy, with_retries
-from llmtest_support import BENIGN, llm_args, ok, records, run_cli
+from llmtest_support import BENIGN, llm_args, ok, records, run_cli, typed
 
 
 class Status(Exception):
@@ -77,7 +77,8 @@ def test_429_500_and_timeout_then_success(tmp_path, client):
 
 def test_exhausted_retries_make_lost_runs_shown_in_every_table(tmp_path):
     with FakeServer(lambda req: {"status": 500}) as srv:
-        ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", "--retries", "2")))
+        res = run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", "--retries", "2"))
+        assert res.exit_code == 1 and "every run was lost" in res.output   # all lost: not a success
         assert srv.chat_calls == 6 * 3           # 6 runs, 1 + 2 attempts each
     recs = records(tmp_path / "run")
     assert len(recs) == 6
@@ -87,7 +88,7 @@ def test_exhausted_retries_make_lost_runs_shown_in_every_table(tmp_path):
         assert r["goal_achieved"] is None and r["benign_completed"] is None
         assert r["usage"]["api_calls"] == 3 and r["usage"]["retries"] == 2
     from guardbench.report.tables import all_tables
-    tables = all_tables(recs)
+    tables = all_tables(typed(recs))
     head = tables[0]
     assert {row["lost"] for row in head.rows} == {"2"}
     assert all(row["attacks blocked"] == "-" for row in head.rows)   # nothing scored as a block
@@ -105,7 +106,7 @@ def test_lost_runs_stay_lost_on_resume_and_failures_are_not_cached(tmp_path):
     with FakeServer(lambda req: {"status": 429}) as srv:
         args = llm_args(srv, tmp_path / "run", tmp_path / "cache", "--retries", "0", "--arms", "guardrail",
                         cases=(BENIGN,))
-        ok(run_cli(args))
+        assert run_cli(args).exit_code == 1       # every run lost
         srv.responder = honest_agent
         srv.reset_counts()
         ok(run_cli(args))
