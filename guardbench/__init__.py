@@ -1,10 +1,23 @@
 """guardbench: measure whether a defence stops an AI agent from being talked into moving money."""
-from importlib.metadata import PackageNotFoundError, version as _version
+from __future__ import annotations
 
-try:
-    __version__ = _version("guardbench")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+src"
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def package_version() -> str:
+    """The installed distribution's version (read on first use: importlib.metadata is slow to import)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("guardbench")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0+src"
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        return package_version()
+    raise AttributeError(f"module 'guardbench' has no attribute {name!r}")
 
 
 def load(run_dir):
@@ -13,4 +26,4 @@ def load(run_dir):
     return _load(run_dir)
 
 
-__all__ = ["__version__", "load"]
+__all__ = ["__version__", "load", "package_version"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from guardbench.conformance.check import SOURCE_LABEL, Report
 from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
+from guardbench.outputs import check_out_dir, write_text
 
 SOURCE_NAME = {"builtin": "hand-composed", "broker": "broker", "control_arm": "control arm (benign)",
                "control": "negative controls", "business_rule": "business-rule probes",
@@ -369,7 +370,7 @@ def run_markdown(rep) -> str:
 def write(report: Report | None, out_dir: str | Path, run=None) -> tuple[Path, Path]:
     """conformance.json and conformance.md: the built-in check, a run, or both (JSON keys builtin, run)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out)
     j, m = out / "conformance.json", out / "conformance.md"
     if report is not None and run is not None:
         data = {"builtin": report.to_dict(), "run": run.to_dict(),
@@ -380,6 +381,6 @@ def write(report: Report | None, out_dir: str | Path, run=None) -> tuple[Path, P
     else:
         assert report is not None
         data, text_md = report.to_dict(), markdown(report)
-    j.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    m.write_text(text_md, encoding="utf-8")
+    write_text(j, json.dumps(data, indent=2, default=str) + "\n")
+    write_text(m, text_md)
     return j, m

@@ -351,7 +351,8 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
         secs = sorted(r.seconds for r in results.values())
         timing["mutant_median_s"] = secs[len(secs) // 2] if secs else 0.0
         timing["mutant_max_s"] = secs[-1] if secs else 0.0
-        meta = {"repo": str(repo), "files": n_files, "jobs": jobs, "timeout_s": timeout,
+        from guardbench.outputs import portable
+        meta = {"repo": portable(repo), "files": n_files, "jobs": jobs, "timeout_s": timeout,
                 "cpu_count": os.cpu_count(), "loadavg_start": [round(x, 2) for x in load_start],
                 "loadavg_end": [round(x, 2) for x in os.getloadavg()], "python": sys.version.split()[0],
                 "bench": " ".join(("guardbench",) + BENCH_ARGS), "selection": selection,

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from guardbench.mutate.harness import Report, Result
+from guardbench.outputs import check_out_dir, write_text
 
 
 def _tests_cell(r: Result, limit: int = 2) -> str:
@@ -80,8 +81,8 @@ def markdown(report: Report) -> str:
 
 
 def write(report: Report, out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out)
     paths = [out / "mutation.json", out / "mutation.md"]
-    paths[0].write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True, default=str) + "\n")
-    paths[1].write_text(markdown(report))
+    write_text(paths[0], json.dumps(report.to_dict(), indent=2, sort_keys=True, default=str) + "\n")
+    write_text(paths[1], markdown(report))
     return paths
