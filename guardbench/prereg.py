@@ -58,6 +58,8 @@ def load_plan(path: Path) -> dict:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise GuardbenchError(where, f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise GuardbenchError(where, "not UTF-8 text (save the file as UTF-8)") from None
     except yaml.YAMLError:
         raise GuardbenchError(where, "not valid YAML") from None
     if not isinstance(doc, dict):

@@ -151,6 +151,10 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
         doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except OSError as exc:
         raise CaseError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise CaseError(str(path), f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at line {line} (save the "
+                                   "file as UTF-8)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shlex
 import sys
 
 import click
@@ -78,8 +79,10 @@ class LazyGroup(click.Group):
             where = exc.filename or "guardbench"
             click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
             ctx.exit(2)
-        except KeyboardInterrupt:
-            click.echo("\ninterrupted", err=True)
+        except KeyboardInterrupt:         # `run` says how to resume once it has a folder; before that, this
+            argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("guardbench", "main.py", "-m")) else []
+            again = f"; nothing was recorded, start again with:\n  guardbench {shlex.join(argv)}" if argv else ""
+            click.echo(f"\ninterrupted{again}", err=True)
             ctx.exit(130)
 
 

@@ -102,24 +102,32 @@ def run(ctx: click.Context, **values) -> None:
     for a in o.arm_list:
         if not is_arm(a):
             raise GuardbenchError("--arms", f"unknown arm {a!r} (installed: {', '.join(arm_names())})")
-    cdir = o.cases_dir or default_cases_dir()
-    if o.agent_kind == "llm":
-        from guardbench.cli.run_llm import LLMRun
-        job: ScriptedRun | LLMRun = LLMRun(o, cdir)
-    else:
-        job = ScriptedRun(o, cdir)
-    job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
     out = o.out or default_out("run")
-    execute(ctx, o, job, manifest(o, cases_hash(cdir), **job.manifest_extra()), out)
+    recorded = [0]
+    try:
+        cdir = o.cases_dir or default_cases_dir()
+        if o.agent_kind == "llm":
+            from guardbench.cli.run_llm import LLMRun
+            job: ScriptedRun | LLMRun = LLMRun(o, cdir)
+        else:
+            job = ScriptedRun(o, cdir)
+        job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
+        execute(ctx, o, job, manifest(o, cases_hash(cdir), **job.manifest_extra()), out, recorded)
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: {recorded[0]} runs recorded in {out}; resume with:\n  "
+                   f"{resume_command(ctx, out)}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
 
 
-def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path) -> None:
-    """Open the run folder (locked), run what is not recorded yet, write and print the tables."""
+def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path, recorded: list) -> None:
+    """Open the run folder (locked), run what is not recorded yet, write and print the tables.
+    ``recorded[0]`` follows how many runs the folder holds (for the message when interrupted)."""
     from guardbench.report.tables import all_tables, write_tables
     from guardbench.runfolder import RunFolderWriter
     from guardbench.runner import plan
 
     with RunFolderWriter(out, man) as w:
+        recorded[0] = len(w.earlier)
         lost = {r.run_id: r.attempt for r in w.earlier if r.lost} if o.retry_lost else {}
         done = {r.run_id for r in w.earlier} - set(lost)
         variants = range(o.n_variants) if o.n_variants else None
@@ -132,14 +140,12 @@ def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path) -> Non
         t0 = time.perf_counter()
         bar = click.progressbar(length=len(specs), label="runs", file=sys.stderr) \
             if sys.stderr.isatty() and specs else None
-        try:
-            with bar or contextlib.nullcontext():
-                new = job.run(specs, w, (lambda r: bar.update(1)) if bar else None)
-        except KeyboardInterrupt:
-            n = len(w.earlier) + w.appended
-            click.echo(f"\ninterrupted: {n} runs recorded in {out}; resume with:\n  {resume_command(ctx, out)}",
-                       err=True)
-            sys.exit(EXIT_INTERRUPTED)
+        def each(r) -> None:
+            recorded[0] += 1
+            if bar:
+                bar.update(1)
+        with bar or contextlib.nullcontext():
+            new = job.run(specs, w, each)
         click.echo(f"finished in {time.perf_counter() - t0:.2f} s{job.summary(new)}", err=True)
         merged = {r.run_id: r for r in w.earlier}
         merged.update((r.run_id, r) for r in new)
