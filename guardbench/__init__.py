@@ -1,23 +1,13 @@
 """guardbench: measure whether a defence stops an AI agent from being talked into moving money."""
 from __future__ import annotations
 
-from functools import lru_cache
+# The one place the version is written (pyproject.toml reads it from here): no importlib.metadata
+# lookup, which costs more at start-up than the whole scripted agent's first run.
+__version__ = "0.1.0"
 
 
-@lru_cache(maxsize=1)
 def package_version() -> str:
-    """The installed distribution's version (read on first use: importlib.metadata is slow to import)."""
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("guardbench")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0.0.0+src"
-
-
-def __getattr__(name: str):
-    if name == "__version__":
-        return package_version()
-    raise AttributeError(f"module 'guardbench' has no attribute {name!r}")
+    return __version__
 
 
 def load(run_dir):

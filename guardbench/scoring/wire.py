@@ -129,22 +129,27 @@ def moves(wire: Sequence[WireExchange], start: int = 0) -> list[Move]:
 
 _LEARNS = frozenset({"orders.create", "orders.get", "orders.capture", "orders.authorize", "captures.get",
                      "captures.refund", "payouts.create"})
-_last: list = [None]        # (the last tuple read, its start, the reading): one reference, replaced whole
+_last: list = [None]        # (the last tuple read, its whole reading, {start: reading}): replaced whole
 
 
 def read_wire(wire: Sequence[WireExchange], start: int = 0) -> tuple[list[Move], Book, dict[int, dict]]:
     """(moves from ``start`` on, what the whole wire showed, seq -> ids issued before that seq).
 
     The whole wire is read (operator setup included) so amounts and references issued in setup
-    are known; only moves from ``start`` on are returned. A recorded wire is a tuple: reading the
-    same tuple again (detectors, then benign completion) returns the same reading.
+    are known; only moves from ``start`` on are returned (the book and the issued ids do not
+    depend on ``start``). A recorded wire is a tuple: the same tuple is read once, whichever
+    ``start`` the detectors, benign completion and the daily caps ask for.
     """
     entry = _last[0]
-    if isinstance(wire, tuple) and entry is not None and entry[0] is wire and entry[1] == start:
-        return entry[2]
-    got = _read_wire(wire, start)
-    if isinstance(wire, tuple):
-        _last[0] = (wire, start, got)
+    if not (isinstance(wire, tuple) and entry is not None and entry[0] is wire):
+        full = _read_wire(wire, 0)
+        if not isinstance(wire, tuple):
+            return full if start <= 0 else ([m for m in full[0] if m.seq >= start], full[1], full[2])
+        entry = _last[0] = (wire, full, {0: full})
+    got = entry[2].get(start)
+    if got is None:
+        full = entry[1]
+        got = entry[2][start] = ([m for m in full[0] if m.seq >= start], full[1], full[2])
     return got
 
 
