@@ -244,11 +244,20 @@ def _server(doc, host: str) -> str:
     return want if want in doc.servers else (doc.servers[0] if doc.servers else want)
 
 
+class UnparseableRequest(Exception):
+    """openapi-core could not read the request at all (e.g. a malformed multipart body makes it
+    fail an assertion): the request does not conform; the check goes on."""
+
+
 def _run(doc, iter_errors) -> list[Exception]:
     with warnings.catch_warnings():
         # openapi-core does not implement OAuth2 security checks and warns on every call.
         warnings.filterwarnings("ignore", message="Unsupported scheme type")
-        return list(iter_errors())
+        try:
+            return list(iter_errors())
+        except Exception as exc:  # noqa: BLE001 - any crash inside the validator is a verdict, not ours
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no detail"
+            return [UnparseableRequest(f"the validator cannot read it ({type(exc).__name__}: {detail[:160]})")]
 
 
 def _finish(kind, req, doc, route, errs, extra, endpoint) -> Result:

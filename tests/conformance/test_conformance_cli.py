@@ -1,6 +1,8 @@
 """`guardbench conformance`: outputs, exit codes, recorded runs, and the check core."""
 from __future__ import annotations
 
+import os
+
 import json
 import shutil
 import subprocess
@@ -18,7 +20,7 @@ from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.records import WireExchange, WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "specs" / "paypal"
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 
 

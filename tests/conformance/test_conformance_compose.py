@@ -1,6 +1,8 @@
 """What guardbench composes conforms: the broker, the control arm, the stand-in's answers."""
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.records import WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "specs" / "paypal"
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 
 POLICY = load_policy()

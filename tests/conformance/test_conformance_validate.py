@@ -1,6 +1,8 @@
 """Request and response validation, classification, controls and business-rule probes."""
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from guardbench.paypal.endpoints import ENDPOINTS, LIVE_HOST, SANDBOX_HOST
 from guardbench.records import WireExchange, WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "specs" / "paypal"
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 
 VALID = corpus.builtin_valid()
