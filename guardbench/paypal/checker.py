@@ -208,8 +208,10 @@ def _as_api_error(api: str, exc, op: Operation) -> ApiError:
     rest = path[1:]
     location = "body" if str(where).startswith("body") else where
     if location == "body":
-        field = ("." if api == "payouts" else "/").join(str(t) for t in rest)
-        field = field.replace(".[", "[") if api == "payouts" else "/" + field
+        if api == "payouts":          # the Payouts API names fields items[0].amount.value
+            field = "".join(f"[{t}]" if isinstance(t, int) else f".{t}" for t in rest).lstrip(".")
+        else:                         # the others, by JSON pointer
+            field = "/" + "/".join(str(t) for t in rest)
     else:
         field = str(rest[0]) if rest else None
         if location == "header" and field:

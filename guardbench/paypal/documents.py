@@ -126,7 +126,7 @@ def resolve_specs_dir(explicit: str | Path | None = None) -> tuple[Path, str]:
 def how_to_get() -> str:
     """The one line that tells a user how to give guardbench the documents."""
     return (f"PayPal's pinned OpenAPI documents are needed: set {ENV_SPECS_DIR} to a folder holding them "
-            "(e.g. ../shared/specs/paypal), pass --specs-dir, or run `guardbench specs fetch`")
+            "(e.g. ../shared/specs/paypal) or run `guardbench specs fetch`")
 
 
 def sha256_bytes(data: bytes) -> str:
