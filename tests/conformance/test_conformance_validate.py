@@ -33,6 +33,19 @@ EXPECTED_OPS = {
     "disputes.accept_claim": ("customer_disputes_v1", "disputes.accept-claim"),
     "subscriptions.cancel": ("billing_subscriptions_v1", "subscriptions.cancel"),
     "invoices.cancel": ("invoicing_v2", "invoices.cancel"),
+    "refunds.get": ("payments_payment_v2", "refunds.get"),
+    "disputes.list": ("customer_disputes_v1", "disputes.list"),
+    "disputes.get": ("customer_disputes_v1", "disputes.get"),
+    "subscriptions.create": ("billing_subscriptions_v1", "subscriptions.create"),
+    "subscriptions.get": ("billing_subscriptions_v1", "subscriptions.get"),
+    "subscriptions.patch": ("billing_subscriptions_v1", "subscriptions.patch"),
+    "plans.create": ("billing_subscriptions_v1", "plans.create"),
+    "plans.list": ("billing_subscriptions_v1", "plans.list"),
+    "plans.get": ("billing_subscriptions_v1", "plans.get"),
+    "invoices.create": ("invoicing_v2", "invoices.create"),
+    "invoices.list": ("invoicing_v2", "invoices.list"),
+    "invoices.get": ("invoicing_v2", "invoices.get"),
+    "invoices.send": ("invoicing_v2", "invoices.send"),
 }
 
 
