@@ -47,3 +47,15 @@ LENIENT_MEDIA = {("disputes.accept_claim", "application/json"): LENIENCIES[0]}
 
 def leniencies() -> list[dict]:
     return [x.to_dict() for x in LENIENCIES]
+
+
+def leniency_for(request) -> Leniency | None:
+    """The named leniency a request falls under (its endpoint and body media type), if any."""
+    from guardbench.paypal.endpoints import match
+
+    found = match(request.method, request.path)
+    if found is None or not request.body:
+        return None
+    ct = request.header("Content-Type")
+    media = None if ct is None else ct.partition(";")[0].strip().lower()
+    return LENIENT_MEDIA.get((found[0].name, media))

@@ -41,20 +41,39 @@ _QUIET = (ConnectionError, TimeoutError, socket.timeout, OSError)
 
 
 class Recorder:
-    """Numbers exchanges and appends each to a JSONL file (or only counts them)."""
+    """Numbers exchanges in the order the stand-in took them and appends each to a JSONL file.
+
+    ``reserve()`` takes the next number (under the server's lock, with the stand-in's call), and
+    ``complete()`` writes the exchange once its response was delivered (or not); lines are written
+    in number order, so the file is in processing order and each line says how delivery went.
+    At most one pending exchange per connection is held back.
+    """
 
     def __init__(self, path: str | None, run_id: str = "sandbox"):
         self.run_id, self.count = run_id, 0
+        self._next, self._written, self._pending = 0, 0, {}
         self._fh = open(path, "a", encoding="utf-8") if path else None
         self._lock = threading.Lock()
 
-    def record(self, request: WireRequest, response: WireResponse | None, error: str | None) -> None:
+    def reserve(self) -> int:
         with self._lock:
-            ex = WireExchange(self.count, self.run_id, request, response, error)
-            self.count += 1
+            seq, self._next = self._next, self._next + 1
+            return seq
+
+    def complete(self, seq: int, request: WireRequest, response: WireResponse | None, error: str | None) -> None:
+        with self._lock:
+            self._pending[seq] = WireExchange(seq, self.run_id, request, response, error)
+            while self._written in self._pending:
+                ex = self._pending.pop(self._written)
+                self._written += 1
+                self.count += 1
+                if self._fh is not None:
+                    self._fh.write(json.dumps(ex.to_dict(), separators=(",", ":")) + "\n")
             if self._fh is not None:
-                self._fh.write(json.dumps(ex.to_dict(), separators=(",", ":")) + "\n")
                 self._fh.flush()
+
+    def record(self, request: WireRequest, response: WireResponse | None, error: str | None) -> None:
+        self.complete(self.reserve(), request, response, error)
 
     def close(self) -> None:
         with self._lock:
@@ -196,10 +215,19 @@ class Handler(BaseHTTPRequestHandler):
             self.server.recorder.record(self._request(None), None, "aborted upload: the connection failed")
             return
         request = freeze_request(self._request(raw))
+        response, err = None, "the stand-in raised"
         with self.server.lock:
-            response = freeze_response(self.server.transport.send(request))
-        err = self._write(response, head=self.command == "HEAD")
-        self.server.recorder.record(request, response, err)
+            seq = self.server.recorder.reserve()
+            try:
+                response = freeze_response(self.server.transport.send(request))
+            finally:
+                if response is None:
+                    self.server.recorder.complete(seq, request, None, err)
+        err = "response not delivered: the server failed writing it"
+        try:
+            err = self._write(response, head=self.command == "HEAD")
+        finally:                              # always, or every later exchange would wait for this one
+            self.server.recorder.complete(seq, request, response, err)
 
 
 class StandInServer(ThreadingMixIn, HTTPServer):
