@@ -284,6 +284,12 @@ def validate_request(request: WireRequest, specs_dir: str | Path | None = None) 
     app = loader.openapi_app(doc.name, specs_dir)
     oreq = _OARequest(request, server)
     errs = _run(doc, lambda: app.request_validator.iter_errors(oreq))
+    if request.body and oreq.content_type.startswith("multipart/form-data") and not errs:
+        from guardbench.paypal.multipart import defects    # RFC 2046, beyond openapi-core's parser
+
+        why = defects(request)
+        if why:
+            errs.append(UnparseableRequest(f"multipart/form-data body not well formed (RFC 2046): {why}"))
     ep = match(request.method, urlsplit(request.url).path)
     return _finish("request", request, doc, route, errs, extra, ep[0].name if ep else None)
 

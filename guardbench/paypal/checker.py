@@ -69,7 +69,14 @@ def _is_date_time(value) -> bool:
     return 1 <= day <= calendar.monthrange(year, month)[1]
 
 
-FORMATS = {"date-time": _is_date_time, "binary": lambda v: True}
+def _is_uri(value) -> bool:
+    """RFC 3986 URI, with the checker openapi-core's jsonschema uses (rfc3986-validator)."""
+    from rfc3986_validator import validate_rfc3986
+
+    return not isinstance(value, str) or bool(validate_rfc3986(value, rule="URI"))
+
+
+FORMATS = {"date-time": _is_date_time, "uri": _is_uri, "binary": lambda v: True}
 
 _lock = threading.Lock()
 _validators: dict[tuple[str, str], object] = {}
@@ -168,6 +175,9 @@ def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) 
     query = {k: v[0] for k, v in parse_qs(request.query, keep_blank_values=True).items()}
     for (where, key), kind in types.items():
         if where == "query" and key in query:
+            if query[key] == "" and key not in op.allow_empty:   # OpenAPI 3.0: allowEmptyValue defaults to false
+                raise api_error(api, "syntax", "INVALID_PARAMETER_VALUE", key, "", "query",
+                                description="The value of a query parameter cannot be empty.")
             inst["query"][key] = _cast(query[key], kind)
         elif where == "header":
             v = request.header(key)

@@ -1,36 +1,60 @@
 """multipart/form-data bodies, read as {part name: content} (the one operation that takes one:
-disputes.accept_claim). A body that is not well-formed multipart is refused with 400."""
+disputes.accept_claim).
+
+Read the way openapi-core reads them (the standard library's e-mail parser), and, beyond it, held
+to RFC 2046: a body the parser had to repair (no closing delimiter, a part without headers) is not
+well formed. The conformance check applies the same rule (``defects``), so the stand-in and the
+check agree on what is well formed. A malformed body is refused with 400.
+"""
 from __future__ import annotations
 
-import re
+from email.message import Message
+from email.parser import Parser
 
 from guardbench.paypal.standin_core import api_error
 
-_PART_NAME_RE = re.compile(r'(?i)^content-disposition:\s*form-data\s*;(?:.*;)?\s*name="([^"]*)"')
 
-
-def parse_multipart(request) -> dict[str, str]:
-    """The parts (name -> content) of a multipart/form-data body; a malformed one is refused."""
+def _read(request) -> tuple[dict[str, str] | None, str | None]:
     text = request.body or ""
-    if not text.strip():
-        return {}
-    bad = api_error("disputes", "syntax", "MALFORMED_REQUEST", "/", location="body",
-                    description="The multipart/form-data request body is not well formed.")
-    boundary = None
+    boundary = ""
     for param in (request.header("Content-Type") or "").split(";")[1:]:
         k, _, v = param.strip().partition("=")
         if k.strip().lower() == "boundary":
             boundary = v.strip().strip('"')
     if not boundary:
-        raise bad
-    chunks = text.split(f"--{boundary}")
-    if len(chunks) < 3 or not chunks[-1].startswith("--"):    # a preamble (chunks[0]) is ignored
-        raise bad
+        return None, "no boundary parameter"
+    message = Parser().parsestr("\n\n".join([f'Content-Type: multipart/form-data; boundary="{boundary}"', text]),
+                                headersonly=False)
+    payload = message.get_payload()
+    if not isinstance(payload, list) or not payload:
+        return None, "no parts"
+    defects = [type(d).__name__ for d in message.defects]
     parts = {}
-    for chunk in chunks[1:-1]:
-        head, sep, content = re.sub(r"^\r?\n", "", chunk).partition("\r\n\r\n")
-        names = [m.group(1) for line in head.split("\r\n") if (m := _PART_NAME_RE.match(line))]
-        if not sep or len(names) != 1:
-            raise bad
-        parts[names[0]] = content[:-2] if content.endswith("\r\n") else content
+    for part in payload:
+        if not isinstance(part, Message):
+            return None, "a part that is not a MIME part"
+        defects += [type(d).__name__ for d in part.defects]
+        name = part.get_param("name", header="content-disposition")
+        content = part.get_payload(decode=True)
+        if not isinstance(name, str) or not isinstance(content, bytes):
+            return None, "a part without a form-data name"
+        parts[name] = content.decode("utf-8", errors="replace")
+    if defects:
+        return None, ", ".join(sorted(set(defects)))
+    return parts, None
+
+
+def defects(request) -> str | None:
+    """Why a multipart/form-data body is not well formed (None: it is)."""
+    return _read(request)[1] if request.body else None
+
+
+def parse_multipart(request) -> dict[str, str]:
+    """The parts (name -> content) of a multipart/form-data body; a malformed one is refused."""
+    if not request.body:
+        return {}
+    parts, why = _read(request)
+    if parts is None:
+        raise api_error("disputes", "syntax", "MALFORMED_REQUEST", "/", location="body",
+                        description=f"The multipart/form-data request body is not well formed: {why}.")
     return parts

@@ -29,13 +29,13 @@ from guardbench.paypal import doc_patches
 from guardbench.paypal.documents import load_lock, read_verified, resolve_specs_dir
 from guardbench.paypal.endpoints import ENDPOINTS
 
-VERSION = "k3"            # bump when the conversion below changes: old cache entries are then ignored
+VERSION = "k4"            # bump when the conversion below changes: old cache entries are then ignored
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _ANNOTATIONS = frozenset({"description", "title", "example", "examples", "externalDocs", "xml", "deprecated",
                           "discriminator", "default", "readOnly", "writeOnly", "nullable"})
-# The formats a check exists for (the same openapi-core applies); the documents' own ppaas_* formats
-# and uri are described nowhere a validator can read, so neither side checks them.
-CHECKED_FORMATS = frozenset({"date-time", "binary"})
+# The formats a check exists for (the same ones openapi-core applies, uri with rfc3986-validator);
+# the documents' own ppaas_* formats are described nowhere a validator can read: neither checks them.
+CHECKED_FORMATS = frozenset({"date-time", "uri", "binary"})
 
 
 def _template_key(template: str) -> str:
@@ -59,6 +59,7 @@ class Operation:
     body_media: tuple[str, ...]
     body_required: bool
     statuses: tuple[str, ...]     # documented response keys ("200", "400", "default", ...)
+    allow_empty: tuple[str, ...]  # query parameters declared allowEmptyValue
     errors: dict                  # status -> {"names": [...], "messages": {name: msg}, "issues": {..}|None}
 
     @property
@@ -79,7 +80,8 @@ class Catalogue:
     def __init__(self, data: dict, folder: Path, key: str):
         self.folder, self.key = folder, key
         self.operations = [Operation(**{**o, "path_params": tuple(o["path_params"]), "params": tuple(o["params"]),
-                                        "body_media": tuple(o["body_media"]), "statuses": tuple(o["statuses"])})
+                                        "body_media": tuple(o["body_media"]), "statuses": tuple(o["statuses"]),
+                                        "allow_empty": tuple(o["allow_empty"])})
                            for o in data["operations"]]
         self.by_endpoint = {o.endpoint: o for o in self.operations if o.endpoint}
         self._routes = [(re.compile(_route_regex(o.template) + r"\Z"), o) for o in self.operations]
@@ -297,7 +299,8 @@ def _operation(doc: dict, document: str, method: str, template: str, item: dict,
             "operation_id": op.get("operationId") or "", "endpoint": endpoint,
             "path_params": re.findall(r"\{([^}/]+)\}", template), "params": params,
             "body_media": list(content), "body_required": bool(body.get("required")),
-            "statuses": list(statuses), "errors": errors}
+            "statuses": list(statuses), "errors": errors,
+            "allow_empty": [p["name"] for (w, _k), p in merged.items() if w == "query" and p.get("allowEmptyValue")]}
     return info, (_with_definitions(doc, schema, refs) if endpoint else None)
 
 

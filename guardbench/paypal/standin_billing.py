@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from guardbench.paypal.standin_core import ApiError, api_error, not_found
+from guardbench.paypal.standin_core import ApiError, api_error, money, not_found
 
 SEED_PLANS = {
     "P-5ML4271244454362WXNWU5NQ": {"name": "Basic monthly", "currency_code": "USD", "value": "19.00"},
@@ -65,8 +65,19 @@ class BillingMixin:
                 {"href": f"{api}/v1/billing/subscriptions/{sid}", "rel": "self", "method": "GET"}]
 
     # ------------------------------------------------------------------ plans
+    def _needs_body(self) -> None:
+        """The document marks these bodies optional; PayPal needs one (MISSING_REQUEST_BODY)."""
+        if self._checked.body is None:
+            raise api_error("subscriptions", "syntax", "MISSING_REQUEST_BODY", "/",
+                            description="The request body is missing.")
+
     def _plans_create(self, request, ref):
+        self._needs_body()
         body = self._body(request, "subscriptions")
+        for i, cycle in enumerate(body.get("billing_cycles") or ()):
+            price = (cycle.get("pricing_scheme") or {}).get("fixed_price")
+            if price is not None:
+                money("subscriptions", price, f"/billing_cycles/{i}/pricing_scheme/fixed_price", positive=False)
         pid = "P-" + self._mint("plan", 24)
         now = self._stamp()
         plan = {"id": pid, **{k: copy.deepcopy(v) for k, v in body.items()}, "create_time": now, "update_time": now}
@@ -114,6 +125,7 @@ class BillingMixin:
         return s
 
     def _subscriptions_create(self, request, ref):
+        self._needs_body()
         body = self._body(request, "subscriptions")
         plan = self.plans.get(body.get("plan_id"))
         if plan is None:

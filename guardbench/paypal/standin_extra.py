@@ -53,6 +53,8 @@ class ExtraMixin:
         positive with their currency's precision, one currency per batch, an e-mail receiver for
         EMAIL, and a sender_batch_id used once."""
         body = self._body(request, "payouts")
+        if self._checked.body is None:       # the document makes the body optional; PayPal needs one
+            raise api_error("payouts", "syntax", "MISSING_REQUIRED_PARAMETER", "sender_batch_header")
         hdr = body["sender_batch_header"]
         out_hdr = {k: hdr[k] for k in ("sender_batch_id", "recipient_type", "email_subject", "email_message")
                    if k in hdr}
@@ -161,8 +163,9 @@ class ExtraMixin:
         if q.get("disputed_transaction_id"):
             items = []                        # the seeded disputes name no transaction
         api = self._api_base()
-        return self._respond(200, {"items": items[:size], "links": [
-            {"href": f"{api}/v1/customer/disputes?page_size={size}", "rel": "self", "method": "GET"}]})
+        out: dict = {"items": items[:size]} if items else {}      # the document's items has minItems 1
+        out["links"] = [{"href": f"{api}/v1/customer/disputes?page_size={size}", "rel": "self", "method": "GET"}]
+        return self._respond(200, out)
 
     def _disputes_accept_claim(self, request, ref):
         """As the document describes it (multipart/form-data, one optional part ``accept-claim-document``,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from decimal import Decimal
 
-from guardbench.paypal.standin_core import ZERO, amount_obj, api_error, fmt, not_found
+from guardbench.paypal.standin_core import CURRENCY_DECIMALS, ZERO, amount_obj, api_error, fmt, money, not_found
 
 SEED_INVOICES = {
     "INV2-Z56S-5LLA-Q52L-CPZ5": {"status": "SENT", "currency_code": "USD", "value": "250.00"},
@@ -57,14 +57,15 @@ class InvoicesMixin:
         body = self._body(request, "invoicing")
         detail = body["detail"]
         ccy = detail["currency_code"]
+        if ccy not in CURRENCY_DECIMALS:
+            raise api_error("invoicing", "business", "INVALID_CURRENCY_CODE", "/detail/currency_code", ccy)
         total = ZERO
         for i, it in enumerate(body.get("items") or ()):
-            unit = it["unit_amount"]
-            if unit["currency_code"] != ccy:       # never added across currencies
+            value, c = money("invoicing", it["unit_amount"], f"/items/{i}/unit_amount", positive=False)
+            if c != ccy:                           # never added across currencies
                 raise api_error("invoicing", "business", "CURRENCY_MISMATCH", f"/items/{i}/unit_amount/currency_code",
-                                unit["currency_code"], description="The currency code of every item must be the "
-                                "invoice's currency.")
-            total += Decimal(unit["value"]) * Decimal(it["quantity"])
+                                c, description="The currency code of every item must be the invoice's currency.")
+            total += value * Decimal(it["quantity"])
         iid = "INV2-" + "-".join(self._mint("invoice", 16)[k:k + 4] for k in range(0, 16, 4))
         inv = {"id": iid, **{k: copy.deepcopy(v) for k, v in body.items() if k not in ("id", "status", "links")},
                "status": "DRAFT"}
