@@ -197,6 +197,7 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin):
         self._op = op
         self._client = self._authenticate(request)
         # documents first: the request against its operation's schema, before any business rule
+        # safeguard: standin_document_check
         self._checked = checker.check(DOCUMENT_API[op.document], op, self._catalogue, request,
                                       self._catalogue.path_values(op, request.path))
         key = None
