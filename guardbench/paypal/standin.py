@@ -23,7 +23,7 @@ from guardbench.paypal import checker
 from guardbench.paypal.endpoints import LIVE_HOSTS, PAYPAL_HOSTS, SANDBOX_HOST, match
 from guardbench.paypal.openapi import catalogue
 from guardbench.paypal.standin_core import (  # noqa: F401  (re-exported)
-    CURRENCY_DECIMALS, DOCUMENT_API, NOT_FOUND_MSG, ApiError, api_error, conform, not_served)
+    CURRENCY_DECIMALS, DOCUMENT_API, NOT_FOUND_MSG, ApiError, api_error, conform, dumps, not_served)
 from guardbench.paypal.standin_billing import (  # noqa: F401  (re-exported)
     SEED_PLAN_ID, SEED_PLANS, SEED_SUBSCRIPTION_ID, SEED_SUBSCRIPTIONS, BillingMixin)
 from guardbench.paypal.standin_extra import SEED_DISPUTE_ID, SEED_DISPUTES, ExtraMixin  # noqa: F401
@@ -139,7 +139,7 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin):
         return "https://www.paypal.com" if self._host in LIVE_HOSTS else "https://www.sandbox.paypal.com"
 
     def _respond(self, status: int, body) -> WireResponse:
-        return WireResponse.make(status, body, {"Paypal-Debug-Id": self._debug_id()})
+        return WireResponse.make(status, None if body is None else dumps(body), {"Paypal-Debug-Id": self._debug_id()})
 
     @staticmethod
     def media_type(request: WireRequest) -> str | None:
@@ -181,7 +181,7 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin):
                     ordered[k] = v
             body = ordered
         headers = {"Paypal-Debug-Id": debug, **err.headers}
-        return WireResponse.make(err.status, body, headers)
+        return WireResponse.make(err.status, dumps(body), headers)
 
     def _handle(self, request: WireRequest) -> WireResponse:
         self._op, self._checked = None, None

@@ -106,6 +106,19 @@ DOCS = {
 PAYOUTS_DOC = "https://developer.paypal.com/docs/api/payments.payouts-batch/#errors"
 
 
+def dumps(body) -> str:
+    """A response body as JSON. Numbers echoed from a request were read as Decimal (so that no float
+    ever touches money; PayPal's money values are strings anyway) and are written back as numbers."""
+    import json
+
+    def number(o):
+        if isinstance(o, Decimal):
+            return int(o) if o == o.to_integral_value() and o.as_tuple().exponent >= 0 else float(o)
+        raise TypeError(f"not JSON: {type(o).__name__}")
+
+    return json.dumps(body, separators=(",", ":"), default=number)
+
+
 class ApiError(Exception):
     """A PayPal error response: HTTP status and the JSON body (debug_id added on the way out)."""
 
