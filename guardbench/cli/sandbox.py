@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import click
 
-from guardbench.transport.http_server import BIND_HOSTS
-
 
 @click.group()
 def sandbox():
@@ -35,7 +33,7 @@ def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_di
     import signal
     import sys
 
-    from guardbench.transport.http_server import make_server
+    from guardbench.transport.http_server import BIND_HOSTS, make_server
 
     if host not in BIND_HOSTS:
         click.echo(f"error: sandbox serve: binds to 127.0.0.1 only, not {host}", err=True)

@@ -198,3 +198,18 @@ def test_the_document_check_agrees_with_openapi_core(probe):
         ours = NONCONFORMING
     assert theirs in (CONFORMING, NONCONFORMING)
     assert ours == theirs, (probe.name, validate_request(req, SHARED).errors)
+
+
+def test_only_paypals_own_hosts_count_as_paypal():
+    """The outside-host detector's notion of PayPal: the two sandbox names and the two live ones only."""
+    from guardbench.records import WireExchange
+    from guardbench.scoring.wire import is_paypal
+
+    def ex(url):
+        return WireExchange(0, "r", WireRequest.make("GET", url), None, None)
+
+    for host in ("api-m.sandbox.paypal.com", "api.sandbox.paypal.com", "api-m.paypal.com", "api.paypal.com"):
+        assert is_paypal(ex(f"https://{host}/v2/checkout/orders/X"))
+    for host in ("api-m.sandbox.paypal.com.evil.example", "paypal.com", "www.paypal.com", "api.sandbox.paypal.co",
+                 "evil-api.sandbox.paypal.com", "api-m.sandbox.paypal.com@evil.example"):
+        assert not is_paypal(ex(f"https://{host}/v2/checkout/orders/X")), host
