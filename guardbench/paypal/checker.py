@@ -165,24 +165,40 @@ class Checked:
         self.body, self.media, self.query, self.lenient = body, media, query, lenient
 
 
-def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) -> Checked:
-    from guardbench.paypal.multipart import parse_multipart
+_plans: dict[str, tuple] = {}
 
+
+def _plan(op: Operation) -> tuple:
+    """Per operation, once: its path parameter types, its query parameter types, its header names."""
+    hit = _plans.get(op.key)
+    if hit is None:
+        path = tuple((n, next((p["type"] for p in op.params if p["in"] == "path" and p["name"] == n), "string"))
+                     for n in op.path_params)
+        query = tuple((p["name"], p["type"]) for p in op.params if p["in"] == "query")
+        header = tuple((p["name"].lower(), p["type"]) for p in op.params if p["in"] == "header")
+        hit = _plans[op.key] = (path, query, header)
+    return hit
+
+
+def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) -> Checked:
+    path_types, query_types, header_types = _plan(op)
     inst: dict = {"path": {}, "query": {}, "header": {}}
-    types = {(p["in"], p["name"].lower() if p["in"] == "header" else p["name"]): p["type"] for p in op.params}
-    for name, value in zip(op.path_params, path_values):
-        inst["path"][name] = _cast(unquote(value), types.get(("path", name), "string"))
-    query = {k: v[0] for k, v in parse_qs(request.query, keep_blank_values=True).items()}
-    for (where, key), kind in types.items():
-        if where == "query" and key in query:
+    for (name, kind), value in zip(path_types, path_values):
+        inst["path"][name] = _cast(unquote(value), kind)
+    query = {k: v[0] for k, v in parse_qs(request.query, keep_blank_values=True).items()} if request.query else {}
+    for key, kind in query_types:
+        if key in query:
             if query[key] == "" and key not in op.allow_empty:   # OpenAPI 3.0: allowEmptyValue defaults to false
                 raise api_error(api, "syntax", "INVALID_PARAMETER_VALUE", key, "", "query",
                                 description="The value of a query parameter cannot be empty.")
             inst["query"][key] = _cast(query[key], kind)
-        elif where == "header":
-            v = request.header(key)
-            if v is not None:
-                inst["header"][key] = _cast(v, kind)
+    if header_types:
+        sent = {}
+        for k, v in request.headers:
+            sent.setdefault(k.lower(), v)
+        for key, kind in header_types:
+            if key in sent:
+                inst["header"][key] = _cast(sent[key], kind)
     body, media, lenient = None, None, None
     if request.body is not None and request.body != "":
         media = media_type(request)
@@ -191,6 +207,8 @@ def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) 
             if lenient is None:
                 raise media_error(api)
         if media == "multipart/form-data":
+            from guardbench.paypal.multipart import parse_multipart
+
             body = parse_multipart(request)
         else:
             body = parse_json(api, request.body)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from guardbench.paypal import doc_patches
-from guardbench.paypal.documents import load_lock, read_verified, resolve_specs_dir
+from guardbench.paypal.documents import ENV_SPECS_DIR, load_lock, read_verified, resolve_specs_dir
 from guardbench.paypal.endpoints import ENDPOINTS
 
 VERSION = "k4"            # bump when the conversion below changes: old cache entries are then ignored
@@ -64,7 +64,7 @@ class Operation:
 
     @property
     def key(self) -> str:
-        return f"{self.document}:{self.method}:{self.template}"
+        return self.operation_id or f"{self.document}:{self.method}:{self.template}"
 
     def error_doc(self, status: int) -> dict | None:
         """The documented error info for ``status`` (its own entry, else ``default``)."""
@@ -355,14 +355,21 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 _lock = threading.Lock()
 _catalogues: dict[str, Catalogue] = {}
+_by_request: dict[tuple, Catalogue] = {}
 
 
 def catalogue(specs_dir: str | Path | None = None) -> Catalogue:
     """The catalogue of the documents guardbench resolves (cached in-process and on disk)."""
-    folder, _source = resolve_specs_dir(specs_dir)
-    folder_key = str(folder)
+    fast = (str(specs_dir), os.environ.get(ENV_SPECS_DIR))   # every stand-in asks: no path work twice
+    hit = _by_request.get(fast)
+    if hit is None:
+        hit = _by_request[fast] = _load(resolve_specs_dir(specs_dir)[0])
+    return hit
+
+
+def _load(folder: Path) -> Catalogue:
     with _lock:
-        hit = _catalogues.get(folder_key)
+        hit = _catalogues.get(str(folder))
         if hit is not None:
             return hit
         key = documents_key(folder)
@@ -377,5 +384,5 @@ def catalogue(specs_dir: str | Path | None = None) -> Catalogue:
         if data is None:
             data = build(folder)
             write_atomic(path, json.dumps(data, separators=(",", ":")))
-        cat = _catalogues[folder_key] = Catalogue(data, folder, key)
+        cat = _catalogues[str(folder)] = Catalogue(data, folder, key)
         return cat

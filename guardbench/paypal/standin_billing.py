@@ -45,13 +45,14 @@ def _plan_json(pid: str, seed: dict) -> dict:
 
 
 class BillingMixin:
-    def _seed_billing(self) -> None:
-        self.plans = {pid: _plan_json(pid, p) for pid, p in SEED_PLANS.items()}
-        self.subscriptions = {}
+    def _seed_billing(self) -> dict:
+        plans = {pid: _plan_json(pid, p) for pid, p in SEED_PLANS.items()}
+        subscriptions = {}
         for sid, s in SEED_SUBSCRIPTIONS.items():
-            self.subscriptions[sid] = {"id": sid, "plan_id": s["plan_id"], "status": s["status"],
-                                       "start_time": SEED_TIME, "quantity": "1", "create_time": SEED_TIME,
-                                       "update_time": SEED_TIME, "status_update_time": SEED_TIME}
+            subscriptions[sid] = {"id": sid, "plan_id": s["plan_id"], "status": s["status"],
+                                  "start_time": SEED_TIME, "quantity": "1", "create_time": SEED_TIME,
+                                  "update_time": SEED_TIME, "status_update_time": SEED_TIME}
+        return {"plans": plans, "subscriptions": subscriptions}
 
     def _plan_links(self, pid: str) -> list:
         api = self._api_base()

@@ -43,9 +43,27 @@ def _opt_str(api: str, body: dict, key: str, field: str, maxlen: int, too_long: 
 
 class ExtraMixin:
     def _seed(self) -> None:
-        self.disputes = copy.deepcopy(SEED_DISPUTES)
-        self._seed_billing()
-        self._seed_invoices()
+        """The seeded disputes, plans, subscriptions and invoices are made on first use (most runs
+        never touch them, and a run makes a fresh stand-in)."""
+        self._seeded: dict = {}
+
+    def _seeded_state(self, name: str):
+        state = self._seeded.get(name)
+        if state is None:
+            if name == "disputes":
+                state = copy.deepcopy(SEED_DISPUTES)
+            elif name in ("plans", "subscriptions"):
+                self._seeded.update(self._seed_billing())
+                return self._seeded[name]
+            else:
+                state = self._seed_invoices()
+            self._seeded[name] = state
+        return state
+
+    disputes = property(lambda self: self._seeded_state("disputes"))
+    plans = property(lambda self: self._seeded_state("plans"))
+    subscriptions = property(lambda self: self._seeded_state("subscriptions"))
+    invoices = property(lambda self: self._seeded_state("invoices"))
 
     # --------------------------------------------------------------- payouts
     def _payouts_create(self, request, ref):

@@ -37,8 +37,8 @@ def _seed_json(iid: str, seed: dict, n: int) -> dict:
 
 
 class InvoicesMixin:
-    def _seed_invoices(self) -> None:
-        self.invoices = {iid: _seed_json(iid, s, n) for n, (iid, s) in enumerate(SEED_INVOICES.items())}
+    def _seed_invoices(self) -> dict:
+        return {iid: _seed_json(iid, s, n) for n, (iid, s) in enumerate(SEED_INVOICES.items())}
 
     def _invoice_links(self, iid: str) -> list:
         api = self._api_base()
