@@ -5,8 +5,8 @@
 3. The server's peak RSS (VmHWM) after 100,000 requests, and its RSS after the first 10,000
    (memory must not grow with the number of exchanges: they are streamed to the record file).
 
-The mix: nine reads (GET an order) for every write (create an order), each client with its own
-token, every exchange recorded to a file. Clients use http.client over 127.0.0.1.
+The mix: nine reads (GET an order) for every write (create an order; --writes-every), each client
+with its own token, every exchange recorded to a file. Clients use http.client over 127.0.0.1.
 
     python bench/bench_sandbox.py [--requests 100000] [--out FILE]
 """
@@ -36,6 +36,9 @@ def rss_kb(pid: int, key: str = "VmRSS") -> int:
     return -1
 
 
+WRITES_EVERY = 10
+
+
 class Client:
     def __init__(self, port: int):
         from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
@@ -60,7 +63,7 @@ class Client:
     def one(self) -> float:
         self.n += 1
         t0 = time.perf_counter()
-        if self.n % 10 == 0:
+        if WRITES_EVERY and self.n % WRITES_EVERY == 0:
             self._call("POST", "/v2/checkout/orders", ORDER, {**self.auth, "Content-Type": "application/json"})
         else:
             self._call("GET", f"/v2/checkout/orders/{self.order}", None, self.auth)
@@ -101,7 +104,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=100_000, help="requests for the memory figure")
     ap.add_argument("--out", default=None, help="also write the figures (JSON) to this file")
+    ap.add_argument("--writes-every", type=int, default=10,
+                    help="one order created every N requests (0: reads only; what grows then is the stand-in's "
+                         "own state, the orders PayPal keeps, not the record)")
     opts = ap.parse_args()
+    global WRITES_EVERY
+    WRITES_EVERY = opts.writes_every
     with tempfile.TemporaryDirectory(prefix="gb-bench-serve-") as tmp:
         record = Path(tmp) / "wire.jsonl"
         proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
@@ -124,7 +132,7 @@ def main() -> None:
             proc.wait(timeout=30)
         lines = sum(1 for _ in record.open("rb"))
     load = os.getloadavg()
-    result = {"one_keepalive_client": one, "sixteen_clients": many,
+    result = {"writes_every": WRITES_EVERY, "one_keepalive_client": one, "sixteen_clients": many,
               "memory": {"requests": done, "recorded_exchanges": lines, "rss_after_10k_kb": rss_10k,
                          "rss_at_end_kb": now, "peak_rss_kb": peak},
               "load_average_1_5_15": [round(x, 2) for x in load], "cpus": os.cpu_count()}
