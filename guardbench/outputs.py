@@ -30,14 +30,17 @@ def _file_above(path: Path) -> Path | None:
     return next((p for p in path.parents if p.exists() and not p.is_dir()), None)
 
 
-def check_out_dir(out: Path, flag: str = "--out") -> Path:
-    """Create ``out`` as a folder (parents too); a file there or above it is a one-line error."""
+def check_out_dir(out: Path, flag: str = "--out", create: bool = True) -> Path:
+    """Create ``out`` as a folder (parents too; ``create=False``: only check that it could be);
+    a file there or above it is a one-line error."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise GuardbenchError(flag, f"{out} is a file, not a folder")
     above = _file_above(out)
     if above is not None:
         raise GuardbenchError(flag, f"{out} is under {above}, which is a file")
+    if not create:
+        return out
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -25,12 +25,12 @@ from guardbench.bypass.oracle import violations
 from guardbench.bypass.vectors import Vector, vectors
 from guardbench.defences.base import Context, ToolCall, Verdict
 from guardbench.defences.config import READ_DATA
+from guardbench.paypal.catalogue import BY_TOOL
 from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUBSCRIPTION_ID
 
 STATIC_REFS = {"order": "5O190127TN364715T", "capture": "3C679366HH908993F", "payout": "FYXMPQTX4JC9N"}
 SEEDED = {"dispute": (SEED_DISPUTE_ID,), "subscription": (SEED_SUBSCRIPTION_ID,), "invoice": (SEED_INVOICE_ID,)}
-BROKER_OPS = {"create_order": "charge_customer", "capture_order": "capture_order", "get_order": "show_order",
-              "create_refund": "refund_capture", "create_payout": "pay_supplier", "show_payout": "show_payout"}
+BROKER_OPS = {name: op.broker for name, op in BY_TOOL.items() if op.broker}     # tool -> policy operation
 
 
 @dataclass(frozen=True)

@@ -46,15 +46,12 @@ def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_response
     """Validate composed and recorded requests against PayPal's OpenAPI documents."""
     from guardbench.extras import require
     from guardbench.outputs import check_out_dir, default_out
-    from guardbench.runfile import runs_path
 
     if builtin is None:
         builtin = run_dir is None
     if not builtin and not run_dir:
         raise click.UsageError("nothing to check: give --run or drop --no-builtin")
-    if run_dir:
-        runs_path(run_dir)                       # a missing or wrong run folder: one line, before any work
-    out = check_out_dir(out_dir if out_dir is not None else default_out("conformance"))
+    out = check_out_dir(out_dir if out_dir is not None else default_out("conformance"), create=False)
     require("conformance", what="conformance")
     from guardbench.conformance import render
     from guardbench.conformance.check import builtin_check
