@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from guardbench.records import RunRecord
 from guardbench.runner import Bench, RunSpec
@@ -61,7 +61,7 @@ def probe_stand_in(api_base: str, cache_dir: Path | None = None, timeout: float 
 class LLMSweep:
     """Executes LLM runs. ``agents`` maps model -> LLMAgent; ``meta`` maps model -> extra record fields."""
 
-    def __init__(self, bench: Bench, agents: Mapping[str, object], meta: Mapping[str, dict],
+    def __init__(self, bench: Bench, agents: Mapping[str | None, Any], meta: Mapping[str | None, dict],
                  concurrency: int = 8):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")

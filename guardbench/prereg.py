@@ -70,7 +70,8 @@ def load_plan(path: Path) -> dict:
     for key in DESIGN_REQUIRED:
         if key not in design:
             raise GuardbenchError(where, f"field design.{key}: missing")
-    if not (isinstance(design["models"], list) and design["models"] and all(isinstance(m, str) for m in design["models"])):
+    models = design["models"]
+    if not (isinstance(models, list) and models and all(isinstance(m, str) for m in models)):
         raise GuardbenchError(where, "field design.models: a non-empty list of model names")
     if not (isinstance(design["arms"], list) and design["arms"]):
         raise GuardbenchError(where, "field design.arms: a non-empty list of arm names")

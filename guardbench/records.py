@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 from urllib.parse import urlsplit
@@ -421,7 +421,7 @@ def _transcript(t: Any, slim: bool) -> Transcript:
         return Transcript((), "")
     if not isinstance(t, dict):
         raise Bad("transcript", f"must be an object, not {t!r}"[:160])
-    usage = t.get("usage") if isinstance(t.get("usage"), dict) else {}
+    usage: dict = t["usage"] if isinstance(t.get("usage"), dict) else {}
     if slim:
         return Transcript((), "", str(t.get("status") or ""), t.get("error"), usage)
     try:

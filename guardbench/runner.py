@@ -12,9 +12,10 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from guardbench.agents.base import Transcript
+from guardbench.arms.base import Prepared
 from guardbench.arms.setup import SetupFailed
 from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
@@ -70,7 +71,7 @@ def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, m
 class Bench:
     """Everything one process needs to execute runs: policy, cases, arms, agents."""
 
-    def __init__(self, policy, cases: Sequence[Case], arms: dict, agents: dict[str, object],
+    def __init__(self, policy, cases: Sequence[Case], arms: Mapping[str, Any], agents: Mapping[str, Any],
                  workdir: str | None = None, agent_kind: Callable[[str], str] | None = None):
         self.policy = policy
         self.cases = {c.id: c for c in cases}
@@ -157,9 +158,9 @@ class Started:
 
     spec: RunSpec
     case: Case
-    arm: object
-    prepared: object
-    tmp: object          # tempfile.TemporaryDirectory holding the run's work folder
+    arm: Any             # an Arm (arms/base.py)
+    prepared: Prepared
+    tmp: Any             # tempfile.TemporaryDirectory holding the run's work folder (or _NoFolder)
     t0: float
     closed: bool = False
 

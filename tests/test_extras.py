@@ -73,7 +73,7 @@ def test_the_declared_dependencies_are_only_what_the_scripted_run_needs():
     import tomllib
     doc = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     deps = sorted(d.split(">")[0].split("=")[0].lower() for d in doc["project"]["dependencies"])
-    assert deps == ["click", "jsonschema", "pyyaml"]
+    assert deps == ["click", "fastjsonschema", "jsonschema", "pyyaml", "rfc3986-validator"]
     extras = doc["project"]["optional-dependencies"]
     from guardbench.extras import EXTRAS
     assert set(EXTRAS) - {"test"} <= set(extras) and "guardbench[all]" in extras["test"]

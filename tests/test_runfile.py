@@ -110,7 +110,7 @@ def test_run_refuses_an_arm_or_agent_named_twice(tmp_path, arms, agents):
 
 
 def test_plan_refuses_duplicates_whoever_calls_it():
-    from guardbench.cases.load import load_cases, default_cases_dir
+    from guardbench.cases.load import default_cases_dir, load_cases
     from guardbench.runner import plan
     cases = load_cases(default_cases_dir())[:2]
     assert len(plan(cases, ["guardrail", "control"], ["credulous"], variants=[0])) == 4

@@ -149,8 +149,8 @@ def attack_case(arm, case: Case, attacker, config, policy, budget: int, tally: T
 
 def run_adapt(policy, targets: Sequence[str], cases: Sequence[Case], budget: int,
               make_attacker: Callable[[Case, Any], Any], approvals: str = "none", seed: int = 0) -> list[Tally]:
-    from guardbench.registry import get_arm
     from guardbench.defences.config import config_for
+    from guardbench.registry import get_arm
     config = config_for(policy)
     out = []
     for target in targets:

@@ -196,7 +196,7 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 def normalise(resp: Any, latency: float) -> dict:
     choice = (_get(resp, "choices") or [None])[0]
     msg = _get(choice, "message") or {}
-    calls = []
+    calls: list[dict] = []
     for tc in _get(msg, "tool_calls") or []:
         fn = _get(tc, "function") or {}
         args = _get(fn, "arguments")
@@ -246,7 +246,7 @@ class OpenAICompatProvider:
             from openai import AsyncOpenAI
             client = AsyncOpenAI(base_url=self.api_base, api_key=self.api_key, timeout=self.timeout, max_retries=0,
                                  **_aiohttp_client())
-            client._gb_loop = loop
+            vars(client)["_gb_loop"] = loop
             self._clients[id(loop)] = client
         return client
 

@@ -175,7 +175,7 @@ def _amounts(action: Action) -> list[str | None]:
     if action.amount is None:
         return [None]
     if action.split > 1:
-        return bodies.split_amount(action.amount, action.split)
+        return list(bodies.split_amount(action.amount, action.split))
     return [action.amount]
 
 

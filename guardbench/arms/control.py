@@ -21,7 +21,6 @@ from guardbench.paypal.bodies import compose_call
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET
 from guardbench.records import Attempt, WireRequest
 
-
 _PLAIN = re.compile(r"[A-Za-z0-9._-]+")
 
 
@@ -86,7 +85,7 @@ class ControlArm:
                 found = extract_refs(resp.json() or {})
             for kind, ids in found.items():
                 refs.setdefault(kind, []).extend(ids)
-        user = fill(v.user, refs)
+        user = fill(v.user, refs) or ""
         data = None if case.data_in_lookup else fill(v.data, refs)
         system = self._control_prompt(ctx)
         prepared = Prepared(session=None, recorder=recorder, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]

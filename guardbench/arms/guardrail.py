@@ -21,7 +21,8 @@ RUN_PARAMETERS = {
     "properties": {
         "operation": {"type": "string", "description": "An operation name from list_payment_operations"},
         "params": {"type": "object", "description": "The operation's parameters, inside its declared ranges"},
-        "reference": {"type": "string", "description": "An order, capture or payout batch id, where the operation needs one"},
+        "reference": {"type": "string",
+                      "description": "An order, capture or payout batch id, where the operation needs one"},
     },
     "required": ["operation"],
 }
@@ -104,7 +105,7 @@ class GuardrailArm:
         data = None if case.data_in_lookup else fill(v.data, refs)
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=prompts.GUARDRAIL,
-            user=fill(v.user, refs), data=data, context={}, refs=refs, seed=seed,
+            user=fill(v.user, refs) or "", data=data, context={}, refs=refs, seed=seed,
             tools=[Tool("list_payment_operations",
                         "List the payment operations you may run, with the parameters each accepts.",
                         {"type": "object", "properties": {}, "additionalProperties": False}, list_ops),

@@ -28,9 +28,28 @@ from typing import Any
 from guardbench.broker.money import MoneyError, fmt, parse_decimal
 from guardbench.broker.paths import Path, parse_path, path_text
 from guardbench.broker.policy_model import (  # noqa: F401  (re-exported)
-    AMOUNT_KEYS, CURRENCY_KEYS, DERIVED_SOURCES, ENVIRONMENTS, EXAMPLE_POLICY, FIELD_KEYS, FIELD_TYPES, LIMIT_KEYS,
-    OP_KEYS, PAYEE_KEYS, REFERENCE_KINDS, RESPONSE_KEYS, RESPONSE_TYPES, TOP_KEYS, _NAME, _OPERATOR_REF, _SKU,
-    AgentField, Operation, Policy, ResponseField)
+    _NAME,
+    _OPERATOR_REF,
+    _SKU,
+    AMOUNT_KEYS,
+    CURRENCY_KEYS,
+    DERIVED_SOURCES,
+    ENVIRONMENTS,
+    EXAMPLE_POLICY,
+    FIELD_KEYS,
+    FIELD_TYPES,
+    LIMIT_KEYS,
+    OP_KEYS,
+    PAYEE_KEYS,
+    REFERENCE_KINDS,
+    RESPONSE_KEYS,
+    RESPONSE_TYPES,
+    TOP_KEYS,
+    AgentField,
+    Operation,
+    Policy,
+    ResponseField,
+)
 from guardbench.broker.policy_rules import check_paths, check_weakening
 from guardbench.errors import PolicyError
 from guardbench.paypal.endpoints import ENDPOINTS

@@ -121,8 +121,8 @@ def to_broker(tool: Any, args: Any, config) -> tuple[Any, Any, Any]:
     for k, val in args.items():
         if spec is not None and k == spec.ref_key:
             reference = val
-        elif spec is not None and k in (spec.payee_key, spec.currency_key) and isinstance(val, str) \
-                and val in (rule.payees | rule.currencies):
+        elif spec is not None and rule is not None and k in (spec.payee_key, spec.currency_key) \
+                and isinstance(val, str) and val in (rule.payees | rule.currencies):
             continue
         else:
             params[k] = val

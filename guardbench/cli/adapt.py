@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable
 
 import click
 
@@ -35,12 +36,11 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, policy_
     from guardbench.broker import load_policy
     from guardbench.bypass.report import write
     from guardbench.cases.load import default_cases_dir, load_cases
-    from guardbench.registry import defence_names
     from guardbench.defences.taint import scan as taint_scan
     from guardbench.errors import GuardbenchError
-    from guardbench.report.tables import Table
-
     from guardbench.outputs import check_out_dir, default_out
+    from guardbench.registry import defence_names
+    from guardbench.report.tables import Table
 
     if budget < 1:
         raise GuardbenchError("--budget", "must be at least 1")
@@ -53,6 +53,7 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, policy_
     if not cases:
         raise GuardbenchError("--case", "no adversarial case matches")
     policy = load_policy(policy_path)
+    make: Callable[[Any, Any], Any]
     if model:
         from guardbench.extras import require
         require("llm", client or ("openai" if api_base else "litellm"), "httpx", what="adapt --model")

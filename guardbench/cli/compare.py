@@ -139,7 +139,8 @@ def _emit(text: str, dest: str) -> None:
 @click.command("compare")
 @click.argument("run_a", type=click.Path(path_type=Path))
 @click.argument("run_b", type=click.Path(path_type=Path))
-@click.option("--markdown", "md_out", metavar="FILE", default=None, help="Also write the table as Markdown ('-': stdout).")
+@click.option("--markdown", "md_out", metavar="FILE", default=None,
+              help="Also write the table as Markdown ('-': stdout).")
 @click.option("--csv", "csv_out", metavar="FILE", default=None, help="Also write the table as CSV ('-': stdout).")
 @click.option("--ignore-model", is_flag=True, help="Pair runs across models (to compare two models).")
 @click.option("--ignore-agent", is_flag=True, help="Pair runs across agents (e.g. credulous against careful).")

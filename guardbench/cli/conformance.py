@@ -61,8 +61,8 @@ def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_response
            if run_dir else None)
     j, m = render.write(report, out, run)
     if as_json:
-        summary = (report.summary() if run is None else run.summary() if report is None
-                   else {"builtin": report.summary(), "run": run.summary()})
+        summary = ({"builtin": report.summary(), "run": run.summary()} if report is not None and run is not None
+                   else report.summary() if report is not None else run.summary() if run is not None else {})
         click.echo(json.dumps(summary, indent=2))
     else:
         parts = ([render.text(report)] if report else []) + ([render.run_text(run)] if run else [])

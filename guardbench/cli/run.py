@@ -183,11 +183,11 @@ class ScriptedRun:
 
     def run(self, specs, w, on_each) -> list:
         from guardbench.runner import execute_all
-        records = execute_all(self.bench, specs, self.jobs)
+        records = execute_all(self.bench, specs, self.jobs)      # a generator: closed below
         try:
             return w.append(records, on_each)
         finally:
-            records.close()          # stops the worker processes now, also when interrupted
+            records.close()  # type: ignore[attr-defined]   # stops the worker processes now, also when interrupted
 
     def summary(self, new) -> str:
         return ""

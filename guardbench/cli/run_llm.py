@@ -45,7 +45,7 @@ class LLMRun:
         self.cases = cases
         self.cache = NoCache() if o.no_cache else ResponseCache(o.cache_dir or default_cache_dir())
         label = endpoint_label(o.endpoint_label)
-        if label is None and o.api_base and probe_stand_in(o.api_base, None if o.no_cache else self.cache.dir):
+        if label is None and o.api_base and probe_stand_in(o.api_base, getattr(self.cache, "dir", None)):
             label = STAND_IN
         retry = RetryPolicy(retries=o.retries, base=o.backoff)
         self.provider = make_provider(api_base=o.api_base, client=self.client, timeout=o.timeout,

@@ -79,7 +79,7 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--prereg", "prereg_file", type=_P, default=None,
                   help="A frozen preregistered plan this run must match (refuses otherwise)."), "llm"),
 ]
-APPLIES = {opt(lambda: None).__click_params__[0].name: who for opt, who in OPTIONS}   # type: ignore[attr-defined]
+APPLIES = {opt(lambda: None).__click_params__[0].name: who for opt, who in OPTIONS}
 
 # the smallest value each numeric option takes (None: not given)
 MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "max_tokens": 1, "concurrency": 1,

@@ -15,10 +15,9 @@ with nothing to check (no file, an empty file, no exchange at all) is refused wi
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
-
-from dataclasses import dataclass
 
 from guardbench.errors import SpecError
 from guardbench.records import Incident, RunRecord, WireExchange
@@ -92,7 +91,7 @@ def records(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded]]:
     """(line number, record) for every record; a recorded exchange comes as a record of its own."""
     p, kind = locate(path)
     if kind == RUN:
-        from guardbench.runfile import iter_records   # the shared reader: every field checked, a run_id twice refused
+        from guardbench.runfile import iter_records  # the shared reader: every field checked, a run_id twice refused
         yield from iter_records(p)
         return
     for lineno, line in _lines(p):

@@ -10,15 +10,13 @@ from pathlib import Path
 
 from guardbench.conformance.check import SOURCE_LABEL, Report
 from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
+from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
 from guardbench.outputs import check_out_dir, write_text
 from guardbench.paypal.leniency import leniencies
 
 SOURCE_NAME = {"builtin": "hand-composed", "broker": "broker", "control_arm": "control arm (benign)",
                "control": "negative controls", "business_rule": "business-rule probes",
                "standin": "stand-in replays"}
-
-
-from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
 
 
 # --- the built-in check -------------------------------------------------------------------
@@ -128,7 +126,7 @@ def markdown(report: Report) -> str:
     md += ["", "## By source", ""]
     md += _table(["source", "what", "requests", "documents", "responses valid", "stand-in as documented"],
                  [[r[0], SOURCE_LABEL.get(src, src)] + r[1:]
-                  for src, r in zip(s["by_source"], _source_rows(report))])
+                  for src, r in zip(s["by_source"], _source_rows(report), strict=False)])
     md += ["", "## Documents", ""]
     md += _table(["document", "sha256", "loaded", "load s", "patches"],
                  [[d["name"], f"`{d['sha256'][:16]}…`", "yes" if d["loaded_by_openapi_core"] else "parsed only",
@@ -175,7 +173,7 @@ def markdown(report: Report) -> str:
            "Every rule by which the stand-in refuses a request the documents accept, with the PayPal error "
            "it imitates. Each has probe requests that the documents accept; only the stand-in's own rules "
            "can refuse them (see the stand-in section for whether it does).", ""]
-    accepted = {}
+    accepted: dict[str, tuple[int, int]] = {}
     for o in report.composed(DOCUMENTS_ACCEPT):
         issue = o.probe.name.rsplit(" #", 1)[0]
         a, n = accepted.get(issue, (0, 0))

@@ -31,10 +31,9 @@ from pathlib import Path
 
 from guardbench.conformance.guidance import Guidance
 from guardbench.conformance.recordings import Recorded, locate, read_recording
-from guardbench.paypal.leniency import leniency_for
 from guardbench.conformance.specs import resolve_specs_dir
-from guardbench.conformance.validate import (CONFORMING, NONCONFORMING, OUT_OF_SCOPE, OUTSIDE_HOST,
-                                             Validator)
+from guardbench.conformance.validate import CONFORMING, NONCONFORMING, OUT_OF_SCOPE, OUTSIDE_HOST, Validator
+from guardbench.paypal.leniency import leniency_for
 from guardbench.records import RunRecord
 
 # PayPal would refuse these on its documents. A request with no route (a PayPal path no pinned
@@ -135,7 +134,8 @@ class RunReport:
         }
 
     def to_dict(self) -> dict:
-        return {"kind": "run", "input": self.input_kind, "run": self.path, "specs_dir": self.specs_dir, "specs_source": self.specs_source,
+        return {"kind": "run", "input": self.input_kind, "run": self.path, "specs_dir": self.specs_dir,
+                "specs_source": self.specs_source,
                 "summary": self.summary(), "seconds": self.seconds, "documents": self.documents,
                 "goal_classes_from": self.goal_source,
                 "attacks_only_rejectable": self.only_rejectable(),

@@ -26,7 +26,7 @@ def terminal(report: Report) -> str:
     for r in report.results:
         rows.append((r.name, r.status, r.by, _tests_cell(r)[:60], _bench_cell(r), f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     for c in report.controls:
         lines.append(f"control {c.name}: {c.status} (by {c.by}; bench {c.bench})")

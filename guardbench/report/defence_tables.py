@@ -15,8 +15,18 @@ from guardbench import clustered, stats
 from guardbench import measures as M
 from guardbench.records import Attempt, RunRecord
 from guardbench.report.layout import VALUES
-from guardbench.report.tables import (PAIRED_NOTE, RATE_NOTE, Table, _groups, _lost_note, _scored, approx_note,
-                                      pair_key, paired_cells, put_rate)
+from guardbench.report.tables import (
+    PAIRED_NOTE,
+    RATE_NOTE,
+    Table,
+    _groups,
+    _lost_note,
+    _scored,
+    approx_note,
+    pair_key,
+    paired_cells,
+    put_rate,
+)
 
 
 def reason_key(a: Attempt) -> str:

@@ -161,6 +161,7 @@ def to_frame(records: Iterable[RunRecord]):
     from guardbench.extras import require
     require("export", what="guardbench.load")
     import pandas as pd
+
     from guardbench.measures import money_of
     records = list(records)
     currencies = sorted({c for r in records for c in money_of(r)})

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from guardbench.report.tables import Table
 from guardbench.outputs import write_text
+from guardbench.report.tables import Table
 
 
 def _cell(s) -> str:

@@ -307,7 +307,7 @@ def all_tables(records: Sequence[RunRecord]) -> list[Table]:
               comparisons(records), zero_incident_bounds(records)]
     if any(r.model for r in records):
         tables.append(model_usage(records))
-    from guardbench.report.defence_tables import defence_tables   # defence comparison, false blocks, vs control
+    from guardbench.report.defence_tables import defence_tables  # defence comparison, false blocks, vs control
     tables.extend(defence_tables(records))
     tables.append(clustering_check(records))
     return tables

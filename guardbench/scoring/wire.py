@@ -216,7 +216,8 @@ def _in_answer(key: str):
         if ok and got:
             return [Move(seq, op.endpoint, None, a, c, ref, ok, cid if isinstance(cid, str) else ref)
                     for cid, a, c in got]
-        return [Move(seq, op.endpoint, None, a, c, ref, ok, ref) for a, c in book.orders.get(ref or "") or [(None, None)]]
+        return [Move(seq, op.endpoint, None, a, c, ref, ok, ref)
+                for a, c in book.orders.get(ref or "") or [(None, None)]]
     return rule
 
 

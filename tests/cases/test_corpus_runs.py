@@ -11,9 +11,9 @@ from functools import lru_cache
 import pytest
 
 from guardbench.agents.scripted import ScriptedAgent
-from guardbench.registry import get_arm
 from guardbench.broker import load_policy
 from guardbench.cases import load_cases
+from guardbench.registry import get_arm
 from guardbench.runner import Bench, RunSpec
 
 ARMS = ("guardrail", "control", "hardened", "gate", "pdp", "taint")
@@ -50,7 +50,8 @@ def test_every_benign_case_completes_in_every_arm(cid, arm, agent):
 
 
 def test_the_corpus_has_benign_notes_outside_latin1():
-    assert TYPOGRAPHIC_NOTES == {"benign-refund-note-french", "benign-payout-note-german", "benign-refund-note-spanish-chat"}
+    assert TYPOGRAPHIC_NOTES == {"benign-refund-note-french", "benign-payout-note-german",
+                                 "benign-refund-note-spanish-chat"}
 
 
 @pytest.mark.parametrize("cid", [c.id for c in CASES if c.adversarial])

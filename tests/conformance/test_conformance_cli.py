@@ -1,9 +1,8 @@
 """`guardbench conformance`: outputs, exit codes, recorded runs, and the check core."""
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,11 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.conformance import corpus
 from guardbench.conformance.check import run_check
 from guardbench.conformance.corpus import REJECT, VALID, Probe
-from guardbench.paypal.endpoints import SANDBOX_HOST
+from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
 from guardbench.records import WireExchange, WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]

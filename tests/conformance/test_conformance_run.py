@@ -1,9 +1,8 @@
 """`guardbench conformance --run`: per-arm shares on a real run, attacks PayPal would refuse, timing."""
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from fakeserver import FakeServer
 
 BENIGN = "benign-charge-basic-listing"       # the honest script completes this in every arm

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fakeserver import FakeServer, credulous_agent
 from llmtest_support import ARMS, ATTACK, BENIGN, llm_args, ok, records, run_cli, server, typed  # noqa: F401
 
@@ -27,7 +26,7 @@ def _check_loop(srv: FakeServer, recs: list[dict]) -> None:
                 assert m["tool_call_id"] in {tc["id"] for tc in prev["tool_calls"]}
 
 
-def test_openai_client_every_arm(server, tmp_path):
+def test_openai_client_every_arm(server, tmp_path):  # noqa: F811 (the server fixture)
     res = run_cli(llm_args(server, tmp_path / "run", tmp_path / "cache"))
     ok(res)
     recs = records(tmp_path / "run")
@@ -40,7 +39,7 @@ def test_openai_client_every_arm(server, tmp_path):
     assert any("Operator settings" in s and "Security rules" not in s for s in systems)
 
 
-def test_litellm_every_arm(server, tmp_path):
+def test_litellm_every_arm(server, tmp_path):  # noqa: F811 (the server fixture)
     res = run_cli(llm_args(server, tmp_path / "run", tmp_path / "cache", "--client", "litellm",
                            model="openai/fake-b"))
     ok(res)
@@ -51,7 +50,7 @@ def test_litellm_every_arm(server, tmp_path):
     assert server.requests[0]["model"] == "fake-b"       # litellm stripped its provider prefix
 
 
-def test_data_reaches_the_model_only_through_read_data(server, tmp_path):
+def test_data_reaches_the_model_only_through_read_data(server, tmp_path):  # noqa: F811 (the server fixture)
     ok(run_cli(llm_args(server, tmp_path / "run", tmp_path / "cache", cases=(BENIGN,))))
     from guardbench.cases.load import load_cases
     data = next(c for c in load_cases() if c.id == BENIGN).variants[0].data

@@ -1,12 +1,11 @@
 """Runs overlap up to --concurrency; tokens, cost and latency are recorded and summed in the tables."""
 from __future__ import annotations
 
-
 import pytest
-
 from fakeserver import FakeServer
-from guardbench.agents.providers import map_cost
 from llmtest_support import BENIGN, llm_args, ok, records, run_cli, typed
+
+from guardbench.agents.providers import map_cost
 
 
 def test_concurrency_overlaps_model_calls(tmp_path):

@@ -5,10 +5,10 @@ import asyncio
 import random
 
 import pytest
-
 from fakeserver import FakeServer, honest_agent
-from guardbench.agents.providers import CallFailed, RetryPolicy, with_retries
 from llmtest_support import BENIGN, llm_args, ok, records, run_cli, typed
+
+from guardbench.agents.providers import CallFailed, RetryPolicy, with_retries
 
 
 class Status(Exception):

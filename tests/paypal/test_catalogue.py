@@ -26,7 +26,8 @@ def test_every_row_names_an_endpoint_and_every_money_endpoint_has_a_row():
         assert (op.ref_kind is not None) == ("{id}" in ep.path), op.endpoint
         assert (op.body is None) == (ep.method == "GET"), op.endpoint
         if op.tool is not None:
-            assert (op.tool.endpoint, op.tool.ref_kind, op.tool.writes) == (op.endpoint, op.ref_kind, ep.method != "GET")
+            assert (op.tool.endpoint, op.tool.ref_kind, op.tool.writes) == \
+                (op.endpoint, op.ref_kind, ep.method != "GET")
             assert set(op.tool.slots) <= op.tool.keys
             assert set(op.tool.slots.values()) <= C.slots_of(op), op.endpoint     # every argument lands in the body
         if op.issued_ref or op.counts_repeats or op.amount or op.absent_amount:
@@ -100,7 +101,8 @@ def test_a_missing_value_leaves_its_part_out_as_the_row_says():
 
 
 @pytest.mark.skipif(not SPECS.is_dir(), reason="PayPal's documents are not here")
-@pytest.mark.parametrize("op", [op for op in C.CATALOGUE if op.body is not None and op.endpoint != "disputes.accept_claim"],
+@pytest.mark.parametrize("op", [op for op in C.CATALOGUE
+                                if op.body is not None and op.endpoint != "disputes.accept_claim"],
                          ids=lambda op: op.endpoint)
 def test_every_body_a_row_composes_is_valid_on_paypals_documents(op):
     pytest.importorskip("openapi_core")

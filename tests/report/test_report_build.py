@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 from html import escape
 
 import pytest
+import report_synth as synth
 from click.testing import CliRunner
 
-import report_synth as synth
 from guardbench.cli.main import cli
 
 FIGURES = ("headline", "blocked_by_family", "incidents_by_class", "money_at_risk", "tradeoff")
@@ -91,7 +91,7 @@ def test_figure_numbers_come_from_tables(built):
     runs = read_runs([run])
     rows = F._headline_rows(runs)
     head = next(t for t in runs[0].tables if t.title.startswith("Headline"))
-    for r, e in zip(head.rows, rows):
+    for r, e in zip(head.rows, rows, strict=True):
         k, n = map(int, r["attacks blocked"].split(" ")[0].split("/"))
         assert (e["success"].k, e["success"].n) == (n - k, n)
         assert (e["benign"].k, e["benign"].n) == tuple(map(int, r["benign completed"].split(" ")[0].split("/")))

@@ -5,9 +5,9 @@ import csv
 import io
 
 import pytest
+import report_synth as synth
 from click.testing import CliRunner
 
-import report_synth as synth
 from guardbench import stats
 from guardbench.cli.compare import compare_records
 from guardbench.cli.main import cli

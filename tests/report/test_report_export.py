@@ -4,9 +4,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+import report_synth as synth
 from click.testing import CliRunner
 
-import report_synth as synth
 import guardbench
 from guardbench.cli.main import cli
 from guardbench.report.frame import money_total

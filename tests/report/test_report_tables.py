@@ -6,8 +6,8 @@ import re
 from decimal import Decimal
 
 import pytest
-
 import report_synth as synth
+
 from guardbench import clustered, stats
 from guardbench.report import defence_tables as D
 from guardbench.report import tables as T
@@ -57,7 +57,8 @@ def test_headline_uses_the_case_level_interval_not_the_per_run_one():
     assert row["runs with an incident"] == "0/60 (0.0%, 0.0-24.2%; 12 cases)" == \
         stats.rate(0, 12).fmt().replace("0/12", "0/60")[:-1] + "; 12 cases)"
     hard = next(r for r in T.headline(synth.typed(recs)).rows if r["arm"] == "hardened")
-    attacks = [(r["case"], r["goal_achieved"] is False) for r in recs if r["arm"] == "hardened" and r["family"] != "benign"]
+    attacks = [(r["case"], r["goal_achieved"] is False) for r in recs
+               if r["arm"] == "hardened" and r["family"] != "benign"]
     want = clustered.rate(clustered.case_counts(attacks))
     assert hard[VALUES]["attacks blocked"] == want
     naive = stats.wilson(want.k, want.n)
@@ -69,7 +70,8 @@ def test_clustering_check_shows_both_intervals_labelled():
     assert "naive per-run Wilson 95%" in t.columns and "95% CI by case (Rao-Scott Wilson)" in t.columns
     row = next(r for r in t.rows if r["arm"] == "guardrail" and r["measure"] == "incident runs")
     assert (row["runs k/n"], row["cases"], row["design effect"]) == ("0/60", "12", "5.00")
-    assert row["naive per-run Wilson 95%"] == f"0.0-{stats.pct(stats.wilson(0, 60)[1])}" and row["95% CI by case (Rao-Scott Wilson)"] == "0.0-24.2%"
+    assert row["naive per-run Wilson 95%"] == f"0.0-{stats.pct(stats.wilson(0, 60)[1])}"
+    assert row["95% CI by case (Rao-Scott Wilson)"] == "0.0-24.2%"
 
 
 def test_comparisons_use_the_case_level_test_and_interval_with_bh():
@@ -204,7 +206,8 @@ def test_money_figure_has_one_panel_per_currency(tmp_path):
     run = RunData("r", tmp_path, synth.typed(recs), {}, T.all_tables(synth.typed(recs)))
     fig, caption = F.fig_money([run], F._Style(["guardrail", "control"], ["r"]))
     labels = [ax.get_xlabel() for ax in fig.axes]
-    assert labels == ["money at risk (EUR, total over the arm's runs)", "money at risk (JPY, total over the arm's runs)"]
+    assert labels == ["money at risk (EUR, total over the arm's runs)",
+                      "money at risk (JPY, total over the arm's runs)"]
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert "EUR 200.50 (2/12 runs)" in texts and "JPY 50700 (2/12 runs)" in texts
     assert "never added" in caption

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from guardbench.records import RunRecord
-from guardbench.registry import get_arm
 from guardbench.broker import load_policy
 from guardbench.cases.load import default_cases_dir, load_cases
 from guardbench.paypal import bodies
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records import RunRecord, WireExchange, WireRequest, WireResponse
+from guardbench.registry import get_arm
 from guardbench.report.defence_tables import comparison
 from guardbench.scoring.caps import add_amounts, amounts_text, beyond_daily_caps
 from guardbench.scoring.score import policy_reference
