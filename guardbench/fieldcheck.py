@@ -1,12 +1,15 @@
 """Checks of one field of a JSON record read from a file (used by records.RunRecord.from_dict).
 
 Each raises ``Bad(field, what)``, which the caller turns into a GuardbenchError naming the file,
-the line and the field. Nothing here imports anything from guardbench.
+the line and the field. Nothing here imports anything from guardbench but the record types it builds (when called).
 """
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from guardbench.records import Attempt, Incident, Transcript, WireExchange
 
 
 class Bad(Exception):
@@ -69,3 +72,47 @@ def money(d: Mapping, key: str) -> dict[str, Decimal]:
     if not isinstance(v, dict):
         raise Bad(key, f"must be an object of currency: decimal string, not {v!r}"[:160])
     return {c: decimal(a, key, f"{c!r}:") for c, a in v.items()}
+
+
+# -- the typed parts of a run record (imported here when called: records.py imports this module)
+
+def incident(x: Any, i: int) -> Incident:
+    from guardbench.records import Incident
+    if not isinstance(x, dict) or not isinstance(x.get("kind"), str) or not isinstance(x.get("seq"), int):
+        raise Bad("incidents", f"item {i} is not an incident (kind, seq, detail, amount, currency)")
+    try:
+        return Incident(**x)
+    except TypeError as exc:
+        raise Bad("incidents", f"item {i}: {exc}") from None
+
+
+def attempt(x: Any, i: int) -> Attempt:
+    from guardbench.records import Attempt
+    try:
+        return Attempt(**x)
+    except TypeError:
+        raise Bad("attempts", f"item {i} is not an attempt (defence, tool, status, reason)") from None
+
+
+def exchange(x: Any, i: int) -> WireExchange:
+    from guardbench.records import WireExchange
+    try:
+        return WireExchange.from_dict(x)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise Bad("wire", f"exchange {i} is not a recorded exchange ({type(exc).__name__}: {exc})"[:200]) from None
+
+
+def transcript(t: Any, slim: bool) -> Transcript:
+    from guardbench.records import Step, Transcript
+    if t is None:
+        return Transcript((), "")
+    if not isinstance(t, dict):
+        raise Bad("transcript", f"must be an object, not {t!r}"[:160])
+    usage: dict = t["usage"] if isinstance(t.get("usage"), dict) else {}
+    if slim:
+        return Transcript((), "", str(t.get("status") or ""), t.get("error"), usage)
+    try:
+        steps = tuple(Step(s["tool"], s.get("args") or {}, s.get("result", "")) for s in t.get("steps") or ())
+    except (KeyError, TypeError, AttributeError):
+        raise Bad("transcript", "a step is not {tool, args, result}") from None
+    return Transcript(steps, str(t.get("final") or ""), str(t.get("status") or ""), t.get("error"), usage)

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 from guardbench.errors import GuardbenchError
-from guardbench.fieldcheck import Bad, count, flag, money, number, typed
+from guardbench.fieldcheck import Bad, attempt, count, exchange, flag, incident, money, number, transcript, typed
 
 
 @lru_cache(maxsize=8192)
@@ -36,8 +36,30 @@ def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]
     return tuple((str(k), str(v)) for k, v in items)
 
 
+class _Message:
+    """What requests and responses share: headers looked up by name, the body read as JSON."""
+
+    headers: tuple[tuple[str, str], ...]
+    body: str | None
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+    def json(self) -> Any:
+        if not self.body:
+            return None
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
 @dataclass(frozen=True)
-class WireRequest:
+class WireRequest(_Message):
     """One HTTP request a transport was asked to send."""
 
     method: str
@@ -64,20 +86,6 @@ class WireRequest:
     def query(self) -> str:
         return _url_parts(self.url)[2]
 
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def json(self) -> Any:
-        if not self.body:
-            return None
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
 
     def to_dict(self) -> dict:
         return {"method": self.method, "url": self.url,
@@ -90,7 +98,7 @@ class WireRequest:
 
 
 @dataclass(frozen=True)
-class WireResponse:
+class WireResponse(_Message):
     status: int
     headers: tuple[tuple[str, str], ...] = ()
     body: str = ""
@@ -112,20 +120,6 @@ class WireResponse:
     def ok(self) -> bool:
         return 200 <= self.status < 300
 
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def json(self) -> Any:
-        if not self.body:
-            return None
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
 
     def to_dict(self) -> dict:
         return {"status": self.status, "headers": [list(p) for p in self.headers], "body": self.body}
@@ -371,15 +365,15 @@ class RunRecord:
     @classmethod
     def _build(cls, d: Mapping, slim: bool) -> "RunRecord":
         wire_raw = typed(d, "wire", list, [])
-        wire = None if slim else tuple(_exchange(x, i) for i, x in enumerate(wire_raw))
+        wire = None if slim else tuple(exchange(x, i) for i, x in enumerate(wire_raw))
         return cls(
             run_id=typed(d, "run_id", str), case=typed(d, "case", str), family=typed(d, "family", str),
             variant=count(d, "variant"), arm=typed(d, "arm", str), agent=typed(d, "agent", str),
             repeat=count(d, "repeat"), status=typed(d, "status", str), steps=count(d, "steps"),
-            incidents=tuple(_incident(x, i) for i, x in enumerate(typed(d, "incidents", list))),
+            incidents=tuple(incident(x, i) for i, x in enumerate(typed(d, "incidents", list))),
             goal_achieved=flag(d, "goal_achieved"), benign_completed=flag(d, "benign_completed"),
             money_at_risk=money(d, "money_at_risk"),
-            attempts=tuple(_attempt(x, i) for i, x in enumerate(typed(d, "attempts", list))),
+            attempts=tuple(attempt(x, i) for i, x in enumerate(typed(d, "attempts", list))),
             model=typed(d, "model", str, None), seed=count(d, "seed", 0, signed=True),
             credential_in_context=bool(typed(d, "credential_in_context", bool, False)),
             approvals_asked=count(d, "approvals_asked", 0), setup_seq=count(d, "setup_seq", 0),
@@ -389,43 +383,5 @@ class RunRecord:
             endpoint_kind=typed(d, "endpoint_kind", str, None), endpoint=typed(d, "endpoint", str, None),
             temperature=number(d, "temperature"), tool_protocol=typed(d, "tool_protocol", str, None),
             usage=typed(d, "usage", dict, None), attempt=count(d, "attempt", 1) or 1,
-            transcript=_transcript(d.get("transcript"), slim), wire=wire, wire_requests=len(wire_raw),
+            transcript=transcript(d.get("transcript"), slim), wire=wire, wire_requests=len(wire_raw),
             extra={k: v for k, v in d.items() if k not in _KNOWN})
-
-
-def _incident(x: Any, i: int) -> Incident:
-    if not isinstance(x, dict) or not isinstance(x.get("kind"), str) or not isinstance(x.get("seq"), int):
-        raise Bad("incidents", f"item {i} is not an incident (kind, seq, detail, amount, currency)")
-    try:
-        return Incident(**x)
-    except TypeError as exc:
-        raise Bad("incidents", f"item {i}: {exc}") from None
-
-
-def _attempt(x: Any, i: int) -> Attempt:
-    try:
-        return Attempt(**x)
-    except TypeError:
-        raise Bad("attempts", f"item {i} is not an attempt (defence, tool, status, reason)") from None
-
-
-def _exchange(x: Any, i: int) -> WireExchange:
-    try:
-        return WireExchange.from_dict(x)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise Bad("wire", f"exchange {i} is not a recorded exchange ({type(exc).__name__}: {exc})"[:200]) from None
-
-
-def _transcript(t: Any, slim: bool) -> Transcript:
-    if t is None:
-        return Transcript((), "")
-    if not isinstance(t, dict):
-        raise Bad("transcript", f"must be an object, not {t!r}"[:160])
-    usage: dict = t["usage"] if isinstance(t.get("usage"), dict) else {}
-    if slim:
-        return Transcript((), "", str(t.get("status") or ""), t.get("error"), usage)
-    try:
-        steps = tuple(Step(s["tool"], s.get("args") or {}, s.get("result", "")) for s in t.get("steps") or ())
-    except (KeyError, TypeError, AttributeError):
-        raise Bad("transcript", "a step is not {tool, args, result}") from None
-    return Transcript(steps, str(t.get("final") or ""), str(t.get("status") or ""), t.get("error"), usage)

@@ -12,7 +12,7 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Generator, Mapping, Sequence
 
 from guardbench.agents.base import Transcript
 from guardbench.arms.base import Prepared
@@ -212,7 +212,7 @@ def _work(spec: RunSpec) -> tuple[str, RunRecord]:
 
 
 def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
-                jobs: int = 1) -> Iterator[tuple[str, RunRecord]]:
+                jobs: int = 1) -> Generator[tuple[str, RunRecord], None, None]:
     """(JSON line, slim record) in plan order; with jobs > 1, forked worker processes share
     the work and serialise their own records, so the parent only writes lines. ``bench`` is a
     Bench (workers inherit it through fork) or a function that builds one in each worker."""

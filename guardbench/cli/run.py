@@ -187,7 +187,7 @@ class ScriptedRun:
         try:
             return w.append(records, on_each)
         finally:
-            records.close()  # type: ignore[attr-defined]   # stops the worker processes now, also when interrupted
+            records.close()          # stops the worker processes now, also when interrupted
 
     def summary(self, new) -> str:
         return ""
