@@ -184,35 +184,49 @@ def derived(values: Mapping[str, Any]) -> dict[str, Any]:
     """The call's values with the slots the composer derives from them."""
     out = dict(values)
     p = out.get("payee")
-    derive = {"payee_ref": lambda: _payee_ref(p) if p is not None else None,
-              "recipient_type": lambda: None if p is None else "EMAIL" if "@" in str(p) else "PAYPAL_ID",
-              "name": lambda: out.get("sku"),
-              "item_id": lambda: None if out.get("batch_id") is None else f"{out['batch_id']}-1"}
-    for slot, make in derive.items():
-        if out.get(slot) is None:
-            out[slot] = make()
+    if p is not None:
+        if out.get("payee_ref") is None:
+            out["payee_ref"] = _payee_ref(p)
+        if out.get("recipient_type") is None:
+            out["recipient_type"] = "EMAIL" if "@" in str(p) else "PAYPAL_ID"
+    if out.get("name") is None:
+        out["name"] = out.get("sku")
+    if out.get("item_id") is None and out.get("batch_id") is not None:
+        out["item_id"] = f"{out['batch_id']}-1"
     return out
 
 
-def _fill(t: Any, values: Mapping[str, Any]) -> Any:
+def _compile(t: Any):
+    """A template as a function of the values (built once per row; see the module docstring)."""
     if isinstance(t, str) and t.startswith("$"):
         name = t[1:].rstrip("!~")
-        v = values.get(name)
-        if v is None:
-            return None if t.endswith("~") else _GONE
-        return v
+        if t.endswith("~"):
+            return lambda v: v.get(name)
+        return lambda v: _GONE if v.get(name) is None else v[name]
     if isinstance(t, dict):
-        out = {}
-        for k, x in t.items():
-            if isinstance(x, str) and x.endswith("!") and values.get(x[1:-1]) is None:
-                return _GONE                          # the object is only there with this value
-            v = _fill(x, values)
-            if v is not _GONE:
-                out[k] = v
-        return out if out or not t else _GONE
+        if not t:
+            return lambda v: {}
+        required = [x[1:-1] for x in t.values() if isinstance(x, str) and x.startswith("$") and x.endswith("!")]
+        parts = [(k, _compile(x)) for k, x in t.items()]
+
+        def obj(v):
+            for r in required:                 # the object is only there with this value
+                if v.get(r) is None:
+                    return _GONE
+            out = {}
+            for k, f in parts:
+                y = f(v)
+                if y is not _GONE:
+                    out[k] = y
+            return out or _GONE
+        return obj
     if isinstance(t, list):
-        return [v for v in (_fill(x, values) for x in t) if v is not _GONE]
-    return t
+        items = [_compile(x) for x in t]
+        return lambda v: [y for y in (f(v) for f in items) if y is not _GONE]
+    return lambda v: t                          # a constant (a string, a number, a flag)
+
+
+_COMPILED: dict[str, Any] = {}
 
 
 def _slots(t: Any) -> set[str]:
@@ -244,7 +258,10 @@ def compose(op: Operation, values: Mapping[str, Any]) -> Any:
     """The request body ``op`` sends with ``values`` (slot -> value; see the module docstring)."""
     if op.body is None:
         return None
-    body = _fill(op.body, derived(values))
+    fill = _COMPILED.get(op.endpoint)
+    if fill is None:
+        fill = _COMPILED[op.endpoint] = _compile(op.body)
+    body = fill(derived(values))
     return {} if body is _GONE else body
 
 
