@@ -86,9 +86,16 @@ MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "ma
            "max_steps": 1, "retries": 0}
 
 
+_FOR = {"llm": " [--agent llm only]", "scripted": " [scripted agents only]"}
+
+
 def run_options(fn):
     for opt, _ in reversed(OPTIONS):
         fn = opt(fn)
+    for param in getattr(fn, "__click_params__", ()):       # --help says which agents an option is for
+        who = APPLIES.get(param.name or "", "any")
+        if who in _FOR and not (param.help or "").endswith(_FOR[who]):
+            param.help = (param.help or "").rstrip() + _FOR[who]
     return fn
 
 
