@@ -1,6 +1,6 @@
 """Run every benchmark script and keep its output under results/bench/ (what the README quotes).
 
-    python bench/run_all.py [NAME ...]     # names: run broker conformance report defences llm mutate sandbox install sandbox
+    python bench/run_all.py [NAME ...]     # names: run broker conformance report defences llm mutate sandbox install
 
 Each file records the command, the machine's load average before it started and the
 script's own output, so a reader can judge the conditions of a figure.

@@ -21,6 +21,7 @@ from guardbench.errors import GuardbenchError
 from guardbench.outputs import default_out
 
 EXIT_INTERRUPTED = 130
+DONE: list[str] = []            # set when a scripted run finished cleanly (cli/main.py may then exit at once)
 
 
 def select_cases(all_cases, case_ids, families):
@@ -73,6 +74,47 @@ def preflight(bench, cases, arms=()) -> None:
                                        f"agent in the control arm, so they could not fail: {', '.join(silent)}")
 
 
+def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
+    """Where a passed preflight is remembered: named by sha256 of everything its outcome depends on
+    (every file of the guardbench package that runs, the case files and their selection, the policy,
+    the pinned documents' lock, the arms and how held calls are answered). Any change to any of them
+    misses it and the preflight runs again; only a pass is remembered (``GUARDBENCH_CASE_CACHE=off``:
+    never). The preflight is deterministic: the same inputs give the same outcome."""
+    from guardbench import __version__
+    from guardbench.cases.load import cases_hash
+    from guardbench.cli.run_options import policy_hash
+    from guardbench.yamldoc import cache_dir
+    folder = cache_dir()
+    if folder is None:
+        return None
+    import hashlib
+    import os
+
+    import guardbench
+    h = hashlib.sha256(f"preflight v1\0{__version__}\0".encode())
+    pkg = Path(guardbench.__file__).resolve().parent
+    for root, dirs, names in os.walk(pkg):       # os.walk: a tenth of pathlib's cost here
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            with open(os.path.join(root, name), "rb") as fh:
+                h.update(os.path.relpath(os.path.join(root, name), pkg).encode() + b"\0" + fh.read() + b"\0")
+    lock = pkg.parent / "specs" / "paypal.lock.json"
+    h.update(lock.read_bytes() if lock.is_file() else b"-")
+    h.update("\0".join([cases_hash(cdir), policy_hash(o.policy_path), ",".join(o.arm_list), o.approvals,
+                         ",".join(c.id for c in cases), str(o.generate_variants)]).encode())
+    return folder.parent / "preflight-passed" / h.hexdigest()
+
+
+def _touch(marker: Path | None) -> None:
+    if marker is None:
+        return
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass                         # a cache that cannot be written costs the check next time
+
+
 def resume_command(ctx: click.Context, out: Path) -> str:
     """The `guardbench run` command line that resumes this run: every option the user gave, and --out."""
     from click.core import ParameterSource
@@ -98,6 +140,7 @@ def run(ctx: click.Context, **values) -> None:
     from guardbench.cases.load import cases_hash, default_cases_dir
     from guardbench.registry import arm_names, is_arm
 
+    DONE.clear()
     o = RunOptions.from_click(ctx, values)
     for a in o.arm_list:
         if not is_arm(a):
@@ -154,6 +197,8 @@ def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path, record
     if not o.quiet:
         click.echo("\n".join(t.text() for t in tables))
     job.check(new)
+    if isinstance(job, ScriptedRun):
+        DONE.append("scripted")
 
 
 class ScriptedRun:
@@ -170,7 +215,10 @@ class ScriptedRun:
     def prepare(self, policy, cases) -> None:
         self.cases = cases
         self.bench = build_bench(policy, cases, self.o.arm_list, self.o.approvals)
-        preflight(self.bench, cases, self.o.arm_list)
+        marker = preflight_marker(self.cdir, self.o, cases)
+        if marker is None or not marker.exists():
+            preflight(self.bench, cases, self.o.arm_list)
+            _touch(marker)
         n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \
             * len(self.o.arm_list) * len(self.agent_names)
         self.jobs = self.o.jobs or default_jobs(n)

@@ -178,6 +178,38 @@ def _check_llm(o: RunOptions) -> None:
 # -- the manifest ---------------------------------------------------------------------------
 
 def git_commit(path: Path) -> str:
+    """The commit checked out where ``path`` is (read from .git; git itself when that fails)."""
+    try:
+        return _read_head(Path(path).resolve()) or _git_rev_parse(path)
+    except (OSError, ValueError):
+        return _git_rev_parse(path)
+
+
+def _read_head(path: Path) -> str | None:
+    dot = next((d / ".git" for d in (path, *path.parents) if (d / ".git").exists()), None)
+    if dot is None:
+        return None
+    gitdir = dot if dot.is_dir() else Path(dot.read_text().split("gitdir:", 1)[1].strip())
+    if not gitdir.is_absolute():
+        gitdir = (dot.parent / gitdir).resolve()
+    common = gitdir / (gitdir / "commondir").read_text().strip() if (gitdir / "commondir").exists() else gitdir
+    head = (gitdir / "HEAD").read_text().strip()
+    if not head.startswith("ref: "):
+        return head if len(head) == 40 else None
+    ref = head[5:]
+    for base in (gitdir, common):
+        if (base / ref).is_file():
+            return (base / ref).read_text().strip()
+    packed = common / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text().splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    return None
+
+
+def _git_rev_parse(path: Path) -> str:
     try:
         out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
                              timeout=5)
