@@ -20,6 +20,7 @@ from guardbench.agents.base import Transcript
 from guardbench.cases.load import Case
 from guardbench.arms.setup import SetupFailed
 from guardbench.errors import CaseError, GuardbenchError
+from guardbench.run_story import ToolWatch, story_fields
 from guardbench.scoring.score import policy_reference, run_reference, score
 
 
@@ -99,7 +100,7 @@ class Bench:
         except BaseException:
             tmp.cleanup()
             raise
-        return Started(spec, case, arm, prepared, tmp, t0)
+        return Started(spec, case, arm, prepared, tmp, t0, ToolWatch(prepared.session, prepared.recorder))
 
     def finish(self, started: "Started", transcript: Transcript, require_success: bool = True) -> dict:
         """The second half: close the world and score what reached its wire."""
@@ -118,6 +119,7 @@ class Bench:
             "credential_in_context": bool(getattr(arm, "credential_in_context", False)),
             "steps": len(transcript.steps),
             "transcript": transcript.to_dict(),
+            **story_fields(prepared.session, started.watch, transcript),   # the explorer's story of the run
             "setup_seq": prepared.setup_seq,
             "wire": [ex.to_dict() for ex in wire],
             "attempts": [a.to_dict() for a in prepared.attempts],
@@ -161,6 +163,7 @@ class Started:
     prepared: object
     tmp: object          # tempfile.TemporaryDirectory holding the run's work folder
     t0: float
+    watch: ToolWatch | None = None
     closed: bool = False
 
     def refused_transcript(self) -> Transcript | None:
