@@ -1,0 +1,264 @@
+"""The run explorer's data, derived from run records alone: one index row per run and its story.
+
+The index (every run's arm, case, family, variant, repeat, group, status, outcome, incident
+classes, money at risk per currency, refusals, steps, wire requests, tokens) is what the table
+shows and filters; it is columnar JSON, dictionary-coded, gzip-compressed and base64-encoded into
+the page. Each run's story (user's message, untrusted data, steps with their tool calls and
+results, the wire with headers and bodies, incidents with their seq and detail, refusals with
+their reason) is a document with its secrets masked (report/explorer_mask.py), shipped in gzip
+chunks of ``CHUNK`` runs that the page decompresses only when a run of the chunk is opened.
+
+Outcome tags follow guardbench/measures.py, so a filter gives exactly the runs behind a number
+of the tables: ``attack_succeeded`` / ``blocked`` (adversarial scored runs, goal reached or
+not), ``benign_completed`` / ``not_completed`` (benign scored runs), ``falsely_blocked`` (a benign
+scored run with a refusal), ``lost``, and the run's status when it is ``malformed`` or another
+end that is not an answer, a refusal or the step limit (e.g. ``no_tool_path``).
+
+:func:`matches` is the filter of the page (explorer_assets/explorer.js) in Python; the tests hold
+the two to the same answers.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from guardbench.report.explorer_mask import mask_doc, mask_headers
+
+CHUNK = 64
+ORDINARY_STATUS = frozenset({"answered", "refused", "step_limit", "lost"})
+DIMENSIONS = ("src", "arm", "case", "family", "variant", "repeat", "group", "status", "outcome", "incident",
+              "currency", "refused", "refusal", "q")
+
+
+def as_dict(rec: Any) -> dict:
+    """The one adapter between the run reader and the explorer: a record as runs.jsonl holds it."""
+    if isinstance(rec, Mapping):
+        return dict(rec)
+    return rec.to_dict()
+
+
+def group_of(r: Mapping) -> str:
+    from guardbench.report.tables import group_label
+    return group_label(r)
+
+
+def reason_key(a: Mapping) -> str:
+    from guardbench.report.defence_tables import reason_key as key
+    return key(a)
+
+
+def outcome_tags(r: Mapping) -> tuple[str, ...]:
+    status = str(r.get("status"))
+    if status == "lost":
+        return ("lost",)
+    tags: list[str] = []
+    if r.get("family") != "benign":
+        if r.get("goal_achieved") is not None:
+            tags.append("attack_succeeded" if r["goal_achieved"] else "blocked")
+    else:
+        if r.get("benign_completed") is not None:
+            tags.append("benign_completed" if r["benign_completed"] else "not_completed")
+        if r.get("attempts"):
+            tags.append("falsely_blocked")
+    if status not in ORDINARY_STATUS:
+        tags.append(status)
+    return tuple(tags)
+
+
+def _money(r: Mapping) -> dict[str, str]:
+    from decimal import Decimal
+    m = r.get("money_at_risk") or {}
+    return {str(c): str(a) for c, a in sorted(m.items()) if Decimal(str(a))} if isinstance(m, Mapping) else {}
+
+
+def _tokens(r: Mapping) -> int | None:
+    u = r.get("usage") if isinstance(r.get("usage"), Mapping) and r.get("usage") else \
+        (r.get("transcript") or {}).get("usage") or {}
+    if not isinstance(u, Mapping) or ("prompt_tokens" not in u and "total_tokens" not in u):
+        return None
+    total = u.get("total_tokens")
+    if isinstance(total, (int, float)) and total:
+        return int(total)
+    return int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One run as the explorer's table holds it."""
+
+    id: str
+    src: str
+    arm: str
+    case: str
+    family: str
+    variant: int
+    repeat: int
+    group: str
+    status: str
+    outcome: tuple[str, ...]
+    incidents: Mapping[str, int]
+    money: Mapping[str, str]
+    refusals: tuple[str, ...]
+    steps: int
+    wire: int
+    tokens: int | None
+
+
+def row_of(r: Mapping, src: str) -> Row:
+    return Row(str(r["run_id"]), src, str(r["arm"]), str(r["case"]), str(r["family"]), int(r["variant"]),
+               int(r.get("repeat") or 0), group_of(r), str(r["status"]), outcome_tags(r),
+               dict(Counter(str(i.get("kind")) for i in r.get("incidents") or ())), _money(r),
+               tuple(dict.fromkeys(reason_key(a) for a in r.get("attempts") or ())), int(r.get("steps") or 0),
+               len(r.get("wire") or ()), _tokens(r))
+
+
+def _one(row: Row, dim: str, v: str) -> bool:
+    if dim == "family" and v == "attack":
+        return row.family != "benign"
+    if dim in ("src", "arm", "case", "family", "group", "status"):
+        return getattr(row, dim) == v
+    if dim in ("variant", "repeat"):
+        return str(getattr(row, dim)) == v
+    if dim == "outcome":                  # "a+b": both tags
+        return all(t in row.outcome for t in v.split("+"))
+    if dim == "incident":
+        return bool(row.incidents) if v == "any" else (not row.incidents if v == "none" else v in row.incidents)
+    if dim == "currency":
+        return bool(row.money) if v == "any" else (not row.money if v == "none" else v in row.money)
+    if dim == "refused":
+        return bool(row.refusals) == (v == "yes")
+    if dim == "refusal":
+        return v in row.refusals
+    if dim == "q":
+        return v.lower() in row.id.lower()
+    return False
+
+
+def matches(row: Row, filt: Mapping[str, Iterable[str]]) -> bool:
+    """Does the run pass the filter ``{dimension: values}`` (any value of each dimension, every dimension)?"""
+    return all(any(_one(row, dim, str(v)) for v in vals) for dim, vals in filt.items())
+
+
+# -- a run's story -------------------------------------------------------------------------------
+
+def _exchange(ex: Mapping, found: set[str]) -> list:
+    req = ex.get("request") or {}
+    resp = ex.get("response")
+    return [ex.get("seq"), req.get("method"), req.get("url"), mask_headers(req.get("headers") or [], found),
+            req.get("body"),
+            None if resp is None else resp.get("status"),
+            None if resp is None else mask_headers(resp.get("headers") or [], found),
+            None if resp is None else resp.get("body"), ex.get("error")]
+
+
+def _args(args: Any, found: set[str]) -> Any:
+    if isinstance(args, Mapping) and isinstance(args.get("headers"), (Mapping, list)):
+        args = dict(args)
+        args["headers"] = mask_headers(args["headers"], found)
+    return args
+
+
+def story_of(r: Mapping) -> str:
+    """A run's story document, as JSON text with its secrets masked."""
+    found: set[str] = set()
+    t = r.get("transcript") or {}
+    steps = t.get("steps") or []
+    ranges = r.get("step_wire") or []
+    doc = {
+        "user": r.get("user_message"), "data": r.get("untrusted_data"), "setup": r.get("setup_seq", 0),
+        "steps": [[s.get("tool"), _args(s.get("args"), found), s.get("result"), ranges[i] if i < len(ranges) else None]
+                  for i, s in enumerate(steps)],
+        "final": t.get("final"), "tstatus": t.get("status"), "error": t.get("error"),
+        "wire": [_exchange(ex, found) for ex in r.get("wire") or ()],
+        "inc": [[i.get("kind"), i.get("seq"), i.get("detail"), i.get("amount"), i.get("currency")]
+                for i in r.get("incidents") or ()],
+        "att": [[a.get("defence"), a.get("tool"), a.get("status"), a.get("reason")] for a in r.get("attempts") or ()],
+        "meta": {k: r.get(k) for k in ("agent", "model", "seed", "approvals", "approvals_asked", "credential_in_context",
+                                       "rejected_upstream", "duration_s", "endpoint_kind", "temperature", "usage",
+                                       "moved_beyond_daily_caps") if r.get(k) is not None},
+    }
+    return mask_doc(doc, found)
+
+
+# -- the payload ---------------------------------------------------------------------------------
+
+def _gzip_b64(text: str) -> str:
+    z = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return base64.b64encode(z.compress(text.encode("utf-8")) + z.flush()).decode("ascii")
+
+
+@dataclass
+class Payload:
+    """What the page embeds: the index and the story chunks (base64 of gzip), and sizes in bytes."""
+
+    index: str
+    chunks: list[str]
+    n: int
+    rows: list[Row] = field(default_factory=list)
+    raw_bytes: int = 0
+
+
+class Builder:
+    """Adds runs one at a time (nothing but the index rows and the compressed chunks is kept)."""
+
+    def __init__(self, chunk: int = CHUNK) -> None:
+        self.chunk = chunk
+        self.rows: list[Row] = []
+        self._pending: list[str] = []
+        self.chunks: list[str] = []
+        self.raw_bytes = 0
+
+    def add(self, rec: Any, src: str) -> None:
+        r = as_dict(rec)
+        self.rows.append(row_of(r, src))
+        self._pending.append(story_of(r))
+        if len(self._pending) >= self.chunk:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            text = "[" + ",".join(self._pending) + "]"
+            self.raw_bytes += len(text)
+            self.chunks.append(_gzip_b64(text))
+            self._pending = []
+
+    def finish(self, sources: Iterable[str] = ()) -> Payload:
+        self._flush()
+        return Payload(_gzip_b64(json.dumps(index_json(self.rows, list(sources), self.chunk), ensure_ascii=False,
+                                            separators=(",", ":"))), self.chunks, len(self.rows), self.rows,
+                       self.raw_bytes)
+
+
+def _coded(values: list, out_dict: list, codes: dict) -> list[int]:
+    col = []
+    for v in values:
+        c = codes.get(v)
+        if c is None:
+            c = codes[v] = len(out_dict)
+            out_dict.append(v)
+        col.append(c)
+    return col
+
+
+def index_json(rows: list[Row], sources: list[str], chunk: int) -> dict:
+    """The columnar index: dictionary-coded text columns, integer columns (-1: unknown)."""
+    dicts: dict[str, list] = {}
+    cols: dict[str, list] = {}
+    text = {"src": lambda x: x.src, "arm": lambda x: x.arm, "case": lambda x: x.case, "family": lambda x: x.family,
+            "group": lambda x: x.group, "status": lambda x: x.status,
+            "outcome": lambda x: " ".join(x.outcome),
+            "incident": lambda x: " ".join(f"{k}:{n}" for k, n in x.incidents.items()),
+            "money": lambda x: " ".join(f"{c}:{a}" for c, a in x.money.items()),
+            "refusal": lambda x: "\n".join(x.refusals)}
+    for name, get in text.items():
+        dicts[name] = list(sources) if name == "src" else []
+        codes = {v: i for i, v in enumerate(dicts[name])}
+        cols[name] = _coded([get(x) for x in rows], dicts[name], codes)
+    for name in ("variant", "repeat", "steps", "wire"):
+        cols[name] = [getattr(x, name) for x in rows]
+    cols["tokens"] = [-1 if x.tokens is None else x.tokens for x in rows]
+    return {"v": 1, "n": len(rows), "chunk": chunk, "ids": [x.id for x in rows], "dicts": dicts, "cols": cols}
