@@ -55,11 +55,12 @@ class Explorer:
                 b.add(rec, run.label)
         self.payload: Payload = b.finish([run.label for run in self.runs])
         self.arms = {r.arm for r in self.payload.rows}
+        self.groups = sorted({r.group for r in self.payload.rows})
         self.script = asset("explorer.js")
 
     # -- links from the tables --------------------------------------------------------------------
     def link(self, title: str, columns: list[str], row: Mapping, col: str, src: str | None) -> str:
-        f, _ = explorer_links.cell_filter(title, columns, row, col, self.arms)
+        f, _ = explorer_links.cell_filter(title, columns, row, col, self.arms, self.groups)
         return explorer_links.fragment(f, src if len(self.runs) > 1 else None)
 
     # -- the page ---------------------------------------------------------------------------------

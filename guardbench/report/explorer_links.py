@@ -11,7 +11,7 @@ columns the tables share (group, arm, family, class, currency) and columns named
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 from urllib.parse import quote
 
 Filter = dict[str, list[str]]
@@ -42,13 +42,21 @@ def _cell(row: Mapping, col: str) -> str:
     return str(row.get(col, ""))
 
 
-def base_filter(row: Mapping, columns: list[str]) -> Filter:
+def pooled_groups(groups: Iterable[str]) -> list[str]:
+    """The groups a "pooled over N models" row pools: the real models (report/tables.py _groups)."""
+    return sorted(g for g in groups if not g.startswith("scripted ") and "[stand-in endpoint" not in g
+                  and not g.startswith("pooled over "))
+
+
+def base_filter(row: Mapping, columns: list[str], groups: Iterable[str] = ()) -> Filter:
     """The runs of a row: its key columns as explorer dimensions."""
     f: Filter = {}
     for col, dim in _KEYS.items():
         v = _cell(row, col)
         if col in columns and v and v != "-" and "->" not in v:
             f[dim] = [v]
+    if f.get("group", [""])[0].startswith("pooled over "):
+        f["group"] = pooled_groups(groups)
     return f
 
 
@@ -58,8 +66,10 @@ def _merge(a: Filter, b: Filter) -> Filter:
     return out
 
 
-def cell_filter(title: str, columns: list[str], row: Mapping, col: str, arms: set[str]) -> tuple[Filter, bool]:
-    base = base_filter(row, columns)
+def cell_filter(title: str, columns: list[str], row: Mapping, col: str, arms: set[str],
+                groups: Iterable[str] = ()) -> tuple[Filter, bool]:
+    """``(filter, exact)`` for one cell (module docstring); ``arms`` and ``groups``: those of the runs."""
+    base = base_filter(row, columns, groups)
     if title == "Runs" and "run" in columns:                # the run folders of the report
         return {"src": [_cell(row, "run")]}, col == "records"
     if title.startswith("Attacks blocked by family") and col in arms:
@@ -71,9 +81,9 @@ def cell_filter(title: str, columns: list[str], row: Mapping, col: str, arms: se
         return base, exact
     if title.startswith("Pairwise arm comparisons"):
         a, b = _cell(row, "arm A"), _cell(row, "arm B")
-        if col in ("success A", "success B"):
+        if col in ("success A", "success B"):       # pooled rows pair on (case, variant, repeat) across models
             return _merge(base, {"arm": [a if col == "success A" else b], "family": ["attack"],
-                                 "outcome": ["attack_succeeded"]}), True
+                                 "outcome": ["attack_succeeded"]}), not _cell(row, "group").startswith("pooled over ")
         return _merge(base, {"arm": [a, b], "family": ["attack"]}), False
     if title.startswith("Paired tests against control"):
         m = _MEASURE_NAMES.get(_cell(row, "outcome"), {})

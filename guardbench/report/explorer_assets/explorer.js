@@ -341,6 +341,7 @@
       th.className = (c.num ? "num " : "") + (state.sort === c.key ? (state.dir > 0 ? "gbx-asc" : "gbx-desc") : "");
     });
     syncControls();
+    ui.wrap.style.height = Math.max(120, Math.min(Math.round(window.innerHeight * 0.6), (view.length + 1) * ROW_H + 40)) + "px";
     ui.rendered = null;
     renderRows();
     api.lastRenderMs = performance.now() - t0;
