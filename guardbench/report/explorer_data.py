@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 
 from guardbench.report.explorer_mask import mask_doc, mask_headers
 
-CHUNK = 64
+CHUNK = 128
 ORDINARY_STATUS = frozenset({"answered", "refused", "step_limit", "lost"})
 DIMENSIONS = ("src", "arm", "case", "family", "variant", "repeat", "group", "status", "outcome", "incident",
               "currency", "refused", "refusal", "q")

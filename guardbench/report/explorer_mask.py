@@ -138,7 +138,10 @@ def mask_headers(headers: Any, found: set[str]) -> Any:
         found.add(v)
         return MASK
     if isinstance(headers, (list, tuple)):
-        if not any(isinstance(p, (list, tuple)) and p and str(p[0]).lower() in SECRET_HEADERS for p in headers):
+        for p in headers:
+            if isinstance(p, (list, tuple)) and p and str(p[0]).lower() in SECRET_HEADERS:
+                break
+        else:
             return headers
         return [[p[0], one(p[0], p[1])] if isinstance(p, (list, tuple)) and len(p) == 2 else p for p in headers]
     if isinstance(headers, dict):
