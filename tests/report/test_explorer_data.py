@@ -126,3 +126,23 @@ def test_table_values_are_left_out_of_links(rows):
     row = {"group": "g", "arm": "a", "attacks blocked": "1/2 (50.0%, 9.5-90.5%; 2 cases)", VALUES: {"x": object()}}
     f, exact = cell_filter("Headline per arm", ["group", "arm", "attacks blocked"], row, "attacks blocked", {"a"})
     assert f == {"group": ["g"], "arm": ["a"], "family": ["attack"], "outcome": ["blocked"]} and exact
+
+
+def test_several_run_folders_each_table_links_to_its_own_runs(tmp_path):
+    from click.testing import CliRunner
+    from urllib.parse import unquote
+    from guardbench.cli.main import cli
+    a = synth.write_run(tmp_path / "a", synth.default_like(n_cases=6, variants=2, seed=1))
+    b = synth.write_run(tmp_path / "b", synth.default_like(n_cases=6, variants=2, seed=2))
+    res = CliRunner().invoke(cli, ["report", str(a), str(b), "--out", str(tmp_path / "both"), "--label", "v1",
+                                   "--label", "v2"])
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "both" / "report.html").read_text()
+    index = json.loads(S.decoded(html)["gbx-index"])
+    assert index["dicts"]["src"] == ["v1", "v2"] and index["n"] == 72
+    blocks = html.split("<h4>")
+    v1 = [b for b in blocks if b.startswith("v1</h4>")]
+    assert v1 and all("src=v1&" in h for b in v1 for h in re.findall(r'href="(#runs[^"]*)"', b))
+    assert 'href="#runs?src=v2"' in html                 # the run summary's row for v2
+    hrefs = {unquote(h) for h in re.findall(r'href="(#runs[^"]*)"', html)}
+    assert any(h.startswith("#runs?src=v2&") for h in hrefs)
