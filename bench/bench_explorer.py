@@ -123,7 +123,7 @@ def browse(html: Path, loads: int, n_filters: int) -> dict:
 def measure(run: Path, kind: str, repeats: int, loads: int, n_filters: int) -> dict:
     with_ex, size = time_report(run, repeats)
     without, size_plain = time_report(run, repeats, "--no-explorer")
-    out = {"bench": "run explorer", "kind": kind, "run": str(run), "records": n_records(run),
+    out = {"bench": "run explorer", "kind": kind, "run": run.name, "records": n_records(run),
            "report_s": round(statistics.median(with_ex), 2), "report_no_explorer_s": round(statistics.median(without), 2),
            "repeats": repeats, "html_bytes": size, "html_mb": round(size / 1e6, 2),
            "html_no_explorer_bytes": size_plain}
