@@ -173,6 +173,7 @@ def story_of(r: Mapping) -> str:
         "steps": [[s.get("tool"), _args(s.get("args"), found), s.get("result"), ranges[i] if i < len(ranges) else None]
                   for i, s in enumerate(steps)],
         "final": t.get("final"), "tstatus": t.get("status"), "error": t.get("error"),
+        "ranges": "step_wire" in r,           # records made before step_wire do not say which step sent what
         "wire": [_exchange(ex, found) for ex in r.get("wire") or ()],
         "inc": [[i.get("kind"), i.get("seq"), i.get("detail"), i.get("amount"), i.get("currency")]
                 for i in r.get("incidents") or ()],

@@ -146,3 +146,14 @@ def test_several_run_folders_each_table_links_to_its_own_runs(tmp_path):
     assert 'href="#runs?src=v2"' in html                 # the run summary's row for v2
     hrefs = {unquote(h) for h in re.findall(r'href="(#runs[^"]*)"', html)}
     assert any(h.startswith("#runs?src=v2&") for h in hrefs)
+
+
+def test_a_record_made_before_the_story_fields_still_has_a_story(explorer_run):
+    from guardbench.report.explorer_data import story_of
+    run, _ = explorer_run
+    r = dict(next(r for r in S.records(run) if r["arm"] == "control" and r["wire"]))
+    for k in ("user_message", "untrusted_data", "step_wire"):
+        r.pop(k)
+    doc = json.loads(story_of(r))
+    assert doc["user"] is None and doc["ranges"] is False and all(s[3] is None for s in doc["steps"])
+    assert [w[0] for w in doc["wire"]] == [ex["seq"] for ex in r["wire"]]

@@ -493,7 +493,9 @@
     });
     var rest = doc.wire.filter(function (ex) { return !used[ex[0]]; });
     if (rest.length) {
-      var o = el("div", {class: "gbx-step"}, el("div", {class: "gbx-label"}, "requests not sent by an agent tool call"));
+      var o = el("div", {class: "gbx-step"}, el("div", {class: "gbx-label"}, doc.ranges === false && doc.steps.length
+        ? "requests after the operator's setup (this record does not say which step sent each)"
+        : "requests not sent by an agent tool call"));
       rest.forEach(function (ex) { o.appendChild(exchange(ex, doc, compact)); });
       box.appendChild(o);
     }
