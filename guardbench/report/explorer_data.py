@@ -72,13 +72,13 @@ def outcome_tags(r: Mapping) -> tuple[str, ...]:
 def _money(r: Mapping) -> dict[str, str]:
     from decimal import Decimal
     m = r.get("money_at_risk") or {}
-    return {str(c): str(a) for c, a in sorted(m.items()) if Decimal(str(a))} if isinstance(m, Mapping) else {}
+    return {str(c): str(a) for c, a in sorted(m.items()) if Decimal(str(a))} if isinstance(m, dict) else {}
 
 
 def _tokens(r: Mapping) -> int | None:
-    u = r.get("usage") if isinstance(r.get("usage"), Mapping) and r.get("usage") else \
+    u = r.get("usage") if isinstance(r.get("usage"), dict) and r.get("usage") else \
         (r.get("transcript") or {}).get("usage") or {}
-    if not isinstance(u, Mapping) or ("prompt_tokens" not in u and "total_tokens" not in u):
+    if not isinstance(u, dict) or ("prompt_tokens" not in u and "total_tokens" not in u):
         return None
     total = u.get("total_tokens")
     if isinstance(total, (int, float)) and total:
@@ -156,7 +156,7 @@ def _exchange(ex: Mapping, found: set[str]) -> list:
 
 
 def _args(args: Any, found: set[str]) -> Any:
-    if isinstance(args, Mapping) and isinstance(args.get("headers"), (Mapping, list)):
+    if isinstance(args, dict) and isinstance(args.get("headers"), (dict, list)):
         args = dict(args)
         args["headers"] = mask_headers(args["headers"], found)
     return args

@@ -39,13 +39,14 @@ _FORM_SECRET = re.compile(r'client_secret=([^&\s"\\]{8,})')
 _AUTH = re.compile(r'uthorization\\*"\s*[:,]\s*\\*"\s*([A-Za-z][\w-]*)\s+([^"\\]+)')   # [Aa]uthorization
 
 
-def _basic_parts(credential: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def _basic_parts(credential: str) -> tuple[str, ...]:
     try:
         pair = base64.b64decode(credential + "=" * (-len(credential) % 4), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        return []
+        return ()
     user, sep, secret = pair.partition(":")
-    return [pair, secret] if sep else [pair]
+    return (pair, secret) if sep else (pair,)
 
 
 def secrets_in(text: str) -> set[str]:
@@ -53,6 +54,8 @@ def secrets_in(text: str) -> set[str]:
     found: set[str] = set()
     for m in _AUTH.finditer(text):
         scheme, cred = m.group(1), m.group(2).strip()
+        if cred == MASK:                   # a header masked already
+            continue
         found.add(cred)
         if scheme.lower() == "basic":
             found.update(_basic_parts(cred))
@@ -122,30 +125,34 @@ def _deep(x: Any, fs: list[str]) -> Any:
     return x
 
 
+def _mask_value(k: Any, v: Any, found: set[str]) -> Any:
+    name = str(k).lower()
+    if name not in SECRET_HEADERS or not isinstance(v, str):
+        return v
+    scheme, sep, cred = v.strip().partition(" ")
+    if sep and name.endswith("authorization"):
+        cred = cred.strip()
+        found.add(cred)
+        if scheme.lower() == "basic":
+            found.update(_basic_parts(cred))
+        return f"{scheme} {MASK}"
+    found.add(v)
+    return MASK
+
+
 def mask_headers(headers: Any, found: set[str]) -> Any:
     """Header pairs (or a header dict) with the values of secret headers masked (an Authorization
     header keeps its scheme); the values masked are added to ``found``, to be masked everywhere."""
-    def one(k: Any, v: Any) -> Any:
-        if str(k).lower() not in SECRET_HEADERS or not isinstance(v, str):
-            return v
-        scheme, sep, cred = v.strip().partition(" ")
-        if sep and str(k).lower().endswith("authorization"):
-            cred = cred.strip()
-            found.add(cred)
-            if scheme.lower() == "basic":
-                found.update(_basic_parts(cred))
-            return f"{scheme} {MASK}"
-        found.add(v)
-        return MASK
     if isinstance(headers, (list, tuple)):
-        for p in headers:
-            if isinstance(p, (list, tuple)) and p and str(p[0]).lower() in SECRET_HEADERS:
-                break
-        else:
-            return headers
-        return [[p[0], one(p[0], p[1])] if isinstance(p, (list, tuple)) and len(p) == 2 else p for p in headers]
+        out = None
+        for i, p in enumerate(headers):
+            if isinstance(p, (list, tuple)) and len(p) == 2 and str(p[0]).lower() in SECRET_HEADERS:
+                if out is None:
+                    out = [list(q) if isinstance(q, (list, tuple)) else q for q in headers]
+                out[i] = [p[0], _mask_value(p[0], p[1], found)]
+        return headers if out is None else out
     if isinstance(headers, dict):
-        return {k: one(k, v) for k, v in headers.items()}
+        return {k: _mask_value(k, v, found) for k, v in headers.items()}
     return headers
 
 
