@@ -44,6 +44,17 @@ def records_of(run) -> Iterator:
         yield rec
 
 
+STORY_MARKER = "  /* explorer_story.js: a run's story (inlined here by guardbench/report/explorer.py) */"
+
+
+def script() -> str:
+    """The page's script: explorer.js with explorer_story.js inlined at its marker (one scope)."""
+    main = asset("explorer.js")
+    if main.count(STORY_MARKER) != 1:
+        raise GuardbenchError(str(ASSETS / "explorer.js"), "the marker for explorer_story.js is not there once")
+    return main.replace(STORY_MARKER, asset("explorer_story.js"))
+
+
 class Explorer:
     """The explorer of some run folders (``RunData`` of report/frame.py), ready to be written into a page."""
 
@@ -56,7 +67,7 @@ class Explorer:
         self.payload: Payload = b.finish([run.label for run in self.runs])
         self.arms = {r.arm for r in self.payload.rows}
         self.groups = sorted({r.group for r in self.payload.rows})
-        self.script = asset("explorer.js")
+        self.script = script()
 
     # -- links from the tables --------------------------------------------------------------------
     def link(self, title: str, columns: list[str], row: Mapping, col: str, src: str | None) -> str:
