@@ -10,4 +10,7 @@ python3 -m venv .venv
 # test does not use; the layer it drives needs requests, pydantic and httpx (in the test extra).
 .venv/bin/python -m pip install --quiet --no-deps 'paypal-agent-toolkit==1.11.0'
 export GUARDBENCH_SPECS_DIR="${GUARDBENCH_SPECS_DIR:-$(cd .. && pwd)/shared/specs/paypal}"
+# lint and types first (configured in pyproject.toml); a branch that fails either does not reach the tests
+.venv/bin/ruff check guardbench tests bench scripts
+.venv/bin/mypy
 exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 "$@"

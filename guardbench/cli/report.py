@@ -3,9 +3,9 @@
 Writes OUT/report.md, OUT/report.html and OUT/figures/<name>.png|svg (headline, blocked_by_family,
 incidents_by_class, money_at_risk, tradeoff). report.html ends with the run explorer (every run, its
 wire and its verdict; every table cell links to the runs behind it: guardbench/report/explorer.py);
-``--no-explorer`` writes the figures and tables only. OUT defaults to RUN/report for one run and to
-RUN_1/report-combined for several. With exactly two runs the paired comparison of
-``guardbench compare`` is appended.
+``--no-explorer`` writes the figures and tables only. OUT defaults to a new folder out/report-<time>,
+never into a run folder. With exactly two runs the paired comparison of ``guardbench compare`` is
+appended. Needs the [report] extra (matplotlib).
 """
 from __future__ import annotations
 
@@ -16,16 +16,15 @@ import click
 
 def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = True) -> dict:
     """Build the report; returns the paths written (markdown, html, figures)."""
+    from guardbench.extras import require
+    from guardbench.outputs import check_out_dir, default_out
+    require("report", "matplotlib")
     from guardbench.report import figures as F
     from guardbench.report import html, markdown
-    from guardbench.report.frame import read_runs, runs_path
+    from guardbench.report.frame import read_runs
 
     runs = read_runs(run_dirs, labels)
-    if out is None:
-        first = runs_path(run_dirs[0]).parent
-        out = first / ("report" if len(runs) == 1 else "report-combined")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_out_dir(Path(out) if out is not None else default_out("report"))
     figs = F.write_figures(runs, out / "figures")
     extra = []
     if len(runs) == 2:
@@ -45,7 +44,7 @@ def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = 
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output folder (default RUN/report; several runs: RUN_1/report-combined).")
+              help="Output folder (default: a new folder out/report-<time>).")
 @click.option("--label", "labels", multiple=True, help="A label per run, in order (default: folder names).")
 @click.option("--no-explorer", is_flag=True, help="report.html with the figures and tables only (no run explorer).")
 def report(runs, out, labels, no_explorer):
