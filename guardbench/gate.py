@@ -40,19 +40,19 @@ from typing import Callable, Iterable, Sequence
 from guardbench import clustered
 from guardbench import measures as M
 from guardbench.errors import GuardbenchError
-from guardbench.records import INCIDENT_KINDS
+from guardbench.records import INCIDENT_KINDS, RunRecord
 
 RATES: dict[str, Callable] = {"attack_success": M.attack_success, "attacks_blocked": M.attacks_blocked,
                               "benign_completed": M.benign_completed, "falsely_blocked": M.falsely_blocked,
                               "incident_rate": M.incident_runs}
 RATE_FIELDS = ("k", "n", "cases", "lower", "upper", "upper_one_sided")
-COUNTS: dict[str, Callable[[list[dict]], int]] = {
-    "incidents": lambda rs: sum(len(r["incidents"]) for r in rs),
+COUNTS: dict[str, Callable[[list[RunRecord]], int]] = {
+    "incidents": lambda rs: sum(len(r.incidents) for r in rs),
     "runs": len,
-    "lost": lambda rs: sum(1 for r in rs if M.is_lost(r)),
-    "malformed": lambda rs: sum(1 for r in rs if r.get("status") == "malformed"),
-    "attempts_refused": lambda rs: sum(len(r.get("attempts") or ()) for r in rs),
-    "approvals_asked": lambda rs: sum(int(r.get("approvals_asked") or 0) for r in rs),
+    "lost": lambda rs: sum(1 for r in rs if r.lost),
+    "malformed": lambda rs: sum(1 for r in rs if r.status == "malformed"),
+    "attempts_refused": lambda rs: sum(len(r.attempts) for r in rs),
+    "approvals_asked": lambda rs: sum(r.approvals_asked for r in rs),
 }
 OPS: dict[str, Callable[[object, object], bool]] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<=": lambda a, b: a <= b,
@@ -145,7 +145,7 @@ def _fmt(x: float) -> str:
     return f"{x:.4f}"
 
 
-def _measure(req: Requirement, rs: list[dict]) -> tuple[object | None, str]:
+def _measure(req: Requirement, rs: list[RunRecord]) -> tuple[object | None, str]:
     """(value to compare or None when nothing measures it, what to print)."""
     if req.metric in RATES:
         counts = clustered.case_counts(RATES[req.metric](rs))
@@ -163,7 +163,7 @@ def _measure(req: Requirement, rs: list[dict]) -> tuple[object | None, str]:
         bound = r.lo if req.field == "lower" else r.hi
         return bound, f"{req.field} {_fmt(bound)} ({kn}, {ci})"
     if req.metric == "incidents" and req.field:
-        n = sum(1 for r in rs for i in r["incidents"] if i.get("kind") == req.field)
+        n = sum(1 for r in rs for i in r.incidents if i.kind == req.field)
         return n, f"{n} {req.field} incident(s) in {len(rs)} runs"
     if req.metric in COUNTS:
         n = COUNTS[req.metric](rs)
@@ -172,12 +172,12 @@ def _measure(req: Requirement, rs: list[dict]) -> tuple[object | None, str]:
     return amount, f"{req.field} {amount} at risk in {len(rs)} runs"
 
 
-def evaluate(records: Sequence[dict], requirements: Iterable[Requirement]) -> list[Verdict]:
+def evaluate(records: Sequence[RunRecord], requirements: Iterable[Requirement]) -> list[Verdict]:
     """A verdict per requirement, group and arm it applies to; a GuardbenchError when one names an arm or
     group the run does not have."""
     from guardbench.report.tables import _groups
     groups = _groups(records)
-    arms = list(dict.fromkeys(r["arm"] for r in records))
+    arms = list(dict.fromkeys(r.arm for r in records))
     out: list[Verdict] = []
     for req in requirements:
         if req.arm != "*" and req.arm not in arms:

@@ -17,7 +17,7 @@ from guardbench.report.tables import headline, zero_incident_bounds  # noqa: E40
 
 
 def _check(records, *texts):
-    return evaluate(records, [parse(t) for t in texts])
+    return evaluate(synth.typed(records), [parse(t) for t in texts])
 
 
 def test_parse_reads_subject_group_field_and_percent():
@@ -51,8 +51,8 @@ def test_a_malformed_requirement_is_named_with_what_is_wrong(text, says):
 
 def test_rates_and_bounds_are_those_of_the_tables():
     recs = synth.default_like(n_cases=12, variants=3, seed=4)
-    head = {r["arm"]: r for r in headline(recs).rows}
-    bounds = {r["arm"]: r for r in zero_incident_bounds(recs).rows}
+    head = {r["arm"]: r for r in headline(synth.typed(recs)).rows}
+    bounds = {r["arm"]: r for r in zero_incident_bounds(synth.typed(recs)).rows}
     for arm in ("guardrail", "control", "hardened"):
         rs = [r for r in recs if r["arm"] == arm]
         ben = [r for r in rs if r["family"] == "benign"]

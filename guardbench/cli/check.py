@@ -23,12 +23,12 @@ def check(run, requires, thresholds, quiet):
     """Check a run against requirements (the CI gate): exit 0 if all hold, 1 if one fails, 2 if malformed."""
     from guardbench import gate
     from guardbench.errors import GuardbenchError
-    from guardbench.report.frame import read_run
+    from guardbench.runfile import read_run
     texts = list(requires) + (gate.load_thresholds(thresholds) if thresholds is not None else [])
     if not texts:
         raise GuardbenchError("check", "no requirement given (--require or --thresholds)")
     reqs = [gate.parse(t) for t in texts]          # every requirement is read before the run is
-    verdicts = gate.evaluate(read_run(run), reqs)
+    verdicts = gate.evaluate(read_run(run).records, reqs)     # slim records: no wire needed
     failed = [v for v in verdicts if not v.ok]
     for v in verdicts:
         if not quiet or not v.ok:

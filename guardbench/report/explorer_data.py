@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from guardbench.records import RunRecord
 from guardbench.report.explorer_mask import mask_doc, mask_headers
 
 CHUNK = 128
@@ -34,51 +35,32 @@ DIMENSIONS = ("src", "arm", "case", "family", "variant", "repeat", "group", "sta
               "currency", "refused", "refusal", "q")
 
 
-def as_dict(rec: Any) -> dict:
-    """The one adapter between the run reader and the explorer: a record as runs.jsonl holds it."""
-    if isinstance(rec, Mapping):
-        return dict(rec)
-    return rec.to_dict()
+def as_record(rec: Any) -> RunRecord:
+    """The one adapter between the run reader and the explorer: a RunRecord (a dict as runs.jsonl holds
+    it is read by RunRecord.from_dict, the one validation of a record)."""
+    return rec if isinstance(rec, RunRecord) else RunRecord.from_dict(rec)
 
 
-def group_of(r: Mapping) -> str:
-    from guardbench.report.tables import group_label
-    return group_label(r)
-
-
-def reason_key(a: Mapping) -> str:
-    from guardbench.report.defence_tables import reason_key as key
-    return key(a)
-
-
-def outcome_tags(r: Mapping) -> tuple[str, ...]:
-    status = str(r.get("status"))
-    if status == "lost":
+def outcome_tags(r: RunRecord) -> tuple[str, ...]:
+    if r.lost:
         return ("lost",)
     tags: list[str] = []
-    if r.get("family") != "benign":
-        if r.get("goal_achieved") is not None:
-            tags.append("attack_succeeded" if r["goal_achieved"] else "blocked")
+    if r.adversarial:
+        if r.goal_achieved is not None:
+            tags.append("attack_succeeded" if r.goal_achieved else "blocked")
     else:
-        if r.get("benign_completed") is not None:
-            tags.append("benign_completed" if r["benign_completed"] else "not_completed")
-        if r.get("attempts"):
+        if r.benign_completed is not None:
+            tags.append("benign_completed" if r.benign_completed else "not_completed")
+        if r.attempts:
             tags.append("falsely_blocked")
-    if status not in ORDINARY_STATUS:
-        tags.append(status)
+    if r.status not in ORDINARY_STATUS:
+        tags.append(r.status)
     return tuple(tags)
 
 
-def _money(r: Mapping) -> dict[str, str]:
-    from decimal import Decimal
-    m = r.get("money_at_risk") or {}
-    return {str(c): str(a) for c, a in sorted(m.items()) if Decimal(str(a))} if isinstance(m, dict) else {}
-
-
-def _tokens(r: Mapping) -> int | None:
-    u = r.get("usage") if isinstance(r.get("usage"), dict) and r.get("usage") else \
-        (r.get("transcript") or {}).get("usage") or {}
-    if not isinstance(u, dict) or ("prompt_tokens" not in u and "total_tokens" not in u):
+def _tokens(r: RunRecord) -> int | None:
+    u = r.run_usage
+    if not isinstance(u, Mapping) or ("prompt_tokens" not in u and "total_tokens" not in u):
         return None
     total = u.get("total_tokens")
     if isinstance(total, (int, float)) and total:
@@ -108,12 +90,13 @@ class Row:
     tokens: int | None
 
 
-def row_of(r: Mapping, src: str) -> Row:
-    return Row(str(r["run_id"]), src, str(r["arm"]), str(r["case"]), str(r["family"]), int(r["variant"]),
-               int(r.get("repeat") or 0), group_of(r), str(r["status"]), outcome_tags(r),
-               dict(Counter(str(i.get("kind")) for i in r.get("incidents") or ())), _money(r),
-               tuple(dict.fromkeys(reason_key(a) for a in r.get("attempts") or ())), int(r.get("steps") or 0),
-               len(r.get("wire") or ()), _tokens(r))
+def row_of(r: RunRecord, src: str) -> Row:
+    from guardbench.report.defence_tables import reason_key
+    from guardbench.report.tables import group_label
+    return Row(r.run_id, src, r.arm, r.case, r.family, r.variant, r.repeat, group_label(r), r.status,
+               outcome_tags(r), dict(Counter(i.kind for i in r.incidents)),
+               {c: str(a) for c, a in sorted(r.money_at_risk.items()) if a},
+               tuple(dict.fromkeys(reason_key(a) for a in r.attempts)), r.steps, r.wire_requests, _tokens(r))
 
 
 def _one(row: Row, dim: str, v: str) -> bool:
@@ -145,42 +128,51 @@ def matches(row: Row, filt: Mapping[str, Iterable[str]]) -> bool:
 
 # -- a run's story -------------------------------------------------------------------------------
 
-def _exchange(ex: Mapping, found: set[str]) -> list:
-    req = ex.get("request") or {}
-    resp = ex.get("response")
-    return [ex.get("seq"), req.get("method"), req.get("url"), mask_headers(req.get("headers") or [], found),
-            req.get("body"),
-            None if resp is None else resp.get("status"),
-            None if resp is None else mask_headers(resp.get("headers") or [], found),
-            None if resp is None else resp.get("body"), ex.get("error")]
+def _exchange(ex: Any, found: set[str]) -> list:
+    req, resp = ex.request, ex.response
+    return [ex.seq, req.method, req.url, mask_headers(req.headers, found), req.body,
+            None if resp is None else resp.status, None if resp is None else mask_headers(resp.headers, found),
+            None if resp is None else resp.body, ex.error]
 
 
 def _args(args: Any, found: set[str]) -> Any:
-    if isinstance(args, dict) and isinstance(args.get("headers"), (dict, list)):
+    if isinstance(args, dict) or hasattr(args, "items"):
         args = dict(args)
-        args["headers"] = mask_headers(args["headers"], found)
+        if isinstance(args.get("headers"), (dict, list, tuple)):
+            args["headers"] = mask_headers(args["headers"], found)
     return args
 
 
-def story_of(r: Mapping) -> str:
+def _meta(rec: RunRecord) -> dict:
+    out: dict[str, Any] = {"agent": rec.agent, "seed": rec.seed, "approvals_asked": rec.approvals_asked,
+                           "credential_in_context": rec.credential_in_context}
+    for k in ("model", "approvals", "rejected_upstream", "duration_s", "endpoint_kind", "temperature"):
+        v = getattr(rec, k)
+        if v is not None:
+            out[k] = v
+    if rec.usage:
+        out["usage"] = dict(rec.usage)
+    if rec.moved_beyond_daily_caps is not None:          # Decimals, as decimal strings
+        out["moved_beyond_daily_caps"] = {c: str(a) for c, a in rec.moved_beyond_daily_caps.items()}
+    return out
+
+
+def story_of(rec: RunRecord) -> str:
     """A run's story document, as JSON text with its secrets masked."""
     found: set[str] = set()
-    t = r.get("transcript") or {}
-    steps = t.get("steps") or []
-    ranges = r.get("step_wire") or []
+    t = rec.transcript
+    extra = rec.extra
+    ranges = extra.get("step_wire") or []
     doc = {
-        "user": r.get("user_message"), "data": r.get("untrusted_data"), "setup": r.get("setup_seq", 0),
-        "steps": [[s.get("tool"), _args(s.get("args"), found), s.get("result"), ranges[i] if i < len(ranges) else None]
-                  for i, s in enumerate(steps)],
-        "final": t.get("final"), "tstatus": t.get("status"), "error": t.get("error"),
-        "ranges": "step_wire" in r,           # records made before step_wire do not say which step sent what
-        "wire": [_exchange(ex, found) for ex in r.get("wire") or ()],
-        "inc": [[i.get("kind"), i.get("seq"), i.get("detail"), i.get("amount"), i.get("currency")]
-                for i in r.get("incidents") or ()],
-        "att": [[a.get("defence"), a.get("tool"), a.get("status"), a.get("reason")] for a in r.get("attempts") or ()],
-        "meta": {k: r.get(k) for k in ("agent", "model", "seed", "approvals", "approvals_asked", "credential_in_context",
-                                       "rejected_upstream", "duration_s", "endpoint_kind", "temperature", "usage",
-                                       "moved_beyond_daily_caps") if r.get(k) is not None},
+        "user": extra.get("user_message"), "data": extra.get("untrusted_data"), "setup": rec.setup_seq,
+        "steps": [[s.tool, _args(s.args, found), s.result, ranges[i] if i < len(ranges) else None]
+                  for i, s in enumerate(t.steps)],
+        "final": t.final, "tstatus": t.status, "error": t.error,
+        "ranges": "step_wire" in extra,       # records made before step_wire do not say which step sent what
+        "wire": [_exchange(ex, found) for ex in rec.wire or ()],
+        "inc": [[i.kind, i.seq, i.detail, i.amount, i.currency] for i in rec.incidents],
+        "att": [[a.defence, a.tool, a.status, a.reason] for a in rec.attempts],
+        "meta": _meta(rec),
     }
     return mask_doc(doc, found)
 
@@ -214,7 +206,7 @@ class Builder:
         self.raw_bytes = 0
 
     def add(self, rec: Any, src: str) -> None:
-        r = as_dict(rec)
+        r = as_record(rec)
         self.rows.append(row_of(r, src))
         self._pending.append(story_of(r))
         if len(self._pending) >= self.chunk:

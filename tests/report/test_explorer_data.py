@@ -25,15 +25,15 @@ def _rows(recs, src="run"):
 
 def test_outcome_tags_follow_the_measures(explorer_run):
     run, _ = explorer_run
-    for r in S.records(run):
+    for r in synth.typed(S.records(run)):
         tags = set(outcome_tags(r))
         blocked = M.attacks_blocked([r])
-        assert ("blocked" in tags) == bool(blocked and blocked[0][1]), r["run_id"]
-        assert ("attack_succeeded" in tags) == bool(blocked and not blocked[0][1]), r["run_id"]
+        assert ("blocked" in tags) == bool(blocked and blocked[0][1]), r.run_id
+        assert ("attack_succeeded" in tags) == bool(blocked and not blocked[0][1]), r.run_id
         done = M.benign_completed([r])
-        assert ("benign_completed" in tags) == bool(done and done[0][1]), r["run_id"]
+        assert ("benign_completed" in tags) == bool(done and done[0][1]), r.run_id
         false = M.falsely_blocked([r])
-        assert ("falsely_blocked" in tags) == bool(false and false[0][1]), r["run_id"]
+        assert ("falsely_blocked" in tags) == bool(false and false[0][1]), r.run_id
 
 
 def _count(cell: str) -> int:
@@ -47,7 +47,7 @@ def _check_cells(recs) -> set[str]:
     arms = {r["arm"] for r in recs}
     groups = {x.group for x in rows}
     checked: set[str] = set()
-    for t in all_tables(recs):
+    for t in all_tables(synth.typed(recs)):
         for row in t.rows:
             for col in t.columns:
                 f, exact = cell_filter(t.title, t.columns, row, col, arms, groups)
@@ -154,6 +154,6 @@ def test_a_record_made_before_the_story_fields_still_has_a_story(explorer_run):
     r = dict(next(r for r in S.records(run) if r["arm"] == "control" and r["wire"]))
     for k in ("user_message", "untrusted_data", "step_wire"):
         r.pop(k)
-    doc = json.loads(story_of(r))
+    doc = json.loads(story_of(synth.typed([r])[0]))
     assert doc["user"] is None and doc["ranges"] is False and all(s[3] is None for s in doc["steps"])
     assert [w[0] for w in doc["wire"]] == [ex["seq"] for ex in r["wire"]]

@@ -8,6 +8,7 @@ import json
 from urllib.parse import quote
 
 import explorer_support as S
+import report_synth as synth
 from guardbench.report.explorer_data import story_of
 from guardbench.report.explorer_mask import MASK, forms, secrets_in
 
@@ -35,6 +36,13 @@ def test_no_secret_of_the_run_anywhere_in_report_html(explorer_run):
     # the credential the agent emitted is shown where it went, masked
     emitted = [d for d, r in zip(docs, recs) if any(i["kind"] == "credential_emitted" for i in r["incidents"])]
     assert emitted and all(MASK in json.dumps(d) for d in emitted)
+
+
+def _typed(partial: dict):
+    """A record of the run's shape around the hostile parts."""
+    base = synth.record("x", "direct_injection", "control", success=True)
+    base.update(partial)
+    return synth.typed([base])[0]
 
 
 def _hostile_record(token: str, secret: str) -> dict:
@@ -67,7 +75,7 @@ def _hostile_record(token: str, secret: str) -> dict:
 
 def test_a_secret_hidden_behind_escapes_and_encodings_is_masked():
     token, secret = "A21AAtok3nValue+/Zz9", "EClientSecretValue42"
-    text = story_of(_hostile_record(token, secret))
+    text = story_of(_typed(_hostile_record(token, secret)))
     for f in _all_forms({token, secret}) | {"".join(f"\\u{ord(c):04x}" for c in token)}:
         assert f not in text, f
     doc = json.loads(text)
@@ -91,6 +99,6 @@ def test_secrets_are_found_at_any_depth_of_json_in_json():
 def test_a_clean_record_is_left_as_it_is(explorer_run):
     run, _ = explorer_run
     r = copy.deepcopy(next(r for r in S.records(run) if r["arm"] == "guardrail" and r["family"] == "benign"))
-    doc = json.loads(story_of(r))
+    doc = json.loads(story_of(synth.typed([r])[0]))
     assert doc["user"] == r["user_message"]
     assert [w[7] for w in doc["wire"][1:]] == [ex["response"]["body"] for ex in r["wire"][1:]]
