@@ -1,6 +1,6 @@
 """Run every benchmark script and keep its output under results/bench/ (what the README quotes).
 
-    python bench/run_all.py [NAME ...]     # names: run broker conformance report defences llm mutate sandbox install
+    python bench/run_all.py [NAME ...]     # names: run broker conformance report explorer defences llm mutate sandbox install
 
 Each file records the command, the machine's load average before it started and the
 script's own output, so a reader can judge the conditions of a figure.
@@ -19,6 +19,7 @@ SCRIPTS = {
     "broker": ["bench/bench_broker.py"],
     "conformance": ["bench/bench_conformance.py"],
     "report": ["bench/bench_report.py"],
+    "explorer": ["bench/bench_explorer.py"],
     "defences": ["bench/bench_defences.py"],
     "llm": ["bench/bench_llm.py"],
     "mutate": ["bench/bench_mutate.py", "--repeat", "1"],

@@ -51,7 +51,7 @@ def iter_records(path: Path | str, slim: bool = False) -> Iterator[tuple[int, Ru
     use :func:`read_records`, which keeps the latest attempt of each run.
     """
     path = Path(path)
-    seen: dict[str, tuple[int, RunRecord]] = {}
+    seen: dict[str, tuple[int, bool, int]] = {}       # run_id -> (line, lost, attempt): never the record itself
     try:
         fh = path.open("rb")
     except OSError as exc:
@@ -68,10 +68,10 @@ def iter_records(path: Path | str, slim: bool = False) -> Iterator[tuple[int, Ru
                 raise GuardbenchError(str(path), f"line {lineno}: not a JSON record") from None
             rec = RunRecord.from_dict(doc, f"{path}: line {lineno}", slim=slim)
             first = seen.get(rec.run_id)
-            if first is not None and not (first[1].lost and rec.attempt == first[1].attempt + 1):
+            if first is not None and not (first[1] and rec.attempt == first[2] + 1):
                 raise GuardbenchError(str(path), f"line {lineno}: run_id {rec.run_id!r} is recorded twice (first "
                                                  f"at line {first[0]}); a run folder holds each run once")
-            seen[rec.run_id] = (lineno, rec)
+            seen[rec.run_id] = (lineno, rec.lost, rec.attempt)
             yield lineno, rec
 
 

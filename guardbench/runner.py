@@ -20,6 +20,7 @@ from guardbench.arms.setup import SetupFailed
 from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
 from guardbench.records import RunRecord
+from guardbench.run_story import ToolWatch, story_fields
 from guardbench.runfolder import encode
 from guardbench.scoring.score import policy_reference, run_reference, score
 
@@ -105,7 +106,7 @@ class Bench:
         except BaseException:
             tmp.cleanup()
             raise
-        return Started(spec, case, arm, prepared, tmp, t0)
+        return Started(spec, case, arm, prepared, tmp, t0, ToolWatch(prepared.session, prepared.recorder))
 
     def finish(self, started: "Started", transcript: Transcript, require_success: bool = True,
                attempt: int = 1) -> RunRecord:
@@ -130,7 +131,8 @@ class Bench:
             incidents=s.incidents, goal_achieved=None if lost else s.goal_achieved,
             benign_completed=None if lost else s.benign_completed, money_at_risk=s.money_at_risk,
             moved_beyond_daily_caps=s.moved_beyond_daily_caps, rejected_upstream=s.rejected_upstream,
-            duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt)
+            duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt,
+            extra=story_fields(prepared.session, started.watch, transcript))   # the explorer's story of the run
 
     def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:
         started = self.start(spec)
@@ -162,6 +164,7 @@ class Started:
     prepared: Prepared
     tmp: Any             # tempfile.TemporaryDirectory holding the run's work folder (or _NoFolder)
     t0: float
+    watch: ToolWatch | None = None
     closed: bool = False
 
     def refused_transcript(self) -> Transcript | None:

@@ -1,8 +1,10 @@
 """guardbench report RUN [RUN ...]: a Markdown and a self-contained HTML report with figures.
 
 Writes OUT/report.md, OUT/report.html and OUT/figures/<name>.png|svg (headline, blocked_by_family,
-incidents_by_class, money_at_risk, tradeoff). OUT defaults to a new folder out/report-<time>, never
-into a run folder. With exactly two runs the paired comparison of ``guardbench compare`` is
+incidents_by_class, money_at_risk, tradeoff). report.html ends with the run explorer (every run, its
+wire and its verdict; every table cell links to the runs behind it: guardbench/report/explorer.py);
+``--no-explorer`` writes the figures and tables only. OUT defaults to a new folder out/report-<time>,
+never into a run folder. With exactly two runs the paired comparison of ``guardbench compare`` is
 appended. Needs the [report] extra (matplotlib).
 """
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 import click
 
 
-def build_report(run_dirs, out: Path | None = None, labels=()) -> dict:
+def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = True) -> dict:
     """Build the report; returns the paths written (markdown, html, figures)."""
     from guardbench.extras import require
     from guardbench.outputs import check_out_dir, default_out
@@ -31,7 +33,11 @@ def build_report(run_dirs, out: Path | None = None, labels=()) -> dict:
         if cmp.rows:
             extra.append(cmp)
     md = markdown.write(runs, figs, out, extra)
-    page = html.write(runs, figs, out, extra)
+    ex = None
+    if explorer:
+        from guardbench.report.explorer import Explorer
+        ex = Explorer(runs)
+    page = html.write(runs, figs, out, extra, ex)
     return {"out": out, "markdown": md, "html": page, "figures": [p for f in figs for p in (f.png, f.svg)]}
 
 
@@ -40,9 +46,10 @@ def build_report(run_dirs, out: Path | None = None, labels=()) -> dict:
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output folder (default: a new folder out/report-<time>).")
 @click.option("--label", "labels", multiple=True, help="A label per run, in order (default: folder names).")
-def report(runs, out, labels):
+@click.option("--no-explorer", is_flag=True, help="report.html with the figures and tables only (no run explorer).")
+def report(runs, out, labels, no_explorer):
     """Write a Markdown and HTML report with figures for runs."""
-    res = build_report(list(runs), out, labels)
+    res = build_report(list(runs), out, labels, explorer=not no_explorer)
     click.echo(f"wrote {res['markdown']}")
     click.echo(f"wrote {res['html']}")
     click.echo(f"wrote {len(res['figures'])} figure files in {res['out'] / 'figures'}")

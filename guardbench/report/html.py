@@ -1,7 +1,9 @@
 """report.html: one self-contained file (figures embedded as base64 PNG, no external assets).
 
 The tables are the Table objects of report/tables.py, cell for cell; with several runs each
-table is shown once per run, side by side.
+table is shown once per run, side by side. With the run explorer (report/explorer.py) every
+cell links to the runs behind it and the page ends with the explorer; without it
+(``guardbench report --no-explorer``) the page holds the figures and tables only.
 """
 from __future__ import annotations
 
@@ -32,14 +34,21 @@ code { background: #f3f3f3; padding: 0 .2em; }
 """
 
 
-def table_html(t: Table, heading: str | None = "h3", title: str | None = None) -> str:
+def table_html(t: Table, heading: str | None = "h3", title: str | None = None, explorer=None,
+               src: str | None = None) -> str:
     out = []
     if heading:
         out.append(f"<{heading}>{escape(title or t.title)}</{heading}>")
     out.append('<div class="scroll"><table><thead><tr>'
                + "".join(f"<th>{escape(c)}</th>" for c in t.columns) + "</tr></thead><tbody>")
     for r in t.rows:
-        out.append("<tr>" + "".join(f"<td>{escape(str(r.get(c, '')))}</td>" for c in t.columns) + "</tr>")
+        if explorer is None:
+            out.append("<tr>" + "".join(f"<td>{escape(str(r.get(c, '')))}</td>" for c in t.columns) + "</tr>")
+        else:
+            from guardbench.report.explorer import cell_html
+            out.append("<tr>" + "".join(
+                f"<td>{cell_html(str(r.get(c, '')), explorer.link(t.title, t.columns, r, c, src))}</td>"
+                for c in t.columns) + "</tr>")
     out.append("</tbody></table></div>")
     if t.note:
         out.append(f'<p class="note">{escape(t.note)}</p>')
@@ -51,26 +60,33 @@ def _img(path: Path, alt: str) -> str:
     return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-def render(runs, figures, extra: Sequence[Table] = ()) -> str:
+def render(runs, figures, extra: Sequence[Table] = (), explorer=None) -> str:
     if len(runs) == 1:
         intro = f"Run <code>{escape(runs[0].label)}</code>: {len(runs[0].records)} records."
     else:
         intro = f"{len(runs)} runs side by side: " + ", ".join(f"<code>{escape(r.label)}</code>" for r in runs) + "."
+    csp = explorer.csp() if explorer is not None else "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+    style = CSS + (explorer.style() if explorer is not None else "")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             "<title>guardbench report</title>", f"<style>{CSS}</style></head><body>",
+             f'<meta http-equiv="Content-Security-Policy" content="{escape(csp)}">',
+             "<title>guardbench report</title>", f"<style>{style}</style></head><body>",
              "<h1>guardbench report</h1>", f"<p>{intro} Everything here is computed from the runs' records "
              "(runs.jsonl) alone; the tables are those of <code>guardbench table RUN</code>. Rates are k/n of runs "
              "with a 95% interval clustered by case (Wilson on Rao &amp; Scott's effective sample) and the number "
-             "of cases; lost runs are shown, never scored as blocked or completed.</p>", "<h2>Runs</h2>"]
+             "of cases; lost runs are shown, never scored as blocked or completed.</p>"]
+    if explorer is not None:
+        parts.append('<p><a href="#runs">Every run, its wire and its verdict</a>: the run explorer at the end of '
+                     "this page; every number in the tables links to the runs behind it.</p>")
+    parts.append("<h2>Runs</h2>")
     summary = Table("Runs", SUMMARY_COLUMNS, summary_rows(runs))
-    parts.append(table_html(summary, heading=None))
+    parts.append(table_html(summary, heading=None, explorer=explorer))
     parts.append("<h2>Figures</h2>")
     for f in figures:
         parts.append(f'<figure id="fig-{escape(f.name)}"><h3>{escape(f.title)}</h3>{_img(f.png, f.title)}'
                      f"<figcaption>{escape(f.caption)}</figcaption></figure>")
     parts.append("<h2>Tables</h2>")
     if len(runs) == 1:
-        parts += [table_html(t) for t in runs[0].tables]
+        parts += [table_html(t, explorer=explorer, src=runs[0].label) for t in runs[0].tables]
     else:
         titles = list(dict.fromkeys(t.title for run in runs for t in run.tables))
         for title in titles:
@@ -79,14 +95,17 @@ def render(runs, figures, extra: Sequence[Table] = ()) -> str:
             for run in runs:
                 t = next((t for t in run.tables if t.title == title), None)
                 if t is not None:
-                    parts.append(f"<div><h4>{escape(run.label)}</h4>{table_html(t, heading=None)}</div>")
+                    parts.append(f"<div><h4>{escape(run.label)}</h4>"
+                                 f"{table_html(t, heading=None, explorer=explorer, src=run.label)}</div>")
             parts.append("</div>")
-    parts += [table_html(t) for t in extra]
+    parts += [table_html(t, explorer=explorer) for t in extra]
+    if explorer is not None:
+        parts += [explorer.section(), explorer.data()]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
-def write(runs, figures, out_dir, extra: Sequence[Table] = ()) -> Path:
+def write(runs, figures, out_dir, extra: Sequence[Table] = (), explorer=None) -> Path:
     path = Path(out_dir) / "report.html"
-    write_text(path, render(runs, figures, extra))
+    write_text(path, render(runs, figures, extra, explorer))
     return path

@@ -67,8 +67,9 @@ def test_report_tables_equal_guardbench_table(built):
     for b in blocks:
         for line in b.splitlines():
             if line.startswith("| ") and not line.startswith("| group"):
-                for cell in line.strip("| ").split(" | "):
-                    assert f"<td>{escape(cell)}</td>" in html, cell
+                for cell in line.strip("| ").split(" | "):       # each cell links to the runs behind it
+                    assert re.search(r'<td><a class="gbx-link" href="#runs[^"]*">' + re.escape(escape(cell))
+                                     + "</a></td>", html), cell
 
 
 def test_html_is_self_contained(built):
@@ -76,7 +77,7 @@ def test_html_is_self_contained(built):
     html = (out / "report.html").read_text()
     assert html.count("data:image/png;base64,") == len(FIGURES)
     srcs = re.findall(r'(?:src|href)="([^"]+)"', html)
-    assert all(s.startswith("data:") for s in srcs), srcs
+    assert all(s.startswith(("data:", "#")) for s in srcs), srcs     # images inlined; links inside the page
     md = (out / "report.md").read_text()
     for name in FIGURES:
         assert f"figures/{name}.png" in md

@@ -1,0 +1,37 @@
+"""guardbench check RUN --require "guardrail.incidents == 0" [--thresholds FILE.yaml]: the CI gate.
+
+Exit 0 when every requirement holds, 1 when one fails (a line per requirement, group and arm, with
+what was measured: k/n, the interval clustered by case, the count or the amount), 2 when a requirement
+cannot be read or names what the run does not have (one line naming it). The grammar, the metrics and
+how they are counted: guardbench/gate.py; docs/ci.md shows a defence's repository using it in CI.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("check")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--require", "requires", multiple=True, metavar="REQUIREMENT",
+              help='e.g. "guardrail.incidents == 0", "guardrail.incident_rate.upper <= 0.05" (repeatable).')
+@click.option("--thresholds", type=click.Path(path_type=Path), default=None,
+              help="A YAML file of requirements (a list, or 'require:' with one).")
+@click.option("--quiet", is_flag=True, help="Print only the requirements that fail.")
+def check(run, requires, thresholds, quiet):
+    """Check a run against requirements (the CI gate): exit 0 if all hold, 1 if one fails, 2 if malformed."""
+    from guardbench import gate
+    from guardbench.errors import GuardbenchError
+    from guardbench.runfile import read_run
+    texts = list(requires) + (gate.load_thresholds(thresholds) if thresholds is not None else [])
+    if not texts:
+        raise GuardbenchError("check", "no requirement given (--require or --thresholds)")
+    reqs = [gate.parse(t) for t in texts]          # every requirement is read before the run is
+    verdicts = gate.evaluate(read_run(run).records, reqs)     # slim records: no wire needed
+    failed = [v for v in verdicts if not v.ok]
+    for v in verdicts:
+        if not quiet or not v.ok:
+            click.echo(v.line())
+    click.echo(f"{len(verdicts) - len(failed)}/{len(verdicts)} hold" + (f"; {len(failed)} failed" if failed else ""))
+    raise SystemExit(1 if failed else 0)

@@ -1,0 +1,42 @@
+"""What a record keeps for its story: the user's message, the untrusted data, and which wire exchanges
+each tool call sent (guardbench/run_story.py)."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from guardbench.agents.base import Step
+from guardbench.cli.main import cli
+from guardbench.run_story import _key, step_wire
+
+
+def test_steps_that_called_no_tool_get_no_range():
+    steps = [Step("read_data", {}, "doc"), Step("http_request", {"_unparsed_arguments": "{"}, "bad json"),
+             Step("nope", {}, "unknown tool"), Step("http_request", {"url": "u"}, "ok")]
+    calls = [("read_data", _key({}), 0, 0), ("http_request", _key({"url": "u"}), 0, 2)]
+    assert step_wire(steps, calls) == [[0, 0], None, None, [0, 2]]
+
+
+def test_records_tell_which_exchanges_each_tool_call_sent(tmp_path):
+    out = tmp_path / "run"
+    args = ["run", "--out", str(out), "--quiet", "--arms", "guardrail,control,gate", "--variants", "2"]
+    for c in ("benign-pay-supplier-invoice", "di-outside-url", "la-split-payout", "ii-dropship-payee"):
+        args += ["--case", c]
+    res = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
+    assert len(recs) == 24
+    for r in recs:
+        steps, ranges, wire = r["transcript"]["steps"], r["step_wire"], r["wire"]
+        assert len(ranges) == len(steps) and r["user_message"], r["run_id"]
+        end = r["setup_seq"]
+        for s, rg in zip(steps, ranges):
+            assert rg is not None and end <= rg[0] <= rg[1] <= len(wire), (r["run_id"], rg)
+            end = rg[1]
+            if s["tool"] == "read_data":
+                assert rg[0] == rg[1] and s["result"] == (r["untrusted_data"] or "(no document attached)")
+            if s["tool"] == "http_request":          # the control arm: the agent's own request, exactly
+                assert rg[1] - rg[0] == 1 and wire[rg[0]]["request"]["url"] == s["args"]["url"]
+        assert end == len(wire), r["run_id"]        # every exchange after setup was sent by a tool call
+    assert any(rg[1] - rg[0] > 1 for r in recs for rg in r["step_wire"])    # the broker's token, then the call
