@@ -80,7 +80,8 @@ PAINT = """() => { const m = n => (performance.getEntriesByName(n)[0] || {}).sta
 FILTER = """async ([dim, val]) => { const s = document.querySelector('select[data-dim="' + dim + '"]');
   const t0 = performance.now(); s.value = val; s.dispatchEvent(new Event('change'));
   await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
-  return [performance.now() - t0, window.gbExplorer.lastFilterMs, document.getElementById('gbx-count').textContent]; }"""
+  return [performance.now() - t0, window.gbExplorer.lastFilterMs,
+          document.getElementById('gbx-count').textContent]; }"""
 OPEN = """async (k) => { const rows = document.querySelectorAll('#gbx-wrap tbody tr[data-row]');
   const row = rows[k % rows.length], id = row.title, t0 = performance.now(); row.click();
   while (window.gbExplorer.lastOpened !== id) await new Promise(r => setTimeout(r, 2));
@@ -114,7 +115,8 @@ def browse(html: Path, loads: int, n_filters: int) -> dict:
             ctx.close()
     med = lambda xs: round(statistics.median(xs), 1)  # noqa: E731
     return {"loads": loads, "fcp_ms": med([p["fcp"] for p in paints]), "ready_ms": med([p["ready"] for p in paints]),
-            "painted_ms": med([p["painted"] for p in paints]), "painted_max_ms": round(max(p["painted"] for p in paints), 1),
+            "painted_ms": med([p["painted"] for p in paints]),
+            "painted_max_ms": round(max(p["painted"] for p in paints), 1),
             "filters": len(filters), "filter_ms": med([f[0] for f in filters]),
             "filter_max_ms": round(max(f[0] for f in filters), 1), "filter_compute_ms": med([f[1] for f in filters]),
             "open_run_ms": med(opens), "counts_seen": counts[:4]}
@@ -124,7 +126,8 @@ def measure(run: Path, kind: str, repeats: int, loads: int, n_filters: int) -> d
     with_ex, size = time_report(run, repeats)
     without, size_plain = time_report(run, repeats, "--no-explorer")
     out = {"bench": "run explorer", "kind": kind, "run": run.name, "records": n_records(run),
-           "report_s": round(statistics.median(with_ex), 2), "report_no_explorer_s": round(statistics.median(without), 2),
+           "report_s": round(statistics.median(with_ex), 2),
+           "report_no_explorer_s": round(statistics.median(without), 2),
            "repeats": repeats, "html_bytes": size, "html_mb": round(size / 1e6, 2),
            "html_no_explorer_bytes": size_plain}
     with tempfile.TemporaryDirectory(prefix="gb-bench-explorer-page-") as d:

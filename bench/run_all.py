@@ -1,6 +1,8 @@
 """Run every benchmark script and keep its output under results/bench/ (what the README quotes).
 
-    python bench/run_all.py [NAME ...]     # names: run broker conformance report explorer defences llm mutate sandbox install
+    python bench/run_all.py [NAME ...]
+
+names: run stats broker conformance report explorer defences llm mutate sandbox install
 
 Each file records the command, the machine's load average before it started and the
 script's own output, so a reader can judge the conditions of a figure.
@@ -16,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = {
     "run": ["bench/bench_run.py", "--repeats", "5", "--scale", "10,100,360"],
+    "stats": ["bench/bench_stats.py"],
     "broker": ["bench/bench_broker.py"],
     "conformance": ["bench/bench_conformance.py"],
     "report": ["bench/bench_report.py"],

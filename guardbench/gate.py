@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from guardbench import clustered
 from guardbench import measures as M
@@ -54,7 +54,7 @@ COUNTS: dict[str, Callable[[list[RunRecord]], int]] = {
     "attempts_refused": lambda rs: sum(len(r.attempts) for r in rs),
     "approvals_asked": lambda rs: sum(r.approvals_asked for r in rs),
 }
-OPS: dict[str, Callable[[object, object], bool]] = {
+OPS: dict[str, Callable[[Any, Any], bool]] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<=": lambda a, b: a <= b,
     ">=": lambda a, b: a >= b, "<": lambda a, b: a < b, ">": lambda a, b: a > b}
 

@@ -25,6 +25,9 @@ $GB adapt --out results/adapt --quiet
 if [[ "${MUTATE:-0}" == "1" ]]; then
   $GB mutate --jobs 2 --out results/mutation
 fi
+if [[ "${FUZZ:-0}" == "1" ]]; then
+  python bench/bench_fuzz.py --out results/fuzz/summary.json
+fi
 if [[ "${BENCH:-0}" == "1" ]]; then
   python bench/run_all.py
 fi

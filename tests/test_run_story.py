@@ -31,7 +31,7 @@ def test_records_tell_which_exchanges_each_tool_call_sent(tmp_path):
         steps, ranges, wire = r["transcript"]["steps"], r["step_wire"], r["wire"]
         assert len(ranges) == len(steps) and r["user_message"], r["run_id"]
         end = r["setup_seq"]
-        for s, rg in zip(steps, ranges):
+        for s, rg in zip(steps, ranges, strict=True):
             assert rg is not None and end <= rg[0] <= rg[1] <= len(wire), (r["run_id"], rg)
             end = rg[1]
             if s["tool"] == "read_data":

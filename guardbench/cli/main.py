@@ -33,7 +33,7 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "defences": ("guardbench.cli.defences", "defences", "List the defences installed (built in and plug-ins)."),
     "bypass": ("guardbench.cli.bypass", "bypass", "Apply the static bypass vectors to every defence's decision."),
     "adapt": ("guardbench.cli.adapt", "adapt", "Run the adaptive attacker against each defence."),
-    "check": ("guardbench.cli.check", "check", "Check a run against requirements (CI gate): exit 0, 1 failed, 2 malformed."),
+    "check": ("guardbench.cli.check", "check", "Check a run against requirements (a CI gate): exit 0 held, 1 failed."),
 }
 
 

@@ -88,7 +88,8 @@ def test_docs_ci_requirements_parse():
 def test_a_plugin_defence_gated_as_docs_ci_shows(tmp_path):
     """A defence from the entry-point group, run beside control and gated, in subprocesses as in CI."""
     sys.path.insert(0, str(Path(__file__).parents[1] / "defences"))
-    from test_defence_plugin import cli as gb, make_dist
+    from test_defence_plugin import cli as gb
+    from test_defence_plugin import make_dist
     make_dist(tmp_path)
     out = tmp_path / "run"
     done = gb(tmp_path, "run", "--arms", "control,mydefence", "--case", "benign-pay-supplier-invoice", "--case",

@@ -63,6 +63,8 @@ def test_a_changed_source_file_misses_the_remembered_preflight(tmp_path):
     shutil.copytree(ROOT / "guardbench", copy / "guardbench", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "specs", copy / "specs")
     env = {**os.environ, "PYTHONPATH": str(copy), "GUARDBENCH_CASE_CACHE": str(tmp_path / "cache")}
+    # the copy has no ../shared beside it: it is told where the pinned documents are, as mutation copies are
+    env.setdefault("GUARDBENCH_SPECS_DIR", str(ROOT.parent / "shared" / "specs" / "paypal"))
     argv = [sys.executable, "-m", "guardbench.cli.main", "run", "--cases", str(ROOT / "cases"), "--family",
             "indirect_injection", "--variants", "1", "--quiet"]
     first = subprocess.run([*argv, "--out", str(tmp_path / "a")], env=env, capture_output=True, text=True,

@@ -1,9 +1,8 @@
 """Fixtures shared by the run explorer's tests: one small real run and its report, made once per session."""
 from __future__ import annotations
 
-import pytest
-
 import explorer_support as S
+import pytest
 
 
 @pytest.fixture(scope="session")

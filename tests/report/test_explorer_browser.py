@@ -9,9 +9,9 @@ import copy
 import json
 from pathlib import Path
 
+import explorer_support as S
 import pytest
 
-import explorer_support as S
 from guardbench.report.explorer_data import Builder, matches
 from guardbench.report.explorer_links import cell_filter
 from guardbench.report.frame import read_runs
@@ -67,7 +67,8 @@ def test_filter_open_a_run_and_read_its_wire_and_verdict(explorer_run, page, tmp
     want = [r["run_id"] for r in recs if r["arm"] == "control" and r["goal_achieved"] is True]
     assert page.text_content("#gbx-count") == f"{len(want)} of {len(recs)} runs"
     assert _rows_shown(page) == want
-    assert "arm=control" in page.evaluate("location.hash") and "outcome=attack_succeeded" in page.evaluate("location.hash")
+    frag = page.evaluate("location.hash")
+    assert "arm=control" in frag and "outcome=attack_succeeded" in frag
 
     target = next(r for r in recs if r["case"] == "di-outside-url" and r["arm"] == "control" and r["variant"] == 0)
     page.click(f'#gbx-wrap tr[title="{target["run_id"]}"]')
@@ -115,7 +116,7 @@ def test_every_link_of_the_tables_finds_the_runs_behind_its_number(explorer_run,
                 f, _ = cell_filter(t.title, t.columns, row, col, arms, groups)
                 from guardbench.report.explorer_links import fragment
                 want[fragment(f)] = sum(1 for x in rows if matches(x, f))
-    assert {h: n for h, n in zip(unique, js) if h in want} == {h: want[h] for h in unique if h in want}
+    assert {h: n for h, n in zip(unique, js, strict=True) if h in want} == {h: want[h] for h in unique if h in want}
     assert len(want) > 30 and set(want) <= set(unique)
     # following a link shows those runs
     h = next(h for h in unique if "outcome=blocked" in h and "arm=hardened" in h)
@@ -136,7 +137,8 @@ def _hostile_run(run: Path, out: Path) -> tuple[Path, dict]:
     step = r["transcript"]["steps"][0]
     step["result"] = json.dumps({"status": 200, "body": {"x": evil}})
     ex = r["wire"][-1]
-    ex["response"]["body"] = json.dumps({"html": evil, "amount": "x"})[:-1] + ', "value": 1.10, "big": 12345678901234567890}'
+    tail = ', "value": 1.10, "big": 12345678901234567890}'
+    ex["response"]["body"] = json.dumps({"html": evil, "amount": "x"})[:-1] + tail
     ex["response"]["headers"] = [["X-Evil " + HOSTILE[1], evil]]
     r["incidents"][0]["detail"] = "detail " + evil
     r["attempts"] = [{"defence": "gate " + HOSTILE[0], "tool": "http_request", "status": "denied", "reason": evil}]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 import explorer_support as S
+import pytest
 import report_synth as synth
+
 from guardbench import measures as M
 from guardbench.report.explorer_data import Builder, matches, outcome_tags
 from guardbench.report.explorer_links import cell_filter
@@ -76,7 +76,8 @@ def test_cells_with_lost_malformed_and_models(tmp_path):
             if k % 7 == 3 and r["status"] != "lost":
                 r["status"] = "malformed"
             if k % 11 == 4 and r["status"] == "lost":
-                r["incidents"] = [{"kind": "unbound_payee", "seq": 1, "detail": "x", "amount": "5.00", "currency": "EUR"}]
+                r["incidents"] = [{"kind": "unbound_payee", "seq": 1, "detail": "x",
+                                   "amount": "5.00", "currency": "EUR"}]
             if r["family"] == "benign" and k % 3 == 0:      # refusals in benign runs, some of them not completed
                 r["attempts"] = [{"defence": "gate", "tool": "pay_supplier", "status": "denied",
                                   "reason": f"rule{k % 2}: over the limit"}]
@@ -106,7 +107,7 @@ def test_the_page_holds_every_run_once(explorer_run):
     assert len(data) - 1 == -(-len(recs) // index["chunk"])
     docs = S.stories(html)
     assert len(docs) == len(recs)
-    for r, d in zip(recs, docs):
+    for r, d in zip(recs, docs, strict=True):
         assert d["user"] == r["user_message"] and d["data"] == r["untrusted_data"]
         assert [w[0] for w in d["wire"]] == [ex["seq"] for ex in r["wire"]]
         assert [i[:3] for i in d["inc"]] == [[i["kind"], i["seq"], i["detail"]] for i in r["incidents"]]
@@ -129,8 +130,10 @@ def test_table_values_are_left_out_of_links(rows):
 
 
 def test_several_run_folders_each_table_links_to_its_own_runs(tmp_path):
-    from click.testing import CliRunner
     from urllib.parse import unquote
+
+    from click.testing import CliRunner
+
     from guardbench.cli.main import cli
     a = synth.write_run(tmp_path / "a", synth.default_like(n_cases=6, variants=2, seed=1))
     b = synth.write_run(tmp_path / "b", synth.default_like(n_cases=6, variants=2, seed=2))

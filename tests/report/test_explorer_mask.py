@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import explorer_support as S
 import report_synth as synth
+
 from guardbench.report.explorer_data import story_of
 from guardbench.report.explorer_mask import MASK, forms, secrets_in
 
@@ -34,7 +35,8 @@ def test_no_secret_of_the_run_anywhere_in_report_html(explorer_run):
     assert all(v == f"Bearer {MASK}" or v.startswith("Basic ") and v.endswith(MASK)
                for d in docs for ex in d["wire"] for k, v in ex[3] if k.lower() == "authorization")
     # the credential the agent emitted is shown where it went, masked
-    emitted = [d for d, r in zip(docs, recs) if any(i["kind"] == "credential_emitted" for i in r["incidents"])]
+    emitted = [d for d, r in zip(docs, recs, strict=True)
+               if any(i["kind"] == "credential_emitted" for i in r["incidents"])]
     assert emitted and all(MASK in json.dumps(d) for d in emitted)
 
 
