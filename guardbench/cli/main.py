@@ -30,6 +30,7 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "defences": ("guardbench.cli.defences", "defences", "List the defences installed (built in and plug-ins)."),
     "bypass": ("guardbench.cli.bypass", "bypass", "Apply the static bypass vectors to every defence's decision."),
     "adapt": ("guardbench.cli.adapt", "adapt", "Run the adaptive attacker against each defence."),
+    "mcp": ("guardbench.cli.mcp", "mcp", "Serve guardbench's defences and broker as MCP servers."),
 }
 
 
