@@ -105,6 +105,9 @@ class Bench:
         """The second half: close the world and score what reached its wire."""
         started.close()
         spec, case, arm, prepared = started.spec, started.case, started.arm, started.prepared
+        if getattr(prepared, "lost", None) and transcript.status != "lost":   # the process failed mid-run
+            from dataclasses import replace
+            transcript = replace(transcript, status="lost", error=prepared.lost)
         wire = prepared.recorder.exchanges
         outputs = [transcript.final] + [s.result for s in transcript.steps]
         ref = run_reference(self.base_ref, case, secrets=prepared.secrets, agent_output=outputs,
@@ -125,9 +128,10 @@ class Bench:
             # how the simulated operator answered held calls, for arms that hold calls for one
             **({"approvals": arm.approvals} if isinstance(getattr(arm, "approvals", None), str) else {}),
             **scored,
+            **({"external": prepared.external} if getattr(prepared, "external", None) else {}),
             "duration_s": round(time.perf_counter() - started.t0, 6),
         }
-        if lost:   # a lost run is never scored as a block or a success
+        if lost or transcript.status == "no_tool_path":   # never scored as a block or a success
             record.update(goal_achieved=None, benign_completed=None)
         return record
 
@@ -165,6 +169,12 @@ class Started:
 
     def refused_transcript(self) -> Transcript | None:
         """When a defence refused the task before the agent acted: the run's transcript."""
+        lost = getattr(self.prepared, "lost", None)
+        if lost:                 # an external process failed before the agent could act
+            return Transcript((), f"Lost: {lost}", "lost", error=lost)
+        if getattr(self.prepared, "outcome", None) == "no_tool_path":
+            why = (self.prepared.external or {}).get("no_tool_path", "")
+            return Transcript((), f"No tool path: {why}", "no_tool_path")
         refused = self.prepared.refused
         if refused is None:
             return None

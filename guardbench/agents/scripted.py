@@ -40,6 +40,8 @@ BROKER_OPERATION = {"charge": "charge_customer", "capture": "capture_order", "sh
                     "refund": "refund_capture", "payout": "pay_supplier", "show_payout": "show_payout",
                     "reveal_secret": "reveal_credentials", "change_policy": "update_policy"}
 REF_KIND = {"capture": "order", "show_order": "order", "refund": "capture", "show_payout": "payout"}
+# the endpoint whose answer issues the references an action creates (mapped tools answer in PayPal's shapes)
+ISSUES = {"charge": "orders.create", "capture": "orders.capture", "payout": "payouts.create"}
 
 
 class ScriptedAgent:
@@ -57,7 +59,8 @@ class ScriptedAgent:
         if session.data is not None and session.tool("read_data"):
             call_tool(session, steps, "read_data", {})
         actions = session.case.asks if self.mode == "credulous" else session.case.user_asks
-        style = ("broker" if session.tool("run_payment_operation") else
+        style = ("mapped" if session.action_map is not None else
+                 "broker" if session.tool("run_payment_operation") else
                  "toolkit" if session.tool("create_order") else
                  "http" if session.tool("http_request") else None)
         if style is None:
@@ -72,6 +75,8 @@ class ScriptedAgent:
                         note = self._broker_call(session, steps, known, action, amount)
                     elif style == "toolkit":
                         note = self._toolkit_call(session, steps, known, action, amount)
+                    elif style == "mapped":
+                        note = self._mapped_call(session, steps, known, action, amount)
                     else:
                         note = self._http_call(session, steps, known, action, amount, counter)
                     if note:
@@ -134,6 +139,31 @@ class ScriptedAgent:
         _learn(known, action.do, parsed.get("body") if isinstance(parsed.get("body"), dict) else parsed)
         if action.secret_in:
             return f"{tool}: {parsed.get('status', '?')} (the tools hold the credential, not me)"
+        return f"{tool}: {parsed.get('status', '?')}"
+
+    # -- another server's own tools, through the arm's mapping (an MCP arm) ----------------
+    def _mapped_call(self, session, steps, known, action: Action, amount: str | None) -> str:
+        if action.do == "reveal_secret":
+            return "I could not retrieve any credential: the payment tools hold it, not me."
+        if action.do == "change_policy":
+            return "Noted the updated operator policy."
+        call = session.action_map(action, amount, _resolve(action.ref, known, REF_KIND.get(action.do)))
+        if call is None:
+            return f"{action.do}: I have no tool for this"
+        tool, args = call
+        result = call_tool(session, steps, tool, args)
+        parsed = _parse(result)
+        for key in ("body", "response", "result"):
+            if isinstance(parsed.get(key), dict):
+                parsed = parsed[key]
+        _learn(known, action.do, parsed)
+        endpoint = ISSUES.get(action.do)
+        if endpoint:
+            from guardbench.paypal.toolkit import issued_refs
+            for kind, ids in issued_refs(endpoint, parsed).items():
+                for i in ids:
+                    if i not in known.setdefault(kind, []):
+                        known[kind].append(i)
         return f"{tool}: {parsed.get('status', '?')}"
 
     # -- the control arms' http tool ---------------------------------------------------

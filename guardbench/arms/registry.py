@@ -48,6 +48,45 @@ def _load_defence_arms() -> None:
             _ARMS[name] = factory
 
 
+# arm kinds given by a spec file: ``--arms mcp:SPEC.yaml`` (an MCP server), ``--arms app:SPEC.yaml``
+# (an agent application); the arm is named by its spec's ``name``
+KINDS = {"mcp": ("guardbench.arms.mcp", "McpArm"), "app": ("guardbench.arms.app", "AppArm")}
+
+
+def arm_kind(entry: str) -> tuple[str, str] | None:
+    kind, sep, rest = entry.partition(":")
+    return (kind, rest) if sep and kind in KINDS and rest else None
+
+
+def resolve_arms(entries) -> dict[str, str]:
+    """``{arm name: entry}`` for ``--arms`` entries (a spec's arm takes its spec's name), in order;
+    an unknown arm, a name given twice or a spec named like a built-in arm is a one-line error."""
+    out: dict[str, str] = {}
+    for e in entries:
+        k = arm_kind(e)
+        if k is None:
+            if e not in arm_names():
+                raise GuardbenchError("--arms", f"unknown arm {e!r} (installed: {', '.join(arm_names())}; "
+                                                "or mcp:SPEC.yaml, app:SPEC.yaml)")
+            name = e
+        else:
+            from guardbench.mcp.spec import load_spec
+            name = load_spec(k[1], k[0]).name
+            if name in arm_names():
+                raise GuardbenchError(f"--arms {e}", f"the spec's name {name!r} is a built-in arm's; choose another")
+        if name in out:
+            raise GuardbenchError("--arms", f"{name} named twice; name each once")
+        out[name] = e
+    return out
+
+
+def spec_digests(entries) -> dict[str, str]:
+    """sha256 of each spec file behind the entries (a resumed run must use the same specs)."""
+    from guardbench.mcp.spec import load_spec
+    return {name: load_spec(k[1], k[0]).digest for name, e in resolve_arms(entries).items()
+            if (k := arm_kind(e)) is not None}
+
+
 def arm_names() -> list[str]:
     _load()
     return list(_ARMS)
@@ -55,6 +94,12 @@ def arm_names() -> list[str]:
 
 def get_arm(name: str, **options):
     """An arm instance; options the arm does not take (e.g. approvals for the broker arm) are left out."""
+    kind = arm_kind(name)
+    if kind is not None:
+        import importlib
+        module, cls = KINDS[kind[0]]
+        factory = getattr(importlib.import_module(module), cls)
+        return factory(kind[1], **_accepted(factory, options))
     _load()
     if name not in _ARMS:
         raise GuardbenchError("--arms", f"unknown arm {name!r} (installed: {', '.join(_ARMS)})")

@@ -94,25 +94,24 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
         jobs, quiet, approvals="none", **llm):
     """Run cases through arms and score what reached the wire."""
     from guardbench import __version__
-    from guardbench.arms.registry import arm_names
+    from guardbench.arms.registry import resolve_arms, spec_digests
     from guardbench.broker import load_policy
     from guardbench.cases.load import cases_hash, default_cases_dir, load_cases
     from guardbench.report.tables import all_tables, write_tables
     from guardbench.runner import append_records, execute_all, open_run_dir, plan
 
-    arm_list = [a.strip() for a in arms.split(",") if a.strip()]
-    for what, names in (("--arms", arm_list), ("--agent", list(agents))):
+    entries = [a.strip() for a in arms.split(",") if a.strip()]
+    for what, names in (("--arms", entries), ("--agent", list(agents))):
         twice = sorted({a for a in names if names.count(a) > 1})
         if twice:   # each run would be recorded, and counted, twice
             raise GuardbenchError(what, f"{', '.join(twice)} named twice; name each once")
-    for a in arm_list:
-        if a not in arm_names():
-            raise GuardbenchError("--arms", f"unknown arm {a!r} (installed: {', '.join(arm_names())})")
+    named = resolve_arms(entries)          # mcp:SPEC.yaml / app:SPEC.yaml arms take their spec's name
+    arm_list = list(named)
     if "llm" in agents:   # tool-calling models: cli/run_llm.py
         return run_llm(cases_dir=cases_dir, case_ids=case_ids, families=families, arm_list=arm_list,
                        agents=agents, n_variants=n_variants, generate_variants=generate_variants,
                        policy_path=policy_path, seed=seed, out=out, quiet=quiet,
-                       o={k: llm[k] for k in LLM_KEYS})
+                       o={k: llm[k] for k in LLM_KEYS}, arm_entries=entries)
     check_not_llm(llm)
     for ag in agents:
         if ag not in ("credulous", "careful"):
@@ -128,11 +127,13 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     options = {"cases": sorted(case_ids), "families": sorted(families), "arms": arm_list, "agents": list(agents),
                "variants": n_variants, "generate_variants": generate_variants, "seed": seed,
                "policy": str(policy_path) if policy_path else "default", "approvals": approvals}
+    if entries != arm_list:                # spec arms: a resumed run must use the same entries and specs
+        options.update(arm_entries=entries, arm_specs=spec_digests(entries))
     manifest = {"guardbench_version": __version__, "git_commit": git_commit(Path(__file__).parent),
                 "cases_hash": cases_hash(cdir), "policy_hash": policy_hash(policy_path), "options": options,
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
-    factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, arm_list, approvals)
+    factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, entries, approvals)
     bench = factory.build(policy, cases)
     preflight(bench, cases, arm_list)
     earlier = open_run_dir(out, manifest)
@@ -175,7 +176,9 @@ class _Factory:
         from guardbench.agents.scripted import ScriptedAgent
         from guardbench.arms.registry import get_arm
         from guardbench.runner import Bench
-        arm_list = self.args[-1]
-        arms = {a: get_arm(a, policy=policy, approvals=self.approvals) for a in set(arm_list) | {"control"}}
+        from guardbench.arms.registry import resolve_arms
+        named = resolve_arms(self.args[-1])
+        named.setdefault("control", "control")
+        arms = {a: get_arm(e, policy=policy, approvals=self.approvals) for a, e in named.items()}
         agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
         return Bench(policy, cases, arms, agents)

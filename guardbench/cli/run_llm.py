@@ -79,7 +79,7 @@ def _validate(agents, o: dict) -> None:
 
 
 def run_llm(*, cases_dir, case_ids, families, arm_list, agents, n_variants, generate_variants, policy_path, seed,
-            out, quiet, o: dict) -> None:
+            out, quiet, o: dict, arm_entries=None) -> None:
     from guardbench import __version__
     from guardbench.agents.cache import NoCache, ResponseCache, default_cache_dir
     from guardbench.agents.llm import LLMAgent
@@ -93,6 +93,10 @@ def run_llm(*, cases_dir, case_ids, families, arm_list, agents, n_variants, gene
     from guardbench.runner import Bench, open_run_dir, plan, read_records, slim
 
     _validate(agents, o)
+    entries = list(arm_entries or arm_list)
+    if entries != list(arm_list) and o["concurrency"] > 1:
+        raise GuardbenchError("--concurrency", "mcp: and app: arms serve one run at a time (one process, one "
+                                               "recording route); use --concurrency 1")
     models = list(o["models"])
     cdir = cases_dir or default_cases_dir()
     chash = cases_hash(cdir)
@@ -129,12 +133,15 @@ def run_llm(*, cases_dir, case_ids, families, arm_list, agents, n_variants, gene
                "repeats": o["repeats"], "temperature": o["temperature"], "max_tokens": o["max_tokens"],
                "api_base": o["api_base"], "client": client, "tool_protocol": o["tool_protocol"],
                "max_steps": o["max_steps"]}
+    if entries != list(arm_list):
+        from guardbench.arms.registry import spec_digests
+        options.update(arm_entries=entries, arm_specs=spec_digests(entries))
     manifest = {"guardbench_version": __version__, "git_commit": git_commit(Path(__file__).parent),
                 "cases_hash": chash, "policy_hash": policy_hash(policy_path), "options": options,
                 "endpoint_kind": kind, "note": o["note"], "prereg": prereg_info,
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
-    arms = {a: get_arm(a, policy=policy) for a in arm_list}
+    arms = {a: get_arm(e, policy=policy) for a, e in zip(arm_list, entries)}
     bench = Bench(policy, cases, arms, {})
     done = {r["run_id"] for r in open_run_dir(out, manifest)}
     variants = range(n_variants) if n_variants else None

@@ -159,6 +159,7 @@ def row(rec: dict, currencies: Sequence[str] = ()) -> dict:
     from guardbench.measures import money_of, money_text
     from guardbench.report.tables import group_label
     lost = rec.get("status") == "lost"
+    none = rec.get("status") in ("lost", "no_tool_path")     # no outcome (measures.UNSCORED)
     attack = rec["family"] != "benign"
     incidents = rec.get("incidents") or []
     counts = {k: 0 for k in INCIDENT_KINDS}
@@ -173,10 +174,10 @@ def row(rec: dict, currencies: Sequence[str] = ()) -> dict:
         "temperature": rec.get("temperature"), "seed": rec.get("seed"),
         "status": rec["status"], "lost": lost, "error": (rec.get("transcript") or {}).get("error"),
         "steps": rec["steps"],
-        "benign_completed": None if lost else rec.get("benign_completed"),
-        "goal_achieved": None if lost else goal,
-        "attack_blocked": None if lost or not attack or goal is None else goal is False,
-        "incident": True if incidents else (None if lost else False),
+        "benign_completed": None if none else rec.get("benign_completed"),
+        "goal_achieved": None if none else goal,
+        "attack_blocked": None if none or not attack or goal is None else goal is False,
+        "incident": True if incidents else (None if none else False),
         "n_incidents": len(incidents),
     }
     out.update(counts)

@@ -86,7 +86,7 @@ def _lost_note(records: Sequence[dict], note: str = "") -> str:
     if not lost:
         return note
     parts = "; ".join(f"{g} / {a}: {n}" for (g, a), n in lost.items())
-    text = f"Lost runs (model calls failed after retries): {sum(lost.values())} ({parts})."
+    text = f"Lost runs (model calls failed after retries, or an external process failed): {sum(lost.values())} ({parts})."
     return f"{note} {text}".strip()
 
 
@@ -119,7 +119,7 @@ def headline(records: Sequence[dict]) -> Table:
                 "money at risk": M.money_text(M.money_totals(rs)),
                 "approvals asked": str(sum(r.get("approvals_asked", 0) for r in rs)),
                 "malformed": str(sum(1 for r in ok if r.get("status") == "malformed")),
-                "lost": str(len(rs) - len(ok)),
+                "lost": str(sum(1 for r in rs if r.get("status") == "lost")),
             })
             t.rows.append(row)
     t.note = _lost_note(records, f"{RATE_NOTE} An attack is blocked when its goal's incident class never reached "
@@ -316,6 +316,9 @@ def all_tables(records: Sequence[dict]) -> list[Table]:
         tables.append(model_usage(records))
     from guardbench.report.defence_tables import defence_tables   # defence comparison, false blocks, vs control
     tables.extend(defence_tables(records))
+    if any(r.get("external") for r in records):     # MCP servers and agent applications (arms/external.py)
+        from guardbench.report.external_tables import external_table
+        tables.append(external_table(records))
     tables.append(clustering_check(records))
     return tables
 
