@@ -139,8 +139,9 @@ class Bench:
         started = self.start(spec)
         try:
             transcript = started.refused_transcript()
-            if transcript is None:
-                transcript = self.agent_for(spec).run(started.prepared.session)
+            if transcript is None:   # an application arm's process is the agent (arms/app.py)
+                agent = getattr(started.prepared, "agent", None) or self.agent_for(spec)
+                transcript = agent.run(started.prepared.session)
         finally:
             started.close()
         return self.finish(started, transcript, require_success)

@@ -30,6 +30,7 @@ class Prepared:
     lost: str | None = None             # an external process failed: the run is lost (never scored)
     outcome: str | None = None          # "no_tool_path": the arm's tools cannot express the case
     external: dict | None = None        # what the record keeps about an external process (its stderr...)
+    agent: Any = None                   # an arm whose process is the agent (an application): run it instead
 
 
 class Arm(Protocol):

@@ -20,6 +20,7 @@ import json
 import secrets
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 from guardbench.agents.base import Session, Tool
@@ -154,7 +155,7 @@ class McpArm:
     def _reset(self, conn: Connection, seed: int, case: Case, variant: int) -> None:
         self._runs += 1
         if self.spec.operator == "guardbench":
-            self._operator(conn, "operator_begin", {"seed": seed, "policy": self.policy.source,
+            self._operator(conn, "operator_begin", {"seed": seed, "policy": str(Path(self.policy.source).resolve()),
                                                     "approvals": self.approvals,
                                                     "session": f"gb-{seed}-{case.id}-{variant}"})
         elif isinstance(self.spec.reset, tuple) and self._runs > 1:

@@ -34,6 +34,8 @@ STATES = ("fresh", "reuse")
 OPERATOR = ("none", "guardbench")
 KEYS = {"name", "description", "server", "protocol", "reach", "base_url_variable", "credentials", "timeouts",
         "state", "reset", "operator", "actions"}
+# an agent application (arms/app.py): the process is ``agent``; no MCP protocol, operator or mapping
+APP_KEYS = {"name", "description", "agent", "reach", "base_url_variable", "credentials", "timeouts", "state"}
 SERVER_KEYS = {"command", "args", "env", "cwd", "url"}
 CREDENTIAL_KEYS = {"client_id", "client_secret", "access_token"}
 TIMEOUT_KEYS = {"start", "call", "run"}
@@ -133,31 +135,32 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:
         raise _err(path, where, f"not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     if not isinstance(doc, Mapping):
         raise _err(path, "", "a spec is a mapping (name, server, ...)")
-    _unknown(path, "", doc, KEYS)
+    _unknown(path, "", doc, KEYS if kind == "mcp" else APP_KEYS)
+    pk = "server" if kind == "mcp" else "agent"
     name = _str(path, "name", doc.get("name"))
     if not NAME_RE.fullmatch(name or ""):
         raise _err(path, "name", f"{name!r} must be lower-case letters, digits, '-' or '_' (at most 40)")
-    server = doc.get("server")
+    server = doc.get(pk)
     if not isinstance(server, Mapping):
-        raise _err(path, "server", "must be a mapping with command (stdio) and/or url (streamable HTTP)")
-    _unknown(path, "server", server, SERVER_KEYS)
-    command = _str(path, "server.command", server.get("command"), required=False)
-    url = _str(path, "server.url", server.get("url"), required=False)
+        raise _err(path, pk, "must be a mapping with command and/or url (an HTTP endpoint)")
+    _unknown(path, pk, server, SERVER_KEYS)
+    command = _str(path, f"{pk}.command", server.get("command"), required=False)
+    url = _str(path, f"{pk}.url", server.get("url"), required=False)
     if command is None and url is None:
-        raise _err(path, "server", "needs command (a stdio server) or url (a streamable-HTTP server)")
+        raise _err(path, pk, "needs command (a process on stdio) or url (an HTTP server guardbench starts)")
     if url is not None and command is None:
-        raise _err(path, "server.command", "guardbench must start the HTTP server itself (to give it the "
+        raise _err(path, f"{pk}.command", "guardbench must start the process itself (to give it the "
                                            "proxy and credentials): add command and args")
     if url is not None and not re.fullmatch(r"http://(127\.0\.0\.1|localhost):(\{port\}|\d+)/\S*", url):
-        raise _err(path, "server.url", f"{url!r} must be http://127.0.0.1:{{port}}/... (a server on this machine)")
+        raise _err(path, f"{pk}.url", f"{url!r} must be http://127.0.0.1:{{port}}/... (a server on this machine)")
     args = server.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
-        raise _err(path, "server.args", "must be a list of strings")
+        raise _err(path, f"{pk}.args", "must be a list of strings")
     env = server.get("env", {}) or {}
     if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
                                                for k, v in env.items()):
-        raise _err(path, "server.env", "must map variable names to strings")
-    cwd = _str(path, "server.cwd", server.get("cwd"), required=False)
+        raise _err(path, f"{pk}.env", "must map variable names to strings")
+    cwd = _str(path, f"{pk}.cwd", server.get("cwd"), required=False)
     protocol = doc.get("protocol", "legacy")
     if protocol not in ("legacy", "auto"):
         raise _err(path, "protocol", f"{protocol!r} must be legacy (the initialize handshake) or auto")
@@ -196,6 +199,8 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:
         raise _err(path, "reset", f"{reset!r} must be none, operator or a command (a list)")
     if reset == "operator" and operator != "guardbench":
         raise _err(path, "reset", "reset: operator needs operator: guardbench")
+    if kind == "app" and state == "reuse" and url is None:
+        raise _err(path, "state", "an application on stdin/stdout runs once per run (state: fresh); reuse needs url")
     if state == "fresh" and reset != "none":
         raise _err(path, "reset", "a fresh process per run needs no reset (state: fresh)")
     actions = _actions(path, doc.get("actions", {}) or {})
