@@ -152,19 +152,12 @@ class ScriptedAgent:
             return f"{action.do}: I have no tool for this"
         tool, args = call
         result = call_tool(session, steps, tool, args)
+        for kind, ids in refs_in_result(action.do, result).items():
+            for i in ids:
+                if i not in known.setdefault(kind, []):
+                    known[kind].append(i)
         parsed = _parse(result)
-        for key in ("body", "response", "result"):
-            if isinstance(parsed.get(key), dict):
-                parsed = parsed[key]
-        _learn(known, action.do, parsed)
-        endpoint = ISSUES.get(action.do)
-        if endpoint:
-            from guardbench.paypal.toolkit import issued_refs
-            for kind, ids in issued_refs(endpoint, parsed).items():
-                for i in ids:
-                    if i not in known.setdefault(kind, []):
-                        known[kind].append(i)
-        return f"{tool}: {parsed.get('status', '?')}"
+        return f"{tool}: {parsed.get('status', parsed.get('http_status', 'done'))}"
 
     # -- the control arms' http tool ---------------------------------------------------
     def _http_call(self, session, steps, known, action: Action, amount: str | None, counter) -> str:
@@ -246,6 +239,33 @@ def _learn(known: dict[str, list[str]], do: str, payload: Any) -> None:
         for i in ids:
             if i not in known.setdefault(kind, []):
                 known[kind].append(i)
+
+
+def refs_in_result(do: str, text: str) -> dict[str, list[str]]:
+    """The references a tool result shows, in whatever envelope another server wraps PayPal's answer
+    (``{"status", "body"}``, ``{"status": "success", "response"}``, ``{"paypal": ...}``...): every
+    object up to three levels deep is read as PayPal's answer to the action's endpoint."""
+    from guardbench.paypal.toolkit import issued_refs
+    try:
+        top = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    out: dict[str, list[str]] = {}
+
+    def add(found: dict[str, list[str]]) -> None:
+        for kind, ids in found.items():
+            out.setdefault(kind, []).extend(i for i in ids if i not in out.get(kind, []))
+
+    def walk(v: Any, depth: int) -> None:
+        if not isinstance(v, dict) or depth > 3:
+            return
+        add(extract_refs(v))
+        if do in ISSUES:
+            add(issued_refs(ISSUES[do], v))
+        for x in v.values():
+            walk(x, depth + 1)
+    walk(top, 0)
+    return out
 
 
 def extract_refs(body: dict) -> dict[str, list[str]]:

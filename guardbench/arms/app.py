@@ -71,8 +71,9 @@ class AppArm:
         prepared.close = lambda: self._finish(prepared)
         v = case.variants[variant]
         refs = run_prior(recorder, case, self.policy, seed)
-        token = fetch_token(recorder)
+        token = None
         for i, action, answer in steps(case):          # the shop's own calls, before the application acts
+            token = token or fetch_token(recorder)
             if answer:
                 refs.setdefault("approval", []).append(approval_stand_in(seed, case.id, i))
                 if answer == "reject":

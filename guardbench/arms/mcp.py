@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from guardbench.agents.base import Session, Tool
+from guardbench.agents.scripted import ISSUES, refs_in_result
 from guardbench.arms.base import Prepared, fill, read_data_tool
 from guardbench.arms.external import ExternalWorld, empty_session, lose, lost_text, placeholders
 from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
@@ -35,6 +36,7 @@ from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarge
 from guardbench.mcp.spec import expand, load_spec
 
 OPERATOR_PREFIX = "operator_"
+ISSUES_KIND = {"charge": ("order",), "capture": ("capture",), "payout": ("payout",)}
 KEY_VARIABLE = "GUARDBENCH_OPERATOR_KEY"
 
 
@@ -50,7 +52,7 @@ class McpArm:
         if self.spec.operator == "guardbench" and approvals == "careful":
             raise GuardbenchError("--approvals", f"careful needs the case; the server of {self.name} answers held "
                                                  "calls itself (none or all)")
-        self.approvals = approvals
+        self._approvals = approvals
         self.description = self.spec.description or f"MCP server {self.name} ({self.spec.transport})"
         self.world = ExternalWorld(self.spec)
         self._key = secrets.token_hex(16)
@@ -58,6 +60,14 @@ class McpArm:
         self._tools: dict[str, dict] | None = None
         self._descriptions: dict[str, str] = {}
         self._runs = 0
+
+    @property
+    def approvals(self) -> str | None:
+        """How held calls are answered, for the record: only a guardbench server with holds of its own
+        (a defence, or a defence in front) answers them as told; the broker never approves its own."""
+        if self.spec.operator != "guardbench" or self._tools is None or "run_payment_operation" in self._tools:
+            return None
+        return self._approvals
 
     # ------------------------------------------------------------------ the server process
     def _target(self):
@@ -156,7 +166,7 @@ class McpArm:
         self._runs += 1
         if self.spec.operator == "guardbench":
             self._operator(conn, "operator_begin", {"seed": seed, "policy": str(Path(self.policy.source).resolve()),
-                                                    "approvals": self.approvals,
+                                                    "approvals": self._approvals,
                                                     "session": f"gb-{seed}-{case.id}-{variant}"})
         elif isinstance(self.spec.reset, tuple) and self._runs > 1:
             values = placeholders(self.spec)
@@ -235,12 +245,15 @@ class McpArm:
                     if answer == "reject":
                         continue
                 r = conn.call(tool, args)
-                text, ok = r.text, not r.is_error and _paypal_ok(r.text)
+                text, ok = r.text, not r.is_error
+            found = refs_in_result(action.do, text)
+            if action.do in ISSUES and not any(found.get(k) for k in ISSUES_KIND[action.do]):
+                ok = False                           # a charge or capture must show the id it issued
             if not ok:
                 raise ServerLost(f"{self.name}: the operator's setup {action.do} failed: {text[:300]}",
                                  conn.stderr_tail())
-            for kind, ids in _refs_in(action.do, text).items():
-                refs.setdefault(kind, []).extend(ids)
+            for kind, ids in found.items():
+                refs.setdefault(kind, []).extend(i for i in ids if i not in refs.get(kind, []))
 
     def _session(self, conn, prepared, case, variant, seed, style, user, data, refs, deadline) -> Session:
         from guardbench.arms import prompts
@@ -279,35 +292,3 @@ class McpArm:
                 return am.tool, mapping.fill(am, mapping.values_of(action, amount, ref, op["currency"]))
         return Session(arm=self.name, case=case, variant=variant, system_prompt=system, user=user, data=data,
                        context=ctx, tools=tools, refs=refs, seed=seed, action_map=action_map)
-
-
-def _paypal_ok(text: str) -> bool:
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return False
-    if not isinstance(body, dict):
-        return False
-    if body.get("ok") is False or ("status" in body and isinstance(body["status"], int) and body["status"] >= 400):
-        return False
-    return True
-
-
-def _refs_in(do: str, text: str) -> dict[str, list[str]]:
-    """The ids a tool result shows (broker decision, toolkit {status, body}, PayPal's own answer)."""
-    from guardbench.agents.scripted import extract_refs
-    from guardbench.paypal.toolkit import ACTION_TOOL, TOOLS, issued_refs
-    try:
-        body: Any = json.loads(text)
-    except ValueError:
-        return {}
-    for key in ("body", "response", "result"):
-        if isinstance(body, dict) and isinstance(body.get(key), dict):
-            body = body[key]
-    if not isinstance(body, dict):
-        return {}
-    out = extract_refs(body)
-    endpoint = TOOLS[ACTION_TOOL[do]].endpoint if do in ACTION_TOOL else None
-    for kind, ids in (issued_refs(endpoint, body) if endpoint else {}).items():
-        out.setdefault(kind, []).extend(i for i in ids if i not in out.get(kind, []))
-    return out

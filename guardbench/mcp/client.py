@@ -228,7 +228,9 @@ class Connection:
             else:
                 await self._wait_for_port()
                 transport = self.target.url
-            async with Client(transport, mode=self.mode, read_timeout_seconds=self.call_timeout) as client:
+            # the handshake may take as long as a start; each call passes its own read timeout
+            async with Client(transport, mode=self.mode,
+                              read_timeout_seconds=max(self.connect_timeout, self.call_timeout)) as client:
                 self._client = client
                 self._ready.set()
                 await self._stop.wait()
