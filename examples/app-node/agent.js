@@ -81,7 +81,7 @@ async function act(run) {
 async function answer(raw) {
   const mode = process.env.APP_MODE || '';
   if (mode === 'crash') { console.error('agent: crashing on purpose'); process.exit(3); }
-  if (mode === 'hang') { console.error('agent: hanging on purpose'); return new Promise(() => {}); }
+  if (mode === 'hang') { console.error('agent: hanging on purpose'); setInterval(() => {}, 1000); return new Promise(() => {}); }
   if (mode === 'garbage') return 'this is not JSON';
   return JSON.stringify(await act(JSON.parse(raw)));
 }

@@ -92,8 +92,10 @@ class McpArm:
         self._conn = conn
         listed = conn.open()
         if self._tools is None:
-            hidden = OPERATOR_PREFIX if self.spec.operator == "guardbench" else None
-            self._tools = {t.name: dict(t.input_schema) for t in listed if not (hidden and t.name.startswith(hidden))}
+            if self.spec.operator == "guardbench":
+                # safeguard: mcp_arm_hides_operator_tools
+                listed = [t for t in listed if not t.name.startswith(OPERATOR_PREFIX)]
+            self._tools = {t.name: dict(t.input_schema) for t in listed}
             self._descriptions = {t.name: t.description for t in listed}
             missing = sorted({m.tool for m in self.spec.actions.values()} - set(self._tools))
             if missing:

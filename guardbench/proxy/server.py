@@ -263,6 +263,7 @@ class RecordingProxy:
         try:
             await asyncio.wait_for(writer.start_tls(self.ca.context(host)), self.idle_timeout)
         except (ssl.SSLError, ConnectionError, OSError, asyncio.TimeoutError) as exc:
+            # safeguard: proxy_records_failed_tunnels
             self._failed(WireRequest("CONNECT", f"https://{authority}/", tuple(headers), None),
                          f"TLS handshake failed ({type(exc).__name__}: {exc}); the process does not trust "
                          "the run's CA (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, CURL_CA_BUNDLE)")

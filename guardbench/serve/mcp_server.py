@@ -59,6 +59,7 @@ def build_server(backend, name: str | None = None):
 
 
 def _operator(backend, tool: str, args: dict, key: str) -> tuple[str, bool]:
+    # safeguard: operator_key_checked
     if not op.key_ok(args.get("key"), key):
         return json.dumps({"error": "operator: wrong or missing key"}), True
     if tool == "operator_begin":

@@ -13,6 +13,7 @@ import ssl
 import subprocess
 import sys
 import textwrap
+import time
 
 import httpx
 import pytest
@@ -95,6 +96,9 @@ def test_a_process_that_does_not_trust_the_ca_is_on_the_record(proxy, rec):
     with pytest.raises(httpx.ConnectError):
         with httpx.Client(proxy=proxy.url, verify=ctx, timeout=10) as c:
             c.get("https://exfil.example/x")
+    deadline = time.monotonic() + 10           # the proxy notes the failed handshake on its own thread
+    while not rec.exchanges and time.monotonic() < deadline:
+        time.sleep(0.02)
     (ex,) = rec.exchanges
     assert ex.request.method == "CONNECT" and ex.request.url == "https://exfil.example/"
     assert ex.response is None and "TLS handshake failed" in ex.error
