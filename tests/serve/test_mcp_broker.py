@@ -78,3 +78,18 @@ def test_the_served_broker_reached_paypal_over_a_socket_through_the_proxy(record
     agents = {dict((k.lower(), v) for k, v in e["request"]["headers"]).get("user-agent", "") for e in served}
     assert agents and all(a.startswith("python-httpx/") for a in agents)
     assert not any("user-agent" in {k.lower() for k, _ in e["request"]["headers"]} for e in local)
+
+
+def test_the_broker_over_streamable_http_scores_as_in_process(tmp_path):
+    cases = ("benign-capture-order", "la-refund-split", "di-payee-reseller", "pa-approval-replay-supplier")
+    out = tmp_path / "run"
+    args = ["run", "--arms", f"guardrail,mcp:{EXAMPLES / 'broker-http.yaml'}", "--variants", "1", "--out", str(out),
+            "--quiet"]
+    for c in cases:
+        args += ["--case", c]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    a = {r["case"]: outcome(r) for r in recs if r["arm"] == "guardrail"}
+    b = {r["case"]: outcome(r) for r in recs if r["arm"] == "mcp-broker-http"}
+    assert set(a) == set(cases) and a == b
