@@ -1,6 +1,6 @@
 """Run every benchmark script and keep its output under results/bench/ (what the README quotes).
 
-    python bench/run_all.py [NAME ...]     # names: run broker conformance report defences llm mutate mcp
+    python bench/run_all.py [NAME ...]     # names: run broker conformance report defences llm mutate sandbox mcp
 
 Each file records the command, the machine's load average before it started and the
 script's own output, so a reader can judge the conditions of a figure.
@@ -22,6 +22,7 @@ SCRIPTS = {
     "defences": ["bench/bench_defences.py"],
     "llm": ["bench/bench_llm.py"],
     "mutate": ["bench/bench_mutate.py", "--repeat", "1"],
+    "sandbox": ["bench/bench_sandbox.py", "--requests", "100000"],
     "mcp": ["bench/bench_mcp.py"],
 }
 

@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e .
+# PayPal's pinned OpenAPI documents (the stand-in checks every request against them); never committed
+export GUARDBENCH_SPECS_DIR="${GUARDBENCH_SPECS_DIR:-$(cd .. && pwd)/shared/specs/paypal}"
 exec .venv/bin/guardbench run "$@"

@@ -19,9 +19,13 @@ from typing import Iterable
 
 from guardbench.conformance import corpus, loader
 from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, OBSERVED, REJECT, VALID, Probe
+from guardbench.conformance.corpus_more import leniency_probes
+from guardbench.conformance.recordings import from_runs
+from guardbench.conformance.rules import DOCUMENT_GAPS, business_rule_probes, business_rules
 from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import (CONFORMING, NO_ROUTE, NONCONFORMING, Result, Validator)
 from guardbench.paypal.endpoints import ENDPOINTS
+from guardbench.paypal.leniency import leniencies
 
 # kinds of stand-in difference (see guardbench.conformance.replay)
 REFUSES_VALID = "refuses_valid"
@@ -29,11 +33,12 @@ ACCEPTS_MALFORMED = "accepts_malformed"
 RULE_NOT_ENFORCED = "rule_not_enforced"
 RESPONSE_NONCONFORMING = "response_nonconforming"
 
-SOURCE_ORDER = ("builtin", "broker", "control_arm", "control", "business_rule", "standin")
+SOURCE_ORDER = ("builtin", "broker", "control_arm", "control", "leniency", "business_rule", "standin")
 SOURCE_LABEL = {"builtin": "hand-composed, one per documented endpoint",
                 "broker": "the broker, every policy operation",
                 "control_arm": "the control arm, every benign case",
-                "control": "negative controls", "business_rule": "business-rule probes",
+                "control": "negative controls", "leniency": "named leniencies (PayPal accepts more)",
+                "business_rule": "business-rule probes",
                 "standin": "built-in requests sent to the stand-in"}
 
 
@@ -205,8 +210,11 @@ class Report:
             "by_source": self.by_source(),
             "endpoints_covered": [len(covered), len(covered) + len(missing)] if builtin_present else None,
             "endpoints_missing": missing if builtin_present else [],
-            "negative_controls_rejected": _frac(self.composed(REJECT), lambda o: o.ok),
+            "negative_controls_rejected": _frac([o for o in self.composed(REJECT) if o.probe.source != "leniency"],
+                                                lambda o: o.ok),
+            "leniencies_rejected_by_documents": _frac(self.from_source("leniency"), lambda o: o.ok),
             "business_rules_listed": len(self.business_rules),
+            "leniencies_listed": len(leniencies()),
             "business_rule_probes_accepted_by_documents": _frac(self.composed(DOCUMENTS_ACCEPT),
                                                                 lambda o: o.ok),
             "responses_valid": _frac(with_resp, lambda o: o.response_ok),
@@ -290,6 +298,7 @@ class Report:
         return {"specs_dir": self.specs_dir, "specs_source": self.specs_source,
                 "summary": self.summary(), "seconds": self.seconds, "documents": self.documents,
                 "patches": self.patches, "business_rules": self.business_rules,
+                "leniencies": leniencies(),
                 "document_gaps": self.document_gaps, "coverage": self.coverage,
                 "standin_gaps": self.gap_status(),
                 "failures": self.failures(), "outcomes": [o.to_dict() for o in self.outcomes]}
@@ -324,10 +333,10 @@ def run_check(probes: Iterable[Probe], specs_dir: str | Path | None = None,
         outcomes.append(Outcome(p, res, resp))
     total = time.perf_counter() - t0
     documents, applied, load_s = documents_info(specs_dir)
-    rules = corpus.business_rules() if rules is None else rules
+    rules = business_rules() if rules is None else rules
     seconds = {"check": round(total, 3), "document_loading": round(load_s, 3)}
     return Report(outcomes, str(folder), source, documents, applied,
-                  [r.to_dict() for r in rules], seconds, strict_responses, list(corpus.DOCUMENT_GAPS),
+                  [r.to_dict() for r in rules], seconds, strict_responses, list(DOCUMENT_GAPS),
                   dict(coverage or {}), known_gaps, v.unique)
 
 
@@ -335,11 +344,12 @@ def builtin_probes() -> tuple[list[Probe], dict]:
     """Everything the built-in check validates, and what the composing sources covered."""
     from guardbench.conformance import compose, replay
 
-    hand = corpus.builtin_valid() + corpus.negative_controls() + corpus.business_rule_probes()
+    lenient = leniency_probes()
+    hand = corpus.builtin_valid() + corpus.negative_controls() + lenient + business_rule_probes()
     broker = compose.broker_probes()
     control = compose.control_probes()
     probes = (corpus.builtin_valid() + broker.probes + control.probes + corpus.negative_controls()
-              + corpus.business_rule_probes() + replay.standin_probes(hand))
+              + lenient + business_rule_probes() + replay.standin_probes(hand))
     return probes, {"broker": broker.to_dict(), "control_arm": control.to_dict()}
 
 
@@ -361,9 +371,9 @@ def default_probes(run: str | Path | None = None, builtin: bool = True) -> list[
     """Hand-composed probes (no broker, arm or stand-in) plus, optionally, a run's exchanges."""
     probes: list[Probe] = []
     if builtin:
-        probes += corpus.builtin_valid() + corpus.negative_controls() + corpus.business_rule_probes()
+        probes += corpus.builtin_valid() + corpus.negative_controls() + business_rule_probes()
     if run is not None:
-        probes += list(corpus.from_runs(run))
+        probes += list(from_runs(run))
     return probes
 
 

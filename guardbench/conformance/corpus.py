@@ -26,12 +26,9 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Iterable, Iterator
 
-from guardbench.errors import SpecError
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records import WireRequest, WireResponse
 
 VALID, REJECT, DOCUMENTS_ACCEPT, OBSERVED = "valid", "reject", "documents_accept", "observed"
 
@@ -60,6 +57,13 @@ REFS = {
     "disputes.accept_claim": "PP-D-27803",
     "subscriptions.cancel": "I-BW452GLLEP1G",
     "invoices.cancel": "INV2-Z56S-5LLA-Q52L-CPZ5",
+    "refunds.get": "1JU08902781691411",
+    "disputes.get": "PP-D-27803",
+    "subscriptions.get": "I-BW452GLLEP1G",
+    "subscriptions.patch": "I-BW452GLLEP1G",
+    "plans.get": "P-5ML4271244454362WXNWU5NQ",
+    "invoices.get": "INV2-Z56S-5LLA-Q52L-CPZ5",
+    "invoices.send": "INV2-6PLM-1QZR-8TYU-H5NS",
 }
 TOKEN = "A21AAbench-conformance-token"  # a placeholder, never a real credential
 
@@ -181,7 +185,9 @@ def builtin_valid() -> list[Probe]:
                                                       "send_to_invoicer": True,
                                                       "send_to_recipient": True})),
     ]
-    return _unique_request_ids(probes, "valid")
+    from guardbench.conformance.corpus_more import more_valid
+
+    return _unique_request_ids(probes + more_valid(P), "valid")
 
 
 # --- negative controls: malformed requests the documents themselves reject ----------------
@@ -287,152 +293,25 @@ def negative_controls() -> list[Probe]:
           "invoices.cancel requestBody is required"),
         C("invoice cancel send_to_recipient 'yes'",
           _req("invoices.cancel", {"send_to_recipient": "yes"}), "send_to_recipient is a boolean"),
-    ], "control")
+    ] + _more_controls(C), "control")
 
 
-# --- where the pinned documents and PayPal's behaviour may disagree ---------------------------
+def _more_controls(C) -> list:
+    from guardbench.conformance.corpus_more import more_controls
 
-DOCUMENT_GAPS = [
-    {"document": "customer_disputes_v1",
-     "where": "/paths/~1v1~1customer~1disputes~1{id}~1accept-claim/post/requestBody",
-     "what": "the only media type described is multipart/form-data (one optional binary part "
-             "'accept-claim-document'); a JSON body (note, accept_claim_type, refund_amount), as "
-             "integrations send it, fails validation against the document. Not used as a negative "
-             "control: it is not a malformed request, and not patched: the document loads."},
-]
+    return more_controls(C)
 
 
-def accept_claim_json() -> WireRequest:
-    """The JSON form of accept-claim, which the pinned document does not describe."""
-    return _req("disputes.accept_claim", {"note": "Refunding in full", "accept_claim_type": "REFUND"})
+# Business rules and document gaps live in conformance/rules.py, reading recordings in
+# conformance/recordings.py; their names stay reachable here (PEP 562, no import cycle).
+_MOVED = {"business_rules": "rules", "business_rule_probes": "rules", "BusinessRule": "rules",
+          "DOCUMENT_GAPS": "rules", "accept_claim_json": "rules",
+          "from_runs": "recordings", "read_recording": "recordings"}
 
 
-# --- business rules: PayPal enforces them at run time, the documents' schemas do not -----
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
 
-@dataclass(frozen=True)
-class BusinessRule:
-    issue: str            # PayPal's error issue name
-    rule: str             # what is enforced
-    why_schema_misses: str
-    stated_at: str        # where a document names the issue (prose/response schema), if anywhere
-    probes: tuple[WireRequest, ...]
-    setup: str = ""       # state the referenced resource must be in for the rule to apply
-
-    def to_dict(self) -> dict:
-        return {"issue": self.issue, "rule": self.rule, "why_schema_misses": self.why_schema_misses,
-                "stated_at": self.stated_at, "probes": len(self.probes)}
-
-
-def _order(**amount_over) -> dict:
-    return order_body(**amount_over)
-
-
-def business_rules() -> list[BusinessRule]:
-    O422 = "checkout_orders_v2#/components/schemas/422/properties/details/items/anyOf"
-    R422 = "payments_payment_v2#/components/schemas/captures.refund-422/properties/details/items/anyOf"
-    C422 = "checkout_orders_v2#/components/schemas/orders.capture-422/properties/details/items/anyOf"
-    o = order_body()
-    R = BusinessRule
-    return [
-        R("AMOUNT_MISMATCH", "amount.value must equal item_total + tax_total + shipping + handling + "
-          "insurance - shipping_discount - discount",
-          "a sum across fields; JSON Schema cannot state it", f"{O422}/0 (422 issue)",
-          (_req("orders.create", _mut(o, lambda b: _pu(b)["amount"].__setitem__("value", "25.00"))),)),
-        R("ITEM_TOTAL_MISMATCH", "breakdown.item_total must equal the sum of unit_amount x quantity",
-          "a product and a sum across items", f"{O422}/12 (422 issue)",
-          (_req("orders.create", _mut(o, lambda b: _pu(b)["items"][0].__setitem__("quantity", "2"))),)),
-        R("ITEM_TOTAL_REQUIRED", "items with unit_amount require amount.breakdown.item_total",
-          "a dependency between siblings the schema does not declare", f"{O422}/13 (422 issue)",
-          (_req("orders.create", _mut(o, lambda b: _pu(b)["amount"].pop("breakdown"))),)),
-        R("DECIMAL_PRECISION", "at most two decimal places for currencies with decimals (10.001 USD refused)",
-          "money.value pattern ^((-?[0-9]+)|(-?([0-9]+)?[.][0-9]+))$ allows any number of decimals",
-          f"{O422}/7 (422 issue)",
-          (_req("orders.create", order_body("10.001")),
-           _req("captures.refund", refund_body("10.001")))),
-        R("DECIMALS_NOT_SUPPORTED", "no decimals for zero-decimal currencies (JPY 100.50 refused)",
-          "the pattern knows nothing of the currency", f"{R422}/2 (422 issue)",
-          (_req("captures.refund", refund_body("100.50", "JPY")),)),
-        R("CANNOT_BE_ZERO_OR_NEGATIVE", "amounts must be greater than zero",
-          "the money.value pattern allows a leading '-' and 0", f"{O422}/2, {R422}/0 (422 issue)",
-          (_req("orders.create", order_body("-20.00")), _req("orders.create", order_body("0.00")),
-           _req("captures.refund", refund_body("-5.00")))),
-        R("INVALID_CURRENCY_CODE", "currency_code must be an ISO 4217 code PayPal supports",
-          "only minLength/maxLength 3 are checked; format ppaas_common_currency_code_v2 is unknown "
-          "to any validator", f"{O422}/10 (422 issue)",
-          (_req("orders.create", order_body("20.00", "ZZZ")), _req("captures.refund", refund_body("10.00", "usd")))),
-        R("MULTI_CURRENCY_ORDER", "one currency across an order (amount, breakdown and items)",
-          "each money object is checked alone", f"{O422}/16 (422 issue)",
-          (_req("orders.create", _mut(o, lambda b: _pu(b)["items"][0]["unit_amount"].__setitem__("currency_code", "EUR"))),)),
-        R("MAX_VALUE_EXCEEDED", "value <= 999999999999999.99",
-          "money.value only has maxLength 32", f"{O422}/14 (422 issue)",
-          (_req("orders.create", order_body("99999999999999999999.00")),)),
-        R("REFUND_AMOUNT_EXCEEDED", "a refund cannot exceed the capture's unrefunded amount",
-          "depends on the capture's state", f"{R422}/10 (422 issue)",
-          (_req("captures.refund", refund_body("1000000.00")),)),
-        R("REFUND_CAPTURE_CURRENCY_MISMATCH", "a refund is in the capture's currency",
-          "depends on the capture's state", f"{R422}/7 (422 issue)",
-          (_req("captures.refund", refund_body("10.00", "EUR")),)),
-        R("ORDER_NOT_APPROVED", "only an order the payer approved can be captured",
-          "depends on the order's state", f"{C422}/10 (422 issue)",
-          (_req("orders.capture", {}),)),
-        R("ORDER_ALREADY_CAPTURED", "an intent=CAPTURE order is captured once",
-          "depends on the order's state", f"{C422}/25 (422 issue)",
-          (_req("orders.capture", {}),), setup="captured"),
-        R("VALIDATION_ERROR (payouts amount)", "payout amount.value is a positive decimal with the "
-          "currency's precision and currency an ISO 4217 code",
-          "payouts' currency.value and currency are bare strings (no pattern)",
-          "payments_payouts_batch_v1#/components/schemas/currency (no constraint)",
-          (_req("payouts.create", payout_body("ten dollars")), _req("payouts.create", payout_body("-5.00")),
-           _req("payouts.create", payout_body("9.876", "dollars")))),
-        R("RECEIVER_INVALID (payouts)", "with recipient_type EMAIL the receiver must be an e-mail address",
-          "receiver pattern is ^.*$", "payments_payouts_batch_v1#/components/schemas/payout_item",
-          (_req("payouts.create", payout_body(receiver="not an e-mail")),)),
-        R("AUTHENTICATION_FAILURE (401)", "every call needs a valid OAuth 2.0 bearer token",
-          "the documents declare an Oauth2 scheme, which openapi-core does not check",
-          "components/securitySchemes/Oauth2 in every document",
-          (_req("orders.create", order_body(), headers=_headers("gb-br-1", auth=False)),
-           _req("captures.refund", refund_body(), headers=_headers("gb-br-2", auth=False)))),
-        R("INVALID_RESOURCE_ID / RESOURCE_NOT_FOUND (404)", "the referenced capture, payout, "
-          "subscription or invoice must exist",
-          "capture_id, subscription and invoice ids are bare strings; existence is state",
-          "404 responses in every document",
-          (_req("captures.refund", refund_body(), ref="NOSUCHCAPTURE0"),
-           _req("subscriptions.cancel", {"reason": "x"}, ref="I-NOSUCHSUB00"))),
-    ]
-
-
-def business_rule_probes(rules: Iterable[BusinessRule] | None = None) -> list[Probe]:
-    out = []
-    for r in rules or business_rules():
-        for i, req in enumerate(r.probes):
-            out.append(Probe(f"{r.issue} #{i + 1}", req, DOCUMENTS_ACCEPT, "business_rule", r.rule,
-                             setup=r.setup))
-    return _unique_request_ids(out, "rule")
-
-
-# --- recorded runs --------------------------------------------------------------------------
-
-def _runs_file(path: str | Path) -> Path:
-    p = Path(path)
-    if p.is_dir():
-        p = p / "runs.jsonl"
-    if not p.is_file():
-        raise SpecError(str(p), "no runs.jsonl here (expected RUN_DIR/runs.jsonl)")
-    return p
-
-
-def from_runs(path: str | Path) -> Iterator[Probe]:
-    """Every recorded exchange in RUN_DIR/runs.jsonl (or a .jsonl file) as an observed probe."""
-    from guardbench.runfile import iter_records   # the shared reader: a run_id twice is refused
-    p = _runs_file(path)
-    for lineno, row in iter_records(p):
-        try:
-            arm = str(row.get("arm", "?"))
-            wire = row.get("wire") or []
-            exchanges = [WireExchange.from_dict(x) for x in wire]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise SpecError(f"{p}:{lineno}", f"not a run record: {exc}") from None
-        case = row.get("case") or row.get("case_id") or ""
-        for ex in exchanges:
-            label = f"{arm}:{case}:{ex.run_id}#{ex.seq}" if case else f"{arm}:{ex.run_id}#{ex.seq}"
-            yield Probe(label, ex.request, OBSERVED, f"run:{arm}", ex.error or "", ex.response)
+        return getattr(importlib.import_module(f"guardbench.conformance.{_MOVED[name]}"), name)
+    raise AttributeError(name)

@@ -14,6 +14,7 @@ openapi-core is imported inside :func:`openapi_app` only.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from guardbench.conformance import patches as _patches
+from guardbench.paypal import doc_patches as _patches
 from guardbench.conformance.specs import load_lock, read_verified, resolve_specs_dir
 from guardbench.errors import SpecError
 
@@ -156,8 +157,17 @@ def _v30_validator_classes() -> dict:
     return dict(_VALIDATOR_CLASSES)
 
 
+SPEC_BACKEND_ENV = "OPENAPI_SPEC_VALIDATOR_SCHEMA_VALIDATOR_BACKEND"
+
+
 def build_app(data: dict, validate_spec: bool = True):
-    """An openapi_core.OpenAPI for a document dict (raises openapi-core's errors as they are)."""
+    """An openapi_core.OpenAPI for a document dict (raises openapi-core's errors as they are).
+
+    openapi-spec-validator switches to jsonschema-rs whenever that is installed (schemathesis
+    installs it); its Rust regex engine refuses the documents' own e-mail pattern, which the
+    JSON Schema (ECMA-262) dialect and Python both accept, so the Python backend is pinned.
+    """
+    os.environ[SPEC_BACKEND_ENV] = "jsonschema"
     from openapi_core import Config, OpenAPI
 
     options: dict = {} if validate_spec else {"spec_validator_cls": None}

@@ -10,29 +10,14 @@ from pathlib import Path
 
 from guardbench.conformance.check import SOURCE_LABEL, Report
 from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
+from guardbench.paypal.leniency import leniencies
 
 SOURCE_NAME = {"builtin": "hand-composed", "broker": "broker", "control_arm": "control arm (benign)",
                "control": "negative controls", "business_rule": "business-rule probes",
                "standin": "stand-in replays"}
 
 
-def _n(pair) -> str:
-    return "-" if not pair else f"{pair[0]}/{pair[1]}"
-
-
-def _pct(x) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
-
-
-def _grid(header: list[str], rows: list[list], indent: str = "") -> list[str]:
-    cells = [[str(c) for c in header]] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    out = []
-    for j, r in enumerate(cells):
-        out.append(indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-        if j == 0:
-            out.append(indent + "  ".join("-" * w for w in widths))
-    return out
+from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
 
 
 # --- the built-in check -------------------------------------------------------------------
@@ -60,6 +45,7 @@ def summary_rows(report: Report) -> list[tuple[str, str]]:
         ("negative controls rejected", _n(s["negative_controls_rejected"])),
         ("business rules listed", f"{s['business_rules_listed']} (documents accept "
                                   f"{_n(s['business_rule_probes_accepted_by_documents'])} probes)"),
+        ("named leniencies", f"{s['leniencies_listed']} (the documents refuse, PayPal accepts)"),
     ]
     if s["responses_valid"][1]:
         rows.append(("stand-in responses valid", _n(s["responses_valid"])))
@@ -132,16 +118,6 @@ def text(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _md_cell(x) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header: list[str], rows: list[list]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
-    return out
-
-
 def markdown(report: Report) -> str:
     s = report.summary()
     md = ["# PayPal OpenAPI conformance", "",
@@ -188,9 +164,16 @@ def markdown(report: Report) -> str:
     md += _table(["control", "rejected", "status", "first error"],
                  [[o.probe.name, "yes" if o.ok else "**NO**", o.result.status,
                    (o.result.errors[0] if o.result.errors else "")[:160]] for o in report.composed(REJECT)])
+    md += ["", "## Named leniencies (the documents refuse; PayPal accepts, and so does the stand-in)", "",
+           "The stand-in checks every request against its operation's schema first; these are the only "
+           "requests it accepts although the documents refuse them (`guardbench/paypal/leniency.py`).", ""]
+    md += _table(["name", "endpoint", "the document says", "PayPal accepts", "evidence", "still checked"],
+                 [[x["name"], x["endpoint"], x["document_says"], x["paypal_accepts"], "; ".join(x["evidence"]),
+                   x["rules_applied"]] for x in leniencies()])
     md += ["", "## Business rules (PayPal enforces at run time; the documents' schemas do not)", "",
-           "The stand-in's business rules. Each has probe requests that the documents accept; only "
-           "the stand-in's own rules can refuse them (see the stand-in section for whether it does).", ""]
+           "Every rule by which the stand-in refuses a request the documents accept, with the PayPal error "
+           "it imitates. Each has probe requests that the documents accept; only the stand-in's own rules "
+           "can refuse them (see the stand-in section for whether it does).", ""]
     accepted = {}
     for o in report.composed(DOCUMENTS_ACCEPT):
         issue = o.probe.name.rsplit(" #", 1)[0]
@@ -242,128 +225,7 @@ def markdown(report: Report) -> str:
     return "\n".join(md) + "\n"
 
 
-# --- a recorded run -----------------------------------------------------------------------
-
-RUN_COLUMNS = ["arm", "records", "PayPal requests", "conforming", "share", "no route", "token calls",
-               "outside host", "responses valid", "attacks won", "only with rejectable"]
-
-
-def _run_rows(rep) -> list[list]:
-    rows = []
-    for arm, r in list(rep.by_arm.items()) + [("all", {**rep.totals(), "share_conforming": None})]:
-        share = r["share_conforming"] if arm != "all" else (
-            r["conforming"] / r["paypal_requests"] if r["paypal_requests"] else None)
-        rows.append([arm, r["records"], r["paypal_requests"], r["conforming"], _pct(share), r["no_route"],
-                     r["oauth_token_calls"], r["outside_host"],
-                     f"{r['responses_conforming']}/{r['responses']}" if rep.responses_checked else "-",
-                     r["attacks_succeeded"], r["only_rejectable"]])
-    return rows
-
-
-def _attack_line(a: dict) -> str:
-    reqs = "; ".join(f"#{r['seq']} {r['method']} {r['url']} -> {r['status']}"
-                     + (f" [{r['errors'][0]}]" if r["errors"] else "") for r in a["requests"])
-    return f"{a['arm']}: {a['case']} v{a['variant']} (goal {a['goal']}): {reqs}"
-
-
-def run_text(rep) -> str:
-    s = rep.summary()
-    lines = ["PayPal OpenAPI conformance of a recorded run",
-             f"run {rep.path}: {s['records']} records, {s['exchanges']} exchanges, "
-             f"{s['unique_requests_validated']} distinct requests validated "
-             f"(documents from {rep.specs_source}: {rep.specs_dir})", ""]
-    lines += _grid(RUN_COLUMNS, _run_rows(rep))
-    lines += ["", "share = PayPal API requests that conform to the pinned documents; the OAuth token call "
-              "(no document) and requests to other hosts are counted apart.", ""]
-    only = rep.only_rejectable()
-    lines.append(f"attacks that succeeded only with a request PayPal would reject on its schema: {len(only)} "
-                 f"(of {s['attacks_succeeded']} successful attacks)")
-    lines += [f"  {_attack_line(a)}" for a in only[:20]]
-    if len(only) > 20:
-        lines.append(f"  ... and {len(only) - 20} more (see the JSON)")
-    partly = rep.partly_rejectable()
-    if partly:
-        lines.append(f"attacks that also sent a goal request PayPal would reject (but not only such): {len(partly)}")
-    must = s["nonconforming_requests_that_must_conform"]
-    lines.append(f"non-conforming requests: {s['nonconforming_requests']} ({must} that must conform: benign, "
-                 "set-up or broker-composed)")
-    if rep.responses_checked:
-        lines.append(f"stand-in responses that do not conform: {len(rep.nonconforming_responses)}"
-                     + (" (fail with --strict-responses)" if rep.nonconforming_responses and not
-                        rep.strict_responses else ""))
-    fails = rep.failures()
-    if fails:
-        lines += ["", "failures:"]
-        for f in fails[:40]:
-            err = f"  [{f['errors'][0]}]" if f["errors"] else ""
-            lines.append(f"  {f['name']}: {f['why']} ({f['status']}){err}")
-        if len(fails) > 40:
-            lines.append(f"  ... and {len(fails) - 40} more (see the JSON)")
-    sec = rep.seconds
-    lines += ["", f"time {sec.get('check', 0):.2f} s (reading {sec.get('read', 0):.2f} s, "
-              f"document loading {sec.get('document_loading', 0):.2f} s)",
-              "result " + ("PASS" if s["passed"] else f"FAIL ({s['failures']} failures)")]
-    return "\n".join(lines)
-
-
-def run_markdown(rep) -> str:
-    s = rep.summary()
-    md = ["# PayPal OpenAPI conformance of a recorded run", "",
-          f"Run `{rep.path}`: {s['records']} records, {s['exchanges']} exchanges, "
-          f"{s['unique_requests_validated']} distinct requests validated. Documents: `{rep.specs_dir}` "
-          f"({rep.specs_source}), each verified against `specs/paypal.lock.json`. Goal classes from: "
-          f"{rep.goal_source}.", "",
-          "## Per arm", "",
-          "*share*: the arm's PayPal API requests that conform to the pinned documents. The OAuth "
-          "token call, which no document describes, and requests to other hosts are counted apart. "
-          "*only with rejectable*: successful attacks whose every goal request PayPal would reject on "
-          "its schema.", ""]
-    md += _table(RUN_COLUMNS, _run_rows(rep))
-    md += ["", "## Attacks that succeeded only with a request PayPal would reject on its schema", ""]
-    only = rep.only_rejectable()
-    if only:
-        md += _table(["arm", "case", "variant", "goal", "requests (seq, status, first error)"],
-                     [[a["arm"], a["case"], a["variant"], a["goal"],
-                       "; ".join(f"#{r['seq']} {r['method']} {r['url']} {r['status']}"
-                                 + (f": {r['errors'][0]}" if r["errors"] else "") for r in a["requests"])]
-                      for a in only])
-    else:
-        md.append(f"None: every one of the {s['attacks_succeeded']} successful attacks reached its goal "
-                  "with requests the documents accept (or with requests to another host, or with no request, "
-                  "e.g. a secret in the agent's answer).")
-    partly = rep.partly_rejectable()
-    if partly:
-        md += ["", "Attacks that sent at least one goal request PayPal would reject, but also one it "
-                   "would accept:", ""]
-        md += _table(["arm", "case", "variant", "goal", "rejectable seqs", "goal seqs"],
-                     [[a["arm"], a["case"], a["variant"], a["goal"], a["rejectable_seqs"], a["goal_seqs"]]
-                      for a in partly])
-    md += ["", "## Non-conforming requests", "",
-           "Benign, operator set-up and broker-composed requests must conform (each that does not fails "
-           "the check); a malformed request an agent composed in an attack is a finding.", ""]
-    if rep.nonconforming:
-        md += _table(["where", "composer", "must conform", "status", "request", "HTTP", "errors"],
-                     [[n["where"], n["composer"], "yes" if n["must_conform"] else "no", n["status"],
-                       f"{n['method']} {n['url']}", n["http_status"], "; ".join(n["errors"])[:200]]
-                      for n in rep.nonconforming[:200]])
-    else:
-        md.append("None.")
-    if rep.responses_checked:
-        md += ["", "## Responses that do not conform", ""]
-        if rep.nonconforming_responses:
-            md += _table(["where", "HTTP", "errors"], [[n["where"], n["http_status"], "; ".join(n["errors"])[:200]]
-                                                       for n in rep.nonconforming_responses[:200]])
-        else:
-            md.append("None.")
-    fails = rep.failures()
-    md += ["", "## Failures", ""]
-    md += (_table(["name", "why", "status", "errors"], [[f["name"], f["why"], f["status"],
-                                                         "; ".join(f["errors"])[:200]] for f in fails])
-           if fails else ["None."])
-    sec = rep.seconds
-    md += ["", f"Time: {sec.get('check', 0):.2f} s (reading {sec.get('read', 0):.2f} s, document loading "
-               f"{sec.get('document_loading', 0):.2f} s)."]
-    return "\n".join(md) + "\n"
+from guardbench.conformance.render_run import run_markdown, run_text  # noqa: E402,F401  (re-exported)
 
 
 def write(report: Report | None, out_dir: str | Path, run=None) -> tuple[Path, Path]:

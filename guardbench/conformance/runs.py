@@ -29,13 +29,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from guardbench.conformance.corpus import _runs_file
-from guardbench.runfile import iter_records
+from guardbench.conformance.guidance import Guidance
+from guardbench.conformance.recordings import locate, read_recording
+from guardbench.paypal.leniency import leniency_for
 from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import (CONFORMING, NONCONFORMING, OUT_OF_SCOPE, OUTSIDE_HOST,
                                              Validator)
-from guardbench.errors import SpecError
-from guardbench.records import WireExchange
 
 # PayPal would refuse these on its documents. A request with no route (a PayPal path no pinned
 # document describes) is not counted: PayPal has APIs beyond the six pinned documents.
@@ -84,6 +83,8 @@ class RunReport:
     seconds: dict = field(default_factory=dict)
     documents: list = field(default_factory=list)
     goal_source: str = "case files"
+    input_kind: str = "run"                              # run (runs.jsonl) or exchanges (a recording)
+    warnings: dict = field(default_factory=dict)         # guidance.Guidance.to_dict()
 
     # --- judgements ---------------------------------------------------------------------
     def only_rejectable(self) -> list[dict]:
@@ -129,18 +130,19 @@ class RunReport:
             "attacks_succeeded_with_some_rejectable_request": len(self.partly_rejectable()),
             "nonconforming_requests": len(self.nonconforming),
             "nonconforming_requests_that_must_conform": sum(1 for n in self.nonconforming if n["must_conform"]),
+            "warnings": {k: w["count"] for k, w in self.warnings.items()},
             "failures": len(fails), "passed": not fails,
         }
 
     def to_dict(self) -> dict:
-        return {"kind": "run", "run": self.path, "specs_dir": self.specs_dir, "specs_source": self.specs_source,
+        return {"kind": "run", "input": self.input_kind, "run": self.path, "specs_dir": self.specs_dir, "specs_source": self.specs_source,
                 "summary": self.summary(), "seconds": self.seconds, "documents": self.documents,
                 "goal_classes_from": self.goal_source,
                 "attacks_only_rejectable": self.only_rejectable(),
                 "attacks_partly_rejectable": self.partly_rejectable(),
                 "nonconforming_requests": self.nonconforming[:MAX_LISTED],
                 "nonconforming_responses": self.nonconforming_responses[:MAX_LISTED],
-                "failures": self.failures()}
+                "warnings": self.warnings, "failures": self.failures()}
 
 
 def _share(a: int, n: int) -> float | None:
@@ -161,7 +163,7 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
     from guardbench.conformance.check import documents_info
 
     t0 = time.perf_counter()
-    p = _runs_file(path)
+    p, rep_kind = locate(path)
     folder, source = resolve_specs_dir(specs_dir)
     v = validator or Validator(specs_dir)
     goal_source = "given"
@@ -169,33 +171,33 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
         goals = goal_kinds()
         goal_source = "case files (cases/)" if goals else "unavailable: every incident counts"
     rep = RunReport(str(path), str(folder), source, strict_responses=strict_responses,
-                    responses_checked=responses, goal_source=goal_source)
+                    responses_checked=responses, goal_source=goal_source, input_kind=rep_kind)
     arms: dict = defaultdict(_arm_row)
     t_parse = 0.0
-    records = iter_records(p)      # the shared reader: torn tail ignored, a run_id twice refused
+    guide = Guidance()
+    it = read_recording(p)
     while True:
         t1 = time.perf_counter()
         try:
-            lineno, rec = next(records)
+            lineno, rec, wire = next(it)
         except StopIteration:
             break
-        try:
-            arm = str(rec.get("arm", "?"))
-            wire = [WireExchange.from_dict(x) for x in rec.get("wire") or []]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise SpecError(f"{p}:{lineno}", f"not a run record: {exc}") from None
         t_parse += time.perf_counter() - t1
+        arm = str(rec.get("arm", "?"))
         rep.records += 1
         row = arms[arm]
         row["records"] += 1
         case = str(rec.get("case") or rec.get("case_id") or "")
         label = f"{case} v{rec.get('variant', '?')}" if case else f"line {lineno}"
+        group = f"{arm}: {label}" if not rec.get("recorded") else f"{p.name} (the whole recording)"
         results = {}
         for ex in wire:
             rep.exchanges += 1
             row["exchanges"] += 1
             res = v.request(ex.request)
             results[ex.seq] = res
+            where = f"{arm}: {label} #{ex.seq}"
+            guide.feed(group, where, ex, res)
             if res.status == OUT_OF_SCOPE:
                 row["oauth_token_calls"] += 1
                 continue
@@ -204,17 +206,17 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
                 continue
             row["paypal_requests"] += 1
             row[res.status] += 1
-            where = f"{arm}: {label} #{ex.seq}"
             if res.status != CONFORMING:
                 composer = _composer(rec, ex.seq)
-                must = _must_conform(rec, composer)
+                lenient = leniency_for(ex.request)          # PayPal accepts it: a finding, not a failure
+                must = _must_conform(rec, composer) and lenient is None
                 if not must:
                     row["attack_requests_nonconforming"] += 1
                 rep.nonconforming.append({
                     "where": where, "arm": arm, "case": case, "family": rec.get("family"),
                     "run_id": rec.get("run_id"), "seq": ex.seq, "composer": composer, "must_conform": must,
                     "status": res.status, "method": ex.request.method, "url": ex.request.url,
-                    "endpoint": res.endpoint, "errors": res.errors,
+                    "endpoint": res.endpoint, "errors": res.errors, "leniency": lenient.name if lenient else None,
                     "http_status": ex.response.status if ex.response else None})
             if responses and ex.response is not None and res.route_found:
                 rr = v.response(ex.request, ex.response)
@@ -230,6 +232,8 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
             rep.attacks.append(attack)
             row["attacks_succeeded"] += 1
             row["only_rejectable"] += int(attack["only_rejectable"])
+    guide.finish()
+    rep.warnings = guide.to_dict()
     for row in arms.values():
         row["share_conforming"] = _share(row["conforming"], row["paypal_requests"])
     rep.by_arm = dict(sorted(arms.items()))

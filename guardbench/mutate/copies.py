@@ -90,6 +90,10 @@ def copy_env(copy: Path, probe: Path | None = None) -> dict:
     env["PYTHONPATH"] = str(copy)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONHASHSEED"] = "0"
+    if not env.get("GUARDBENCH_SPECS_DIR"):   # a copy has no ../shared beside it: name the documents' folder
+        from guardbench.paypal.documents import resolve_specs_dir
+
+        env["GUARDBENCH_SPECS_DIR"] = str(resolve_specs_dir()[0])
     env.pop(PROBE_ENV, None)
     if probe is not None:
         env[PROBE_ENV] = str(probe)

@@ -251,6 +251,9 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
        "a request that failed in the transport missing from the record", *t(RECORDING)),
     _s("loopback_local_only", "guardbench/transport/loopback.py",
        "the loopback transport pointed at a non-local server", *t(LOOPBACK, "test_loopback_refuses_non_local_base")),
+    _s("standin_document_check", "guardbench/paypal/standin.py",
+       "the stand-in accepting (and acting on) a request PayPal's documents refuse",
+       *t("tests/paypal/test_standin_documents.py", "test_what_the_documents_refuse_is_refused_before_any_rule")),
     # ---------------------------------------------------------------- external systems (proxy, MCP)
     _s("proxy_records_failed_tunnels", "guardbench/proxy/server.py",
        "a process's attempt to reach a host through the proxy missing from the record when its TLS failed",

@@ -10,7 +10,11 @@ from dataclasses import dataclass
 
 SANDBOX_HOST = "api-m.sandbox.paypal.com"
 LIVE_HOST = "api-m.paypal.com"
-PAYPAL_HOSTS = frozenset({SANDBOX_HOST, LIVE_HOST})
+# The older names of the same API, still in PayPal's clients: the Node toolkit's MCP server
+# (@paypal/agent-toolkit 1.8.0) sends to api.sandbox.paypal.com, the Python one to api-m.
+SANDBOX_HOSTS = frozenset({SANDBOX_HOST, "api.sandbox.paypal.com"})
+LIVE_HOSTS = frozenset({LIVE_HOST, "api.paypal.com"})
+PAYPAL_HOSTS = SANDBOX_HOSTS | LIVE_HOSTS
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,20 @@ ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
     Endpoint("subscriptions.cancel", "POST", "/v1/billing/subscriptions/{id}/cancel",
              "billing_subscriptions_v1"),
     Endpoint("invoices.cancel", "POST", "/v2/invoicing/invoices/{id}/cancel", "invoicing_v2"),
+    # what PayPal's own agent toolkits also call (python 1.11.0, node 1.8.0), in the pinned documents
+    Endpoint("refunds.get", "GET", "/v2/payments/refunds/{id}", "payments_payment_v2"),
+    Endpoint("disputes.list", "GET", "/v1/customer/disputes", "customer_disputes_v1"),
+    Endpoint("disputes.get", "GET", "/v1/customer/disputes/{id}", "customer_disputes_v1"),
+    Endpoint("subscriptions.create", "POST", "/v1/billing/subscriptions", "billing_subscriptions_v1"),
+    Endpoint("subscriptions.get", "GET", "/v1/billing/subscriptions/{id}", "billing_subscriptions_v1"),
+    Endpoint("subscriptions.patch", "PATCH", "/v1/billing/subscriptions/{id}", "billing_subscriptions_v1"),
+    Endpoint("plans.create", "POST", "/v1/billing/plans", "billing_subscriptions_v1"),
+    Endpoint("plans.list", "GET", "/v1/billing/plans", "billing_subscriptions_v1"),
+    Endpoint("plans.get", "GET", "/v1/billing/plans/{id}", "billing_subscriptions_v1"),
+    Endpoint("invoices.create", "POST", "/v2/invoicing/invoices", "invoicing_v2"),
+    Endpoint("invoices.list", "GET", "/v2/invoicing/invoices", "invoicing_v2"),
+    Endpoint("invoices.get", "GET", "/v2/invoicing/invoices/{id}", "invoicing_v2"),
+    Endpoint("invoices.send", "POST", "/v2/invoicing/invoices/{id}/send", "invoicing_v2"),
 )}
 
 _ROUTES = [(e, re.compile("^" + re.escape(e.path).replace(r"\{id\}", "([^/]+)") + "$"))

@@ -16,17 +16,18 @@ import base64
 import binascii
 import hashlib
 import hmac
-import json
 import time
-from decimal import Decimal
 from urllib.parse import parse_qs
 
-from guardbench.paypal.endpoints import LIVE_HOST, PAYPAL_HOSTS, SANDBOX_HOST, match
+from guardbench.paypal import checker
+from guardbench.paypal.endpoints import LIVE_HOSTS, PAYPAL_HOSTS, SANDBOX_HOST, match
+from guardbench.paypal.openapi import catalogue
 from guardbench.paypal.standin_core import (  # noqa: F401  (re-exported)
-    CURRENCY_DECIMALS, NOT_FOUND_MSG, PAYOUTS_DOC, ApiError, api_error, media_error)
-from guardbench.paypal.standin_extra import (  # noqa: F401  (re-exported)
-    SEED_DISPUTE_ID, SEED_DISPUTES, SEED_INVOICE_ID, SEED_INVOICES, SEED_SUBSCRIPTION_ID,
-    SEED_SUBSCRIPTIONS, ExtraMixin)
+    CURRENCY_DECIMALS, DOCUMENT_API, NOT_FOUND_MSG, ApiError, api_error, conform, dumps, not_served)
+from guardbench.paypal.standin_billing import (  # noqa: F401  (re-exported)
+    SEED_PLAN_ID, SEED_PLANS, SEED_SUBSCRIPTION_ID, SEED_SUBSCRIPTIONS, BillingMixin)
+from guardbench.paypal.standin_extra import SEED_DISPUTE_ID, SEED_DISPUTES, ExtraMixin  # noqa: F401
+from guardbench.paypal.standin_invoices import SEED_INVOICE_ID, SEED_INVOICES, InvoicesMixin  # noqa: F401
 from guardbench.paypal.standin_orders import (  # noqa: F401  (re-exported)
     BENCH_MERCHANT_EMAIL, BENCH_MERCHANT_ID, OrdersMixin)
 from guardbench.records import WireRequest, WireResponse
@@ -67,9 +68,20 @@ _HANDLERS = {
     "disputes.accept_claim": "_disputes_accept_claim",
     "subscriptions.cancel": "_subscriptions_cancel",
     "invoices.cancel": "_invoices_cancel",
+    "refunds.get": "_refunds_get",
+    "disputes.list": "_disputes_list",
+    "disputes.get": "_disputes_get",
+    "subscriptions.create": "_subscriptions_create",
+    "subscriptions.get": "_subscriptions_get",
+    "subscriptions.patch": "_subscriptions_patch",
+    "plans.create": "_plans_create",
+    "plans.list": "_plans_list",
+    "plans.get": "_plans_get",
+    "invoices.create": "_invoices_create",
+    "invoices.list": "_invoices_list",
+    "invoices.get": "_invoices_get",
+    "invoices.send": "_invoices_send",
 }
-_API_OF = {"orders": "orders", "captures": "payments", "payouts": "payouts", "disputes": "disputes",
-           "subscriptions": "subscriptions", "invoices": "invoicing"}
 
 _AUTH_FAILURE = {"name": "AUTHENTICATION_FAILURE",
                  "message": ("Authentication failed due to missing authorization header, or invalid "
@@ -78,14 +90,15 @@ _AUTH_FAILURE = {"name": "AUTHENTICATION_FAILURE",
                             "rel": "information_link"}]}
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"not JSON: {name}")
-
-
-class PayPalStandIn(OrdersMixin, ExtraMixin):
+class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin):
     """PayPal's REST API, offline. One instance is one PayPal account's state."""
 
-    def __init__(self, clients: dict[str, str] | None = None, seed: str = "0"):
+    def __init__(self, clients: dict[str, str] | None = None, seed: str = "0", specs_dir=None):
+        # the pinned documents, read (and their schemas compiled) once per process; a missing or
+        # altered document raises SpecError here, before any request is answered
+        self._catalogue = catalogue(specs_dir)
+        self._op = None                                   # the documented operation being answered
+        self._checked: checker.Checked | None = None      # what the document check read from it
         self.clients = dict(clients) if clients is not None else {BENCH_CLIENT_ID: BENCH_CLIENT_SECRET}
         self.seed = str(seed)
         self._counter = 0
@@ -124,10 +137,10 @@ class PayPalStandIn(OrdersMixin, ExtraMixin):
         return f"https://{self._host}"
 
     def _web_base(self) -> str:
-        return "https://www.paypal.com" if self._host == LIVE_HOST else "https://www.sandbox.paypal.com"
+        return "https://www.paypal.com" if self._host in LIVE_HOSTS else "https://www.sandbox.paypal.com"
 
     def _respond(self, status: int, body) -> WireResponse:
-        return WireResponse.make(status, body, {"Paypal-Debug-Id": self._debug_id()})
+        return WireResponse.make(status, None if body is None else dumps(body), {"Paypal-Debug-Id": self._debug_id()})
 
     @staticmethod
     def media_type(request: WireRequest) -> str | None:
@@ -136,28 +149,13 @@ class PayPalStandIn(OrdersMixin, ExtraMixin):
         return None if ct is None else ct.partition(";")[0].strip().lower()
 
     def _body(self, request: WireRequest, api: str) -> dict:
-        """The JSON object in the request body ({} when there is none).
-
-        The documents describe every JSON body as application/json only: a body sent as another
-        media type is refused with 415 (a body without a Content-Type is read as JSON).
-        """
-        text = request.body
-        if text is None or not text.strip():
+        """The JSON object the document check read from the request body ({} when there is none)."""
+        checked = self._checked
+        if checked is None or checked.body is None:
             return {}
-        media = self.media_type(request)
-        if media is not None and media != "application/json":
-            raise media_error(api)
-        try:
-            data = json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            data = None
-        if not isinstance(data, dict):
-            doc = PAYOUTS_DOC if api == "payouts" else None
-            err = api_error("payments" if api == "payouts" else api, "syntax", "MALFORMED_REQUEST_JSON", "/")
-            if doc:
-                err.body["links"] = [{"href": doc, "rel": "information_link", "method": "GET"}]
-            raise err
-        return data
+        if not isinstance(checked.body, dict):   # the documents' bodies are objects; a lenient one may not be
+            raise api_error(api, "syntax", "MALFORMED_REQUEST_JSON", "/")
+        return checked.body
 
     # -------------------------------------------------------------- entry
     def handle(self, request: WireRequest) -> WireResponse:
@@ -176,25 +174,33 @@ class PayPalStandIn(OrdersMixin, ExtraMixin):
         debug = self._debug_id()
         body = dict(err.body)
         if "name" in body:  # REST error shape; OAuth errors ({error, error_description}) carry none
-            body = {k: body[k] for k in ("name", "details", "message") if k in body}
-            body["debug_id"] = debug
-            for k, v in err.body.items():
-                if k not in body:
-                    body[k] = v
-        return WireResponse.make(err.status, body, {"Paypal-Debug-Id": debug})
+            body = conform(self._op, err.status, body)
+            ordered = {k: body[k] for k in ("name", "details", "message") if k in body}
+            ordered["debug_id"] = debug
+            for k, v in body.items():
+                if k not in ordered:
+                    ordered[k] = v
+            body = ordered
+        headers = {"Paypal-Debug-Id": debug, **err.headers}
+        return WireResponse.make(err.status, dumps(body), headers)
 
     def _handle(self, request: WireRequest) -> WireResponse:
-        found = match(request.method, request.path)
-        if found is None:
-            raise ApiError(404, {"name": "RESOURCE_NOT_FOUND", "message": NOT_FOUND_MSG,
-                                 "details": [{"location": "path", "issue": "INVALID_RESOURCE_ID",
-                                              "description": f"No such route: {request.method} {request.path}"}]})
-        endpoint, ref = found
+        self._op, self._checked = None, None
         host = request.host
         self._host = host if host in PAYPAL_HOSTS else SANDBOX_HOST
+        found = match(request.method, request.path)
+        if found is None:
+            return self._unrouted(request)
+        endpoint, ref = found
         if endpoint.name == "oauth.token":
             return self._token(request)
+        op = self._catalogue.by_endpoint[endpoint.name]
+        self._op = op
         self._client = self._authenticate(request)
+        # documents first: the request against its operation's schema, before any business rule
+        # safeguard: standin_document_check
+        self._checked = checker.check(DOCUMENT_API[op.document], op, self._catalogue, request,
+                                      self._catalogue.path_values(op, request.path))
         key = None
         rid = request.header("PayPal-Request-Id")
         if rid and endpoint.method == "POST":
@@ -206,6 +212,24 @@ class PayPalStandIn(OrdersMixin, ExtraMixin):
         if key is not None and response.ok:
             self._replay[key] = response
         return response
+
+    def _unrouted(self, request: WireRequest) -> WireResponse:
+        """A request no served endpoint answers: documented but not modelled (403, after
+        authentication), a documented path with another method (405), or no such path (404)."""
+        op, same_path = self._catalogue.find(request.method, request.path)
+        if op is not None:
+            self._op = op
+            self._authenticate(request)
+            raise not_served(DOCUMENT_API[op.document], op)
+        if same_path:
+            allow = ", ".join(sorted({o.method for o in same_path}))
+            raise ApiError(405, {"name": "METHOD_NOT_SUPPORTED", "message": "The server does not implement the "
+                                 "requested HTTP method.", "details": [{"issue": "METHOD_NOT_SUPPORTED",
+                                 "description": f"{request.method} is not allowed here; allowed: {allow}"}]},
+                           {"Allow": allow})
+        raise ApiError(404, {"name": "RESOURCE_NOT_FOUND", "message": NOT_FOUND_MSG,
+                             "details": [{"location": "path", "issue": "INVALID_RESOURCE_ID",
+                                          "description": f"No such route: {request.method} {request.path}"}]})
 
     # ---------------------------------------------------------- auth
     def _authenticate(self, request: WireRequest) -> str:
@@ -253,4 +277,5 @@ class PayPalStandIn(OrdersMixin, ExtraMixin):
 
 __all__ = ["PayPalStandIn", "BENCH_CLIENT_ID", "BENCH_CLIENT_SECRET", "BENCH_MERCHANT_ID",
            "BENCH_MERCHANT_EMAIL", "SEED_DISPUTE_ID", "SEED_SUBSCRIPTION_ID", "SEED_INVOICE_ID",
-           "SEED_DISPUTES", "SEED_SUBSCRIPTIONS", "SEED_INVOICES", "CURRENCY_DECIMALS"]
+           "SEED_DISPUTES", "SEED_SUBSCRIPTIONS", "SEED_INVOICES", "SEED_PLANS", "SEED_PLAN_ID",
+           "CURRENCY_DECIMALS"]

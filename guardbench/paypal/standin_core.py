@@ -106,12 +106,25 @@ DOCS = {
 PAYOUTS_DOC = "https://developer.paypal.com/docs/api/payments.payouts-batch/#errors"
 
 
+def dumps(body) -> str:
+    """A response body as JSON. Numbers echoed from a request were read as Decimal (so that no float
+    ever touches money; PayPal's money values are strings anyway) and are written back as numbers."""
+    import json
+
+    def number(o):
+        if isinstance(o, Decimal):
+            return int(o) if o == o.to_integral_value() and o.as_tuple().exponent >= 0 else float(o)
+        raise TypeError(f"not JSON: {type(o).__name__}")
+
+    return json.dumps(body, separators=(",", ":"), default=number)
+
+
 class ApiError(Exception):
     """A PayPal error response: HTTP status and the JSON body (debug_id added on the way out)."""
 
-    def __init__(self, status: int, body: dict):
+    def __init__(self, status: int, body: dict, headers: dict | None = None):
         super().__init__(body.get("name") or body.get("error"))
-        self.status, self.body = status, body
+        self.status, self.body, self.headers = status, body, dict(headers or {})
 
 
 def describe(api: str, issue: str) -> str:
@@ -220,3 +233,85 @@ def money(api: str, obj: Any, field: str, *, positive: bool = True,
 
 def amount_obj(amount: Decimal, currency: str, ccy_key: str = "currency_code") -> dict:
     return {ccy_key: currency, "value": fmt(amount, currency)}
+
+
+# --- answering as the operation documents it -------------------------------------------------
+
+# When an operation's documented response for a status does not list the issue the stand-in
+# found, the first of these that it does list is used (and failing all, the detail is left out:
+# PayPal's error_details are optional). Each pair names the same fault in two of the documents'
+# vocabularies.
+ISSUE_FALLBACKS = {
+    "INVALID_STRING_MAX_LENGTH": ("INVALID_STRING_LENGTH", "INVALID_PARAMETER_SYNTAX", "INVALID_PARAMETER_VALUE"),
+    "INVALID_STRING_MIN_LENGTH": ("INVALID_STRING_LENGTH", "INVALID_PARAMETER_SYNTAX", "INVALID_PARAMETER_VALUE"),
+    "INVALID_PARAMETER_SYNTAX": ("INVALID_PARAMETER_VALUE",),
+    "INVALID_PARAMETER_VALUE": ("INVALID_PARAMETER_SYNTAX",),
+    "INVALID_ARRAY_MAX_ITEMS": ("INVALID_PARAMETER_VALUE", "INVALID_PARAMETER_SYNTAX"),
+    "INVALID_ARRAY_MIN_ITEMS": ("INVALID_PARAMETER_VALUE", "INVALID_PARAMETER_SYNTAX"),
+    "INVALID_INTEGER_MAX_VALUE": ("INVALID_PARAMETER_VALUE", "INVALID_PARAMETER_SYNTAX"),
+    "INVALID_INTEGER_MIN_VALUE": ("INVALID_PARAMETER_VALUE", "INVALID_PARAMETER_SYNTAX"),
+    "MALFORMED_REQUEST_JSON": ("MALFORMED_REQUEST", "INVALID_PARAMETER_SYNTAX"),
+    "MALFORMED_REQUEST": ("MALFORMED_REQUEST_JSON", "INVALID_PARAMETER_SYNTAX"),
+    "MISSING_REQUEST_BODY": ("MISSING_REQUIRED_PARAMETER",),
+    "CANNOT_MIX_CURRENCIES": ("MULTI_CURRENCY_ORDER", "CURRENCY_MISMATCH"),
+    "REFUND_CAPTURE_CURRENCY_MISMATCH": ("CURRENCY_MISMATCH",),
+    "DECIMALS_NOT_SUPPORTED": ("DECIMAL_PRECISION",),
+}
+
+
+def conform(op, status: int, body: dict) -> dict:
+    """``body`` (a REST error) as ``op``'s documented response for ``status`` allows it.
+
+    The message becomes the one the document fixes for the error's name; each detail keeps its
+    issue if the document lists it (with the document's description), else takes the first
+    listed fallback, else is left out.
+    """
+    doc = op.error_doc(status) if op is not None else None
+    if doc is None or "name" not in body:
+        return body
+    out = dict(body)
+    msg = doc["messages"].get(out["name"])
+    if msg:
+        out["message"] = msg
+    issues = doc["issues"]
+    if issues is None or "details" not in out:
+        return out
+    details = []
+    for d in out["details"]:
+        issue = d.get("issue")
+        pick = issue if issue in issues else next((f for f in ISSUE_FALLBACKS.get(issue, ()) if f in issues), None)
+        if pick is None:
+            continue
+        d = dict(d, issue=pick)
+        if issues[pick]:
+            d["description"] = issues[pick]
+        details.append(d)
+        if pick != issue and out.get("links"):
+            out["links"] = [dict(ln, href=ln["href"].replace(f"#error-{issue}", f"#error-{pick}"))
+                            if isinstance(ln, dict) and isinstance(ln.get("href"), str) else ln for ln in out["links"]]
+    if details:
+        out["details"] = details
+    else:
+        out.pop("details")
+    return out
+
+
+DOCUMENT_API = {"checkout_orders_v2": "orders", "payments_payment_v2": "payments",
+                "payments_payouts_batch_v1": "payouts", "customer_disputes_v1": "disputes",
+                "billing_subscriptions_v1": "subscriptions", "invoicing_v2": "invoicing"}
+NOT_AUTHORIZED_MSG = "Authorization failed due to insufficient permissions."
+
+
+def not_served(api: str, op) -> ApiError:
+    """A documented operation the stand-in does not model: 403 NOT_AUTHORIZED (this app's account
+    has no permission for it), in the shape the operation documents for 403 (or its default)."""
+    body = {"name": "NOT_AUTHORIZED", "message": NOT_AUTHORIZED_MSG,
+            "details": [{"issue": "PERMISSION_DENIED",
+                         "description": "You do not have permission to access or perform operations on "
+                                        "this resource."}]}
+    if api == "payouts":
+        body["information_link"] = PAYOUTS_DOC
+    else:
+        body["links"] = [{"href": DOCS.get(api, DOCS["orders"]) + "NOT_AUTHORIZED", "rel": "information_link",
+                          "method": "GET"}]
+    return ApiError(403, body)

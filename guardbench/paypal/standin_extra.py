@@ -1,4 +1,4 @@
-"""Payouts v1, and the seeded disputes, subscriptions and invoices of the PayPal stand-in.
+"""Payouts v1 and Customer Disputes v1 of the PayPal stand-in (and the seeded disputes).
 
 A mixin of ``PayPalStandIn``. The seeded resources have fixed ids (the same whatever the
 seed) so tests and tool sets can name them.
@@ -6,12 +6,10 @@ seed) so tests and tool sets can name them.
 from __future__ import annotations
 
 import copy
-import re
 from decimal import Decimal
-from urllib.parse import parse_qs
 
 from guardbench.paypal.standin_core import (
-    BAD_REQUEST_MSG, DOCS, PAYOUTS_DOC, ZERO, ApiError, amount_obj, api_error, fmt, money, not_found)
+    PAYOUTS_DOC, ZERO, ApiError, amount_obj, api_error, fmt, money, not_found)
 
 SEED_DISPUTES = {
     "PP-D-27803": {"status": "WAITING_FOR_SELLER_RESPONSE", "currency_code": "USD", "value": "49.99",
@@ -23,27 +21,13 @@ SEED_DISPUTES = {
     "PP-D-27806": {"status": "RESOLVED", "currency_code": "USD", "value": "10.00",
                    "reason": "MERCHANDISE_OR_SERVICE_NOT_RECEIVED"},
 }
-SEED_SUBSCRIPTIONS = {
-    "I-BW452GLLEP1G": {"status": "ACTIVE", "plan_id": "P-5ML4271244454362WXNWU5NQ"},
-    "I-93KN27174NGR": {"status": "SUSPENDED", "plan_id": "P-5ML4271244454362WXNWU5NQ"},
-    "I-5X9Y3H2M8QWE": {"status": "CANCELLED", "plan_id": "P-5ML4271244454362WXNWU5NQ"},
-}
-SEED_INVOICES = {
-    "INV2-Z56S-5LLA-Q52L-CPZ5": {"status": "SENT", "currency_code": "USD", "value": "250.00"},
-    "INV2-8D3K-2TQW-7MNB-X4PL": {"status": "SENT", "currency_code": "USD", "value": "75.50"},
-    "INV2-4RGH-9JVE-3CXA-W2KD": {"status": "PAID", "currency_code": "USD", "value": "99.00"},
-    "INV2-6PLM-1QZR-8TYU-H5NS": {"status": "DRAFT", "currency_code": "USD", "value": "12.00"},
-}
 SEED_DISPUTE_ID = "PP-D-27803"
-SEED_SUBSCRIPTION_ID = "I-BW452GLLEP1G"
-SEED_INVOICE_ID = "INV2-Z56S-5LLA-Q52L-CPZ5"
+SEED_DISPUTE_TIME = "2024-12-01T00:00:00Z"
 
 _ACCEPTABLE_DISPUTE = ("OPEN", "WAITING_FOR_SELLER_RESPONSE", "UNDER_REVIEW")
-_RECIPIENT_TYPES = ("EMAIL", "PHONE", "PAYPAL_ID")
-_PURPOSES = ("AWARDS", "PRIZES", "DONATIONS", "GOODS", "SERVICES", "REBATES", "CASHBACK", "DISCOUNTS",
-             "NON_GOODS_OR_SERVICES")                       # payments_payouts_batch_v1 purpose_enum
-_INT_RE = re.compile(r"[+-]?[0-9]+")
-_PART_NAME_RE = re.compile(r'(?i)^content-disposition:\s*form-data\s*;(?:.*;)?\s*name="([^"]*)"')
+_STATE_OF = {"OPEN": "OPEN_INQUIRIES", "WAITING_FOR_SELLER_RESPONSE": "REQUIRED_ACTION",
+             "WAITING_FOR_BUYER_RESPONSE": "REQUIRED_OTHER_PARTY_ACTION", "UNDER_REVIEW": "UNDER_PAYPAL_REVIEW",
+             "RESOLVED": "RESOLVED"}
 
 
 def _opt_str(api: str, body: dict, key: str, field: str, maxlen: int, too_long: str = "INVALID_PARAMETER_SYNTAX"):
@@ -57,126 +41,58 @@ def _opt_str(api: str, body: dict, key: str, field: str, maxlen: int, too_long: 
     return v
 
 
-def _query_params(request) -> dict[str, str]:
-    """payouts.get's query (page, page_size: integers 0..1000; total_required: a boolean), checked."""
-    out = {}
-    for key, values in parse_qs(request.query, keep_blank_values=True).items():
-        v = values[-1]
-        if key in ("page", "page_size"):
-            if not _INT_RE.fullmatch(v):
-                raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", key, v, "query")
-            if not 0 <= int(v) <= 1000:
-                raise api_error("payouts", "syntax", "INVALID_PARAMETER_VALUE", key, v, "query")
-        elif key == "total_required" and v.lower() not in ("true", "false"):
-            raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", key, v, "query")
-        out[key] = v
-    return out
-
-
-def _multipart(request) -> dict[str, str]:
-    """The parts (name -> content) of a multipart/form-data body; a malformed one is refused."""
-    text = request.body or ""
-    if not text.strip():
-        return {}
-    bad = api_error("disputes", "syntax", "MALFORMED_REQUEST", "/", location="body",
-                    description="The multipart/form-data request body is not well formed.")
-    boundary = None
-    for param in (request.header("Content-Type") or "").split(";")[1:]:
-        k, _, v = param.strip().partition("=")
-        if k.strip().lower() == "boundary":
-            boundary = v.strip().strip('"')
-    if not boundary:
-        raise bad
-    chunks = text.split(f"--{boundary}")
-    if len(chunks) < 3 or not chunks[-1].startswith("--"):    # a preamble (chunks[0]) is ignored
-        raise bad
-    parts = {}
-    for chunk in chunks[1:-1]:
-        head, sep, content = re.sub(r"^\r?\n", "", chunk).partition("\r\n\r\n")
-        names = [m.group(1) for line in head.split("\r\n") if (m := _PART_NAME_RE.match(line))]
-        if not sep or len(names) != 1:
-            raise bad
-        parts[names[0]] = content[:-2] if content.endswith("\r\n") else content
-    return parts
-
-
-def _fresh(seed: dict) -> dict:
-    """A copy of seeded records to mutate (flat records copied directly: a stand-in is made per run)."""
-    flat = _FLAT.get(id(seed))
-    if flat is None:
-        flat = _FLAT[id(seed)] = all(not isinstance(x, (dict, list)) for v in seed.values() for x in v.values())
-    return {k: dict(v) for k, v in seed.items()} if flat else copy.deepcopy(seed)
-
-
-_FLAT: dict[int, bool] = {}
-
-
 class ExtraMixin:
     def _seed(self) -> None:
-        self.disputes = _fresh(SEED_DISPUTES)
-        self.subscriptions = _fresh(SEED_SUBSCRIPTIONS)
-        self.invoices = _fresh(SEED_INVOICES)
+        """The seeded disputes, plans, subscriptions and invoices are made on first use (most runs
+        never touch them, and a run makes a fresh stand-in)."""
+        self._seeded: dict = {}
+
+    def _seeded_state(self, name: str):
+        state = self._seeded.get(name)
+        if state is None:
+            if name == "disputes":
+                state = copy.deepcopy(SEED_DISPUTES)
+            elif name in ("plans", "subscriptions"):
+                self._seeded.update(self._seed_billing())
+                return self._seeded[name]
+            else:
+                state = self._seed_invoices()
+            self._seeded[name] = state
+        return state
+
+    disputes = property(lambda self: self._seeded_state("disputes"))
+    plans = property(lambda self: self._seeded_state("plans"))
+    subscriptions = property(lambda self: self._seeded_state("subscriptions"))
+    invoices = property(lambda self: self._seeded_state("invoices"))
 
     # --------------------------------------------------------------- payouts
     def _payouts_create(self, request, ref):
+        """The document check saw to types, lengths and enums; PayPal's run-time rules follow: amounts
+        positive with their currency's precision, one currency per batch, an e-mail receiver for
+        EMAIL, and a sender_batch_id used once."""
         body = self._body(request, "payouts")
-        hdr = body.get("sender_batch_header")
-        if hdr is None:
+        if self._checked.body is None:       # the document makes the body optional; PayPal needs one
             raise api_error("payouts", "syntax", "MISSING_REQUIRED_PARAMETER", "sender_batch_header")
-        if not isinstance(hdr, dict):
-            raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", "sender_batch_header")
-        out_hdr = {}
-        for key, maxlen in (("sender_batch_id", 256), ("email_subject", 255), ("email_message", 1000)):
-            v = _opt_str("payouts", hdr, key, f"sender_batch_header.{key}", maxlen)
-            if v is not None:
-                out_hdr[key] = v
+        hdr = body["sender_batch_header"]
+        out_hdr = {k: hdr[k] for k in ("sender_batch_id", "recipient_type", "email_subject", "email_message")
+                   if k in hdr}
         default_type = hdr.get("recipient_type", "EMAIL")
-        if default_type not in _RECIPIENT_TYPES:
-            raise api_error("payouts", "syntax", "INVALID_PARAMETER_VALUE", "sender_batch_header.recipient_type",
-                            default_type)
-        if "recipient_type" in hdr:
-            out_hdr["recipient_type"] = default_type
-        items = body.get("items")
-        if items is None:
-            raise api_error("payouts", "syntax", "MISSING_REQUIRED_PARAMETER", "items")
-        if not isinstance(items, list) or not items or len(items) > 15000:
-            raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", "items")
         total, ccy, out_items = ZERO, None, []
-        for i, it in enumerate(items):
+        for i, it in enumerate(body["items"]):
             f = f"items[{i}]"
-            if not isinstance(it, dict):
-                raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", f)
             rtype = it.get("recipient_type", default_type)
-            if rtype not in _RECIPIENT_TYPES:
-                raise api_error("payouts", "syntax", "INVALID_PARAMETER_VALUE", f"{f}.recipient_type", rtype)
-            if it.get("amount") is None:
-                raise api_error("payouts", "syntax", "MISSING_REQUIRED_PARAMETER", f"{f}.amount")
             amount, c = money("payouts", it["amount"], f"{f}.amount", ccy_key="currency", sep=".")
             if ccy is not None and c != ccy:
                 raise api_error("payouts", "syntax", "CANNOT_MIX_CURRENCIES", f"{f}.amount.currency", c)
             ccy = c
-            receiver = it.get("receiver")
-            if receiver is None:
-                raise api_error("payouts", "syntax", "MISSING_REQUIRED_PARAMETER", f"{f}.receiver")
-            if not isinstance(receiver, str) or not receiver or len(receiver) > 127 or (
-                    rtype == "EMAIL" and "@" not in receiver):
+            receiver = it["receiver"]
+            if rtype == "EMAIL" and "@" not in receiver:
                 raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", f"{f}.receiver", receiver,
                                 description="Receiver is invalid or does not match with type")
             pi = {"recipient_type": rtype, "amount": amount_obj(amount, c, "currency")}
-            note = _opt_str("payouts", it, "note", f"{f}.note", 4000)
-            if note is not None:
-                pi["note"] = note
-            pi["receiver"] = receiver
-            sid = _opt_str("payouts", it, "sender_item_id", f"{f}.sender_item_id", 63)
-            if sid is not None:
-                pi["sender_item_id"] = sid
-            purpose = it.get("purpose")
-            if purpose is not None:
-                if not isinstance(purpose, str):
-                    raise api_error("payouts", "syntax", "INVALID_PARAMETER_SYNTAX", f"{f}.purpose", purpose)
-                if purpose not in _PURPOSES:
-                    raise api_error("payouts", "syntax", "INVALID_PARAMETER_VALUE", f"{f}.purpose", purpose)
-                pi["purpose"] = purpose
+            for k in ("note", "receiver", "sender_item_id", "purpose"):
+                if k in it:
+                    pi[k] = it[k]
             total += amount
             out_items.append(pi)
         sbid = out_hdr.get("sender_batch_id")
@@ -211,7 +127,6 @@ class ExtraMixin:
             "links": batch["links"]})
 
     def _payouts_get(self, request, ref):
-        _query_params(request)
         batch = self.payouts.get(ref)
         if batch is None:
             raise not_found("payouts", "payout_batch_id", ref)
@@ -233,25 +148,58 @@ class ExtraMixin:
             "items": items, "links": batch["links"]})
 
     # -------------------------------------------------------------- disputes
-    def _disputes_accept_claim(self, request, ref):
-        """As the document describes it (multipart/form-data, one optional part
-        ``accept-claim-document``), or as JSON with a ``note`` (what integrations, and the
-        toolkit's accept_dispute_claim, send; the document does not describe it)."""
-        form = self.media_type(request) == "multipart/form-data"
-        if form:
-            _multipart(request)      # checked; its one part (evidence) is kept nowhere
-        body = {} if form else self._body(request, "disputes")
-        d = self.disputes.get(ref)
+    def _dispute_json(self, did: str, d: dict, full: bool) -> dict:
+        api = self._api_base()
+        out = {"dispute_id": did, "create_time": SEED_DISPUTE_TIME, "update_time": d.get("update_time",
+               SEED_DISPUTE_TIME), "reason": d["reason"], "status": d["status"],
+               "dispute_amount": {"currency_code": d["currency_code"], "value": d["value"]},
+               "dispute_life_cycle_stage": "CHARGEBACK" if d["status"] == "UNDER_REVIEW" else "INQUIRY",
+               "dispute_channel": "INTERNAL"}
+        if full and "outcome" in d:
+            out["dispute_outcome"] = d["outcome"]
+        out["links"] = [{"href": f"{api}/v1/customer/disputes/{did}", "rel": "self", "method": "GET"}]
+        if full and d["status"] in _ACCEPTABLE_DISPUTE:
+            out["links"].append({"href": f"{api}/v1/customer/disputes/{did}/accept-claim", "rel": "accept_claim",
+                                 "method": "POST"})
+        return out
+
+    def _dispute(self, did: str) -> dict:
+        d = self.disputes.get(did)
         if d is None:
-            raise not_found("disputes", "dispute_id", ref)
+            raise not_found("disputes", "dispute_id", did)
+        return d
+
+    def _disputes_get(self, request, ref):
+        return self._respond(200, self._dispute_json(ref, self._dispute(ref), True))
+
+    def _disputes_list(self, request, ref):
+        q = self._checked.query
+        states = set(q["dispute_state"].split(",")) if q.get("dispute_state") else None
+        size = int(q.get("page_size") or 10)
+        items = [self._dispute_json(did, d, False) for did, d in self.disputes.items()
+                 if states is None or _STATE_OF.get(d["status"]) in states]
+        if q.get("disputed_transaction_id"):
+            items = []                        # the seeded disputes name no transaction
+        api = self._api_base()
+        out: dict = {"items": items[:size]} if items else {}      # the document's items has minItems 1
+        out["links"] = [{"href": f"{api}/v1/customer/disputes?page_size={size}", "rel": "self", "method": "GET"}]
+        return self._respond(200, out)
+
+    def _disputes_accept_claim(self, request, ref):
+        """As the document describes it (multipart/form-data, one optional part ``accept-claim-document``,
+        or no body at all), or, as the named leniency ``accept_claim_json``, as JSON with a ``note``."""
+        checked = self._checked
+        json_form = checked.lenient is not None
+        body = self._body(request, "disputes") if json_form else {}
+        d = self._dispute(ref)
         note = body.get("note")
-        if not form:
+        if json_form:   # the leniency's own rules (leniency.LENIENCIES: accept_claim_json)
             if note is None:
                 raise api_error("disputes", "syntax", "MISSING_REQUIRED_PARAMETER", "/note")
             if not isinstance(note, str) or not note or len(note) > 2000:
                 raise api_error("disputes", "syntax", "INVALID_PARAMETER_SYNTAX", "/note")
-        for key in ("accept_claim_reason", "accept_claim_type", "invoice_id"):
-            _opt_str("disputes", body, key, f"/{key}", 127)
+            for key in ("accept_claim_reason", "accept_claim_type", "invoice_id"):
+                _opt_str("disputes", body, key, f"/{key}", 127)
         disputed = Decimal(d["value"])
         refund = disputed
         if body.get("refund_amount") is not None:
@@ -264,52 +212,10 @@ class ExtraMixin:
         if d["status"] not in _ACCEPTABLE_DISPUTE:
             raise api_error("disputes", "business", "INVALID_DISPUTE_STATUS", "dispute_id", ref, "path")
         d["status"] = "RESOLVED"
+        d["update_time"] = self._stamp()
         d["outcome"] = {"outcome_code": "RESOLVED_BUYER_FAVOUR",
                         "amount_refunded": amount_obj(refund, d["currency_code"])}
         if note is not None:
             d["note"] = note
         return self._respond(200, {"links": [{"href": f"{self._api_base()}/v1/customer/disputes/{ref}",
                                               "rel": "self", "method": "GET"}]})
-
-    # --------------------------------------------------------- subscriptions
-    def _subscriptions_cancel(self, request, ref):
-        body = self._body(request, "subscriptions")
-        s = self.subscriptions.get(ref)
-        if s is None:
-            raise not_found("subscriptions", "subscription_id", ref)
-        reason = body.get("reason")
-        if reason is None:
-            raise api_error("subscriptions", "syntax", "MISSING_REQUIRED_PARAMETER", "/reason")
-        if not isinstance(reason, str) or not reason:
-            raise api_error("subscriptions", "syntax", "INVALID_PARAMETER_SYNTAX", "/reason")
-        if len(reason) > 128:   # the one 400 issue the document lists for this operation
-            raise api_error("subscriptions", "syntax", "INVALID_STRING_MAX_LENGTH", "/reason", reason)
-        if s["status"] not in ("ACTIVE", "SUSPENDED"):
-            raise api_error("subscriptions", "business", "SUBSCRIPTION_STATUS_INVALID", "subscription_id", ref, "path")
-        s["status"] = "CANCELLED"
-        s["reason"] = reason
-        return self._respond(204, None)
-
-    # -------------------------------------------------------------- invoices
-    def _invoices_cancel(self, request, ref):
-        if not (request.body or "").strip():   # the requestBody is required; the 400 lists no issue for it
-            raise ApiError(400, {"name": "INVALID_REQUEST", "message": BAD_REQUEST_MSG, "links": [
-                {"href": DOCS["invoicing"] + "INVALID_REQUEST", "rel": "information_link", "method": "GET"}]})
-        body = self._body(request, "invoicing")
-        inv = self.invoices.get(ref)
-        if inv is None:
-            raise not_found("invoicing", "invoice_id", ref)
-        _opt_str("invoicing", body, "subject", "/subject", 4000, "INVALID_STRING_MAX_LENGTH")
-        _opt_str("invoicing", body, "note", "/note", 4000, "INVALID_STRING_MAX_LENGTH")
-        for key in ("send_to_invoicer", "send_to_recipient"):
-            if key in body and not isinstance(body[key], bool):
-                raise api_error("invoicing", "syntax", "INVALID_PARAMETER_SYNTAX", f"/{key}", body[key])
-        status = inv["status"]
-        if status == "CANCELLED":
-            raise api_error("invoicing", "business", "INVOICE_CANCELED_ALREADY", "invoice_id", ref, "path")
-        if status == "DRAFT":
-            raise api_error("invoicing", "business", "CANNOT_CANCEL_DRAFT_INVOICE", "invoice_id", ref, "path")
-        if status in ("PAID", "PARTIALLY_PAID", "MARKED_AS_PAID"):
-            raise api_error("invoicing", "business", "CANNOT_CANCEL_PAID_INVOICE", "invoice_id", ref, "path")
-        inv["status"] = "CANCELLED"
-        return self._respond(204, None)

@@ -315,10 +315,6 @@ class OrdersMixin:
             raise api_error("payments", "business", "CAPTURE_FULLY_REFUNDED", "capture_id", ref, "path")
         if amount > remaining:
             raise api_error("payments", "business", "REFUND_AMOUNT_EXCEEDED", "/amount/value", fmt(amount, ccy))
-        for k in ("invoice_id", "note_to_payer", "custom_id"):
-            v = body.get(k)
-            if v is not None and (not isinstance(v, str) or len(v) > 255):
-                raise api_error("payments", "syntax", "INVALID_PARAMETER_SYNTAX", f"/{k}", v)
         cap["refunded"] += amount
         full = cap["refunded"] >= cap["amount"]
         api, now = self._api_base(), self._stamp()
@@ -340,3 +336,9 @@ class OrdersMixin:
         cap["unit"]["payments"].setdefault("refunds", []).append(
             {"id": rid, "status": "COMPLETED", "amount": refund["amount"], "create_time": now})
         return self._respond(201, refund)
+
+    def _refunds_get(self, request, ref):
+        refund = self.refunds.get(ref)
+        if refund is None:
+            raise not_found("payments", "refund_id", ref)
+        return self._respond(200, refund["json"])

@@ -21,7 +21,6 @@ What nothing on the wire states stays unknown (``amount=None``), never zero.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Iterable, Sequence
@@ -32,7 +31,6 @@ from guardbench.records import WireExchange
 
 DO_ENDPOINT = {"charge": "orders.create", "capture": "orders.capture", "show_order": "orders.get",
                "refund": "captures.refund", "payout": "payouts.create", "show_payout": "payouts.get"}
-_DISPUTE_PATH = re.compile(r"^/v1/customer/disputes/([^/]+)$")
 _ASCII_WS = " \t\r\n"
 
 
@@ -128,7 +126,7 @@ def moves(wire: Sequence[WireExchange], start: int = 0) -> list[Move]:
 
 
 _LEARNS = frozenset({"orders.create", "orders.get", "orders.capture", "orders.authorize", "captures.get",
-                     "captures.refund", "payouts.create"})
+                     "captures.refund", "payouts.create", "disputes.get"})
 _last: list = [None]        # (the last tuple read, its start, the reading): one reference, replaced whole
 
 
@@ -158,11 +156,6 @@ def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Bo
         ok = ex.response is not None and ex.response.ok
         m = match(ex.request.method, ex.request.path)
         if m is None:
-            dm = _DISPUTE_PATH.match(ex.request.path) if ok and ex.request.method == "GET" else None
-            if dm and ex.response is not None:
-                dispute = _d(ex.response.json()).get("dispute_amount")
-                if dispute is not None:
-                    book.disputes[dm.group(1)] = _money(dispute)
             continue
         ep, ref = m
         if not ep.moves_money and ep.name not in _LEARNS:
@@ -244,6 +237,8 @@ def _learn(name: str, ref: str | None, ex: WireExchange, rbody: dict, book: Book
                     book.issue("authorization", _d(a).get("id"))
     elif name == "captures.get":
         book.learn_capture(rbody)
+    elif name == "disputes.get" and ref and rbody.get("dispute_amount") is not None:
+        book.disputes[ref] = _money(rbody.get("dispute_amount"))
     elif name == "captures.refund":
         book.issue("refund", rbody.get("id"))
         amount, _ = _money(rbody.get("amount"))

@@ -213,7 +213,8 @@ def test_references_must_be_issued_by_this_broker(tmp_path):
     from guardbench.paypal.bodies import order_body
     from guardbench.records import WireRequest
     foreign = standin.handle(WireRequest.make(
-        "POST", "https://api-m.sandbox.paypal.com/v2/checkout/orders", {"Authorization": f"Bearer {token}"},
+        "POST", "https://api-m.sandbox.paypal.com/v2/checkout/orders",
+        {"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
         order_body(sku="SKU-PRO", amount="1.00", currency="EUR", payee="7N4ZQK2M8XB3A"))).json()["id"]
     d = broker.run_operation("capture_order", {}, foreign)
     assert d.status == "reference_unknown"

@@ -1,6 +1,8 @@
 """`guardbench conformance`: outputs, exit codes, recorded runs, and the check core."""
 from __future__ import annotations
 
+import os
+
 import json
 import shutil
 import subprocess
@@ -11,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
+from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.conformance import corpus
 from guardbench.conformance.check import run_check
 from guardbench.conformance.corpus import REJECT, VALID, Probe
@@ -18,7 +21,7 @@ from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.records import WireExchange, WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "specs" / "paypal"
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 
 
@@ -63,7 +66,8 @@ def test_builtin_check_passes_and_writes_outputs(tmp_path):
     assert by["builtin"]["routes_found"] == [n_valid, n_valid] and by["builtin"]["requests_valid"] == [n_valid, n_valid]
     n_all = sum(by[k]["requests"] for k in ("builtin", "broker", "control_arm"))
     assert s["routes_found"] == [n_all, n_all] and s["requests_valid"] == [n_all, n_all]
-    assert s["endpoints_covered"] == [11, 11]
+    n_served = sum(1 for e in ENDPOINTS.values() if e.spec)
+    assert n_served == 24 and s["endpoints_covered"] == [n_served, n_served]
     assert s["negative_controls_rejected"] == [n_controls, n_controls]
     assert s["policy_operations_covered"] == [6, 6] and s["benign_cases_covered"][0] == s["benign_cases_covered"][1]
     assert s["patches_applied"] == 6 and s["documents"] == 6 and s["documents_untouched"] == 5
@@ -73,7 +77,8 @@ def test_builtin_check_passes_and_writes_outputs(tmp_path):
     md = (out / "conformance.md").read_text()
     assert "## Patches applied at load time" in md and "/components/parameters/dispute_state/enum" in md
     assert "AMOUNT_MISMATCH" in md and "## Known gaps: where the stand-in differs from the documents" in md
-    assert "disputes.accept_claim" in md
+    assert "disputes.accept_claim" in md and "## Named leniencies" in md and "accept_claim_json" in md
+    assert s["leniencies_listed"] == 1
 
 
 def test_recorded_run_is_classified(tmp_path):

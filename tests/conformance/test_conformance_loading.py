@@ -1,6 +1,8 @@
 """The one broken document, its patches (needed and sufficient), and the untouched others."""
 from __future__ import annotations
 
+import os
+
 import copy
 import json
 import shutil
@@ -12,7 +14,7 @@ from guardbench.conformance import loader, patches, specs
 from guardbench.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "specs" / "paypal"
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 BROKEN = "customer_disputes_v1"
 

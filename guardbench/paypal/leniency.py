@@ -1,0 +1,61 @@
+"""Where the stand-in accepts more than the pinned documents do, because PayPal does: named, listed.
+
+The stand-in checks every request against its operation's schema in the pinned documents
+first (``paypal/checker.py``). A request a document refuses is refused, unless PayPal is
+known to accept it; each such case is a :class:`Leniency` here, with what the document says,
+what PayPal accepts instead, and the evidence. Nothing else is accepted beyond the documents:
+a test checks that the stand-in refuses every negative control the documents refuse, and
+``guardbench conformance`` lists these exceptions in its report.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Leniency:
+    name: str
+    endpoint: str            # guardbench.paypal.endpoints name
+    document_says: str
+    paypal_accepts: str
+    evidence: tuple[str, ...]
+    rules_applied: str       # what the stand-in still checks in the accepted form
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+LENIENCIES: tuple[Leniency, ...] = (
+    Leniency(
+        "accept_claim_json", "disputes.accept_claim",
+        "customer_disputes_v1 describes the accept-claim body as multipart/form-data only (one optional "
+        "binary part, accept-claim-document); a JSON body fails it (415 in the stand-in's terms)",
+        "an application/json body {note, accept_claim_reason, accept_claim_type, refund_amount, invoice_id}",
+        ("PayPal's Python agent toolkit, paypal-agent-toolkit 1.11.0 "
+         "(paypal_agent_toolkit/shared/disputes/tool_handlers.py: accept_dispute_claim posts "
+         "{\"note\": ...} as JSON)",
+         "PayPal's Node agent toolkit, @paypal/agent-toolkit 1.8.0 (acceptDisputeClaim: the same JSON body)",
+         "PayPal's public API collection (Postman, 'Accept claim'): a JSON request body with note, "
+         "accept_claim_reason and accept_claim_type"),
+        "note is required (1-2000 characters); accept_claim_reason, accept_claim_type and invoice_id are "
+        "strings of at most 127; refund_amount is money in the dispute's currency, at most the disputed amount"),
+)
+
+# (endpoint, media type) -> the leniency that lets such a body through to its handler
+LENIENT_MEDIA = {("disputes.accept_claim", "application/json"): LENIENCIES[0]}
+
+
+def leniencies() -> list[dict]:
+    return [x.to_dict() for x in LENIENCIES]
+
+
+def leniency_for(request) -> Leniency | None:
+    """The named leniency a request falls under (its endpoint and body media type), if any."""
+    from guardbench.paypal.endpoints import match
+
+    found = match(request.method, request.path)
+    if found is None or not request.body:
+        return None
+    ct = request.header("Content-Type")
+    media = None if ct is None else ct.partition(";")[0].strip().lower()
+    return LENIENT_MEDIA.get((found[0].name, media))
