@@ -8,7 +8,7 @@
    fresh costs each run over state: reuse), Python and Node.
 3. The proxy's added latency per request: httpx to the stand-in through the proxy (one kept-alive
    CONNECT tunnel; a new tunnel per request; a base URL, no TLS) against the same request to a plain
-   loopback HTTP server serving the stand-in (guardbench sandbox serve's server).
+   loopback HTTP server serving the stand-in (guardbench sandbox serve's server, transport/http_server.py).
 
 Medians with min and max; the load average is printed (other work on the machine inflates every
 figure). Node figures need node and examples/paypal-mcp/node_modules (npm ci); they are skipped
@@ -148,11 +148,9 @@ def per_run(cycles: int) -> None:
 
 def proxy_latency(requests: int) -> None:
     import httpx
-    from guardbench.cli.sandbox import make_server
+    from guardbench.transport.http_server import make_server
     print("# 3. the proxy's added latency per request (httpx, GET of one order on the stand-in)")
-    server, _ = make_server(0)
-    # Nagle off, as any low-latency server does: without it every small response waits for a delayed ACK (40 ms)
-    server.RequestHandlerClass.disable_nagle_algorithm = True
+    server = make_server(0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     proxy, rec, token = world()
