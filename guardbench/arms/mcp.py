@@ -103,6 +103,20 @@ class McpArm:
                                                                     f"not list (it lists {', '.join(self._tools)})")
         return conn
 
+    def check(self) -> None:
+        """Before any run (the run command calls it): the server starts, lists its tools, and every tool the
+        spec maps is one of them; otherwise a one-line error and nothing is recorded."""
+        try:
+            self._connection()
+        except ServerLost as exc:
+            tail = " ".join(exc.stderr.strip().splitlines()[-3:])[-300:]
+            raise GuardbenchError(f"--arms mcp:{self.spec.path}", f"{exc.reason}" + (f"; its stderr: {tail}"
+                                                                                   if tail else "")) from None
+        finally:
+            if self.spec.state == "fresh":
+                self._drop()
+            self.world.end_run()
+
     def _drop(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -173,9 +187,12 @@ class McpArm:
         elif isinstance(self.spec.reset, tuple) and self._runs > 1:
             values = placeholders(self.spec)
             argv = [expand(a, values) for a in self.spec.reset]
+            import os
+            env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
+            env.update(self.world.environment())
             try:
                 done = subprocess.run(argv, cwd=values["spec_dir"], capture_output=True, text=True,
-                                      timeout=self.spec.start_timeout, env=self.world.environment())
+                                      timeout=self.spec.start_timeout, env=env)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise ServerLost(f"{self.name}: reset command failed: {exc}") from None
             if done.returncode != 0:

@@ -135,6 +135,9 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
     factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, entries, approvals)
     bench = factory.build(policy, cases)
+    for arm in bench.arms.values():       # an external server must start and list the tools its spec maps
+        if hasattr(arm, "check"):
+            arm.check()
     preflight(bench, cases, arm_list)
     earlier = open_run_dir(out, manifest)
     done = {r["run_id"] for r in earlier}

@@ -158,9 +158,44 @@ def test_the_cli_runs_mcp_arms_and_prints_no_tool_path_apart(tmp_path):
     assert manifest["options"]["arm_specs"]["shop-http"] and manifest["options"]["arms"] == ["shop-http"]
     # resuming with an edited spec is refused: records of two servers never mix
     edited = tmp_path / "shop-http.yaml"
-    edited.write_text((SPECS / "shop-http.yaml").read_text().replace("call: 20", "call: 21"))
+    edited.write_text((SPECS / "shop-http.yaml").read_text().replace("call: 20", "call: 21")
+                      .replace("{spec_dir}/../servers", str(SPECS.parent / "servers")))
     again = CliRunner().invoke(cli, ["run", "--cases", str(USD_CASES), "--policy", str(USD_POLICY),
                                      "--arms", f"mcp:{edited}", "--case", "usd-benign-charge-pro",
                                      "--case", "usd-di-payee-reseller", "--case", "usd-la-duplicate-charge",
                                      "--variants", "2", "--out", str(out)])
     assert again.exit_code == 2 and "other options" in again.output
+
+
+def test_a_reused_server_is_reset_by_its_command_between_runs_and_a_failing_reset_loses_the_run(world, tmp_path):
+    marks = tmp_path / "resets.txt"
+    spec = shop_spec(tmp_path, "resettable", state="reuse").read_text().replace(
+        "reset: none", f"reset: ['{{python}}', '-c', \"import os,sys; open(r'{marks}', 'a').write('r'); "
+                       "sys.exit(3 if os.path.getsize(r'" + str(marks) + "') > 1 else 0)\"]")
+    (tmp_path / "resettable.yaml").write_text(spec)
+    arm = McpArm(str(tmp_path / "resettable.yaml"), policy=world[0])
+    bench = bench_for(world, arm)
+    try:
+        first = run(bench, arm, "usd-benign-charge-pro")          # no reset before the first run
+        second = run(bench, arm, "usd-benign-charge-team-note")   # reset 1: exits 0
+        third = run(bench, arm, "usd-benign-capture")              # reset 2: exits 3
+    finally:
+        arm.close()
+    assert first["benign_completed"] is True and second["benign_completed"] is True
+    assert marks.read_text() == "rr"
+    assert third["status"] == "lost" and "reset command exited 3" in third["external"]["lost"]
+
+
+def test_a_server_that_cannot_start_or_lacks_a_mapped_tool_stops_the_run_before_anything_is_recorded(tmp_path):
+    broken = shop_spec(tmp_path, "broken", "garbage", start=3)
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text((SPECS / "shop-stdio.yaml").read_text().replace("name: shop-stdio", "name: wrong")
+                     .replace("{spec_dir}/../servers", str(SPECS.parent / "servers"))
+                     .replace("tool: shop_capture", "tool: shop_capture_now"))
+    for spec, what in ((broken, "no MCP handshake within 3 s"), (wrong, "'shop_capture_now', which the server")):
+        out = tmp_path / f"run-{spec.stem}"
+        res = CliRunner().invoke(cli, ["run", "--cases", str(USD_CASES), "--policy", str(USD_POLICY),
+                                       "--arms", f"mcp:{spec}", "--case", "usd-benign-capture", "--out", str(out)])
+        assert res.exit_code == 2 and what in res.output and "Traceback" not in res.output, res.output
+        assert not out.exists()
+    assert shop_processes() == []
