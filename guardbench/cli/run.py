@@ -135,28 +135,39 @@ def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_varian
     out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
     factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, entries, approvals)
     bench = factory.build(policy, cases)
-    for arm in bench.arms.values():       # an external server must start and list the tools its spec maps
-        if hasattr(arm, "check"):
-            arm.check()
-    preflight(bench, cases, arm_list)
-    earlier = open_run_dir(out, manifest)
-    done = {r["run_id"] for r in earlier}
-    variants = range(n_variants) if n_variants else None
-    specs = [s for s in plan(cases, arm_list, list(agents), variants=variants, seed=seed) if s.run_id not in done]
-    click.echo(f"{len(specs)} runs to do ({len(done)} already recorded) -> {out}", err=True)
-    t0 = time.perf_counter()
-    records = execute_all(factory if jobs > 1 else (lambda: bench), specs, jobs)
-    if sys.stderr.isatty() and specs:
-        with click.progressbar(length=len(specs), label="runs", file=sys.stderr) as bar:
-            new = append_records(out, records, on_each=lambda r: bar.update(1))
-    else:
-        new = append_records(out, records)
+    try:
+        for arm in bench.arms.values():       # an external server must start and list the tools its spec maps
+            if hasattr(arm, "check"):
+                arm.check()
+        preflight(bench, cases, arm_list)
+        earlier = open_run_dir(out, manifest)
+        done = {r["run_id"] for r in earlier}
+        variants = range(n_variants) if n_variants else None
+        specs = [s for s in plan(cases, arm_list, list(agents), variants=variants, seed=seed) if s.run_id not in done]
+        click.echo(f"{len(specs)} runs to do ({len(done)} already recorded) -> {out}", err=True)
+        if jobs > 1:
+            close_arms(bench)                 # the workers start their own servers
+        t0 = time.perf_counter()
+        records = execute_all(factory if jobs > 1 else (lambda: bench), specs, jobs)
+        if sys.stderr.isatty() and specs:
+            with click.progressbar(length=len(specs), label="runs", file=sys.stderr) as bar:
+                new = append_records(out, records, on_each=lambda r: bar.update(1))
+        else:
+            new = append_records(out, records)
+    finally:
+        close_arms(bench)                     # servers and proxies of external arms (arms/external.py)
     click.echo(f"finished in {time.perf_counter() - t0:.2f} s", err=True)
     tables = all_tables(earlier + new)
     write_tables(tables, out)
     if not quiet:
         click.echo("\n".join(t.text() for t in tables))
 
+
+def close_arms(bench) -> None:
+    for arm in bench.arms.values():
+        close = getattr(arm, "close", None)
+        if callable(close):
+            close()
 
 class _Factory:
     """Builds a Bench in a worker process (picklable: holds options, not objects)."""
