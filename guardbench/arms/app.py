@@ -61,10 +61,13 @@ class AppArm:
         self._proc: subprocess.Popen | None = None
         self._url: str | None = None
         self._log: Any = None
+        self._pid = os.getpid()
 
     # ------------------------------------------------------------------ one run
     def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
                 run_id: str = "", transport=None) -> Prepared:
+        if os.getpid() != self._pid:           # a forked worker (--jobs): the parent's process and proxy are not ours
+            self._pid, self._proc, self._log, self.world = os.getpid(), None, None, ExternalWorld(self.spec)
         recorder = self.world.begin_run(seed, run_id, transport)
         prepared = Prepared(session=empty_session(self.name, case, variant, seed), recorder=recorder, setup_seq=0,
                             secrets=self.world.secrets(), external={"kind": self.kind, "app": self.name})
@@ -196,6 +199,8 @@ class AppArm:
             self._log = None
 
     def close(self) -> None:
+        if os.getpid() != self._pid:
+            return                              # the parent's process and proxy: the parent closes them
         self._stop()
         self.world.close()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ class ExternalWorld:
         self._token: str | None = None
         self._tokens: dict[str, str] = {}
         self.standin: PayPalStandIn | None = None
+        self._pid = os.getpid()
         atexit.register(self.close)
 
     # ------------------------------------------------------------------ the proxy and the token
@@ -97,6 +99,9 @@ class ExternalWorld:
         return env
 
     def close(self) -> None:
+        if os.getpid() != self._pid:          # inherited through fork: the proxy is the parent's
+            self._proxy = None
+            return
         if self._proxy is not None:
             self._proxy.close()
             self._proxy = None

@@ -17,6 +17,7 @@ stderr in the record; the next run gets a new process.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import subprocess
 import time
@@ -60,6 +61,15 @@ class McpArm:
         self._tools: dict[str, dict] | None = None
         self._descriptions: dict[str, str] = {}
         self._runs = 0
+        self._pid = os.getpid()
+
+    def _after_fork(self) -> None:
+        """In a worker forked from the process that built the arm (``--jobs``), the parent's server, proxy
+        and their threads are not ours: start afresh (without touching the parent's)."""
+        if os.getpid() != self._pid:
+            self._pid = os.getpid()
+            self._conn = None
+            self.world = ExternalWorld(self.spec)
 
     @property
     def approvals(self) -> str | None:
@@ -123,12 +133,14 @@ class McpArm:
             self._conn = None
 
     def close(self) -> None:
+        self._after_fork()
         self._drop()
         self.world.close()
 
     # ------------------------------------------------------------------ one run
     def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
                 run_id: str = "", transport=None) -> Prepared:
+        self._after_fork()
         deadline = time.monotonic() + self.spec.run_timeout
         recorder = self.world.begin_run(seed, run_id, transport)
         prepared = Prepared(session=empty_session(self.name, case, variant, seed), recorder=recorder, setup_seq=0,
@@ -187,7 +199,6 @@ class McpArm:
         elif isinstance(self.spec.reset, tuple) and self._runs > 1:
             values = placeholders(self.spec)
             argv = [expand(a, values) for a in self.spec.reset]
-            import os
             env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
             env.update(self.world.environment())
             try:
