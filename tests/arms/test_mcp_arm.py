@@ -199,3 +199,16 @@ def test_a_server_that_cannot_start_or_lacks_a_mapped_tool_stops_the_run_before_
         assert res.exit_code == 2 and what in res.output and "Traceback" not in res.output, res.output
         assert not out.exists()
     assert shop_processes() == []
+
+
+def test_worker_processes_run_their_own_servers(tmp_path):
+    """--jobs 2: each worker has its own server and proxy (a forked worker never uses the parent's)."""
+    out = tmp_path / "run"
+    args = ["run", "--cases", str(USD_CASES), "--policy", str(USD_POLICY), "--arms", f"mcp:{SPECS / 'shop-http.yaml'}",
+            "--family", "benign", "--variants", "2", "--jobs", "2", "--out", str(out), "--quiet"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert len(recs) == 14 and {r["status"] for r in recs} == {"answered", "no_tool_path"}
+    assert all(r["benign_completed"] for r in recs if r["status"] == "answered")
+    assert shop_processes() == []
