@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 PAYPAL = ROOT / "examples" / "paypal-mcp"
+ORDER = {"intent": "CAPTURE", "purchase_units": [{"amount": {"currency_code": "USD", "value": "1.00"}}]}
 
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn  # noqa: E402
 
@@ -84,13 +85,13 @@ def node_target(env):
 
 
 def per_call(calls: int) -> None:
-    from guardbench.arms.defended import Layer, seeded_refs
     from guardbench.arms.approver import make_approver
+    from guardbench.arms.defended import Layer, seeded_refs
     from guardbench.broker import load_policy
     from guardbench.defences.config import config_for
-    from guardbench.defences.registry import make_defence
     from guardbench.mcp.client import Connection
     from guardbench.paypal.toolkit import Toolkit
+    from guardbench.registry import make_defence
     from guardbench.serve.backends import Tally
     print("# 1. per tool call, persistent server over stdio")
     config = config_for(load_policy())
@@ -148,6 +149,7 @@ def per_run(cycles: int) -> None:
 
 def proxy_latency(requests: int) -> None:
     import httpx
+
     from guardbench.transport.http_server import make_server
     print("# 3. the proxy's added latency per request (httpx, GET of one order on the stand-in)")
     server = make_server(0)
@@ -159,14 +161,12 @@ def proxy_latency(requests: int) -> None:
         tok = c.post("/v1/oauth2/token", data={"grant_type": "client_credentials"},
                      auth=(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET)).json()["access_token"]
         plain = {"Authorization": f"Bearer {tok}"}
-        oid = c.post("/v2/checkout/orders", headers=plain, json={
-            "intent": "CAPTURE", "purchase_units": [{"amount": {"currency_code": "USD", "value": "1.00"}}]}).json()["id"]
+        oid = c.post("/v2/checkout/orders", headers=plain, json=ORDER).json()["id"]
         direct = line("plain loopback HTTP server, kept alive (baseline)",
                       timed_calls(lambda: c.get(f"/v2/checkout/orders/{oid}", headers=plain), requests))
     ctx = ssl.create_default_context(cafile=proxy.ca_path)
     with httpx.Client(proxy=proxy.url, verify=ctx, timeout=10) as c:
-        pid = c.post("https://api-m.sandbox.paypal.com/v2/checkout/orders", headers=auth, json={
-            "intent": "CAPTURE", "purchase_units": [{"amount": {"currency_code": "USD", "value": "1.00"}}]}).json()["id"]
+        pid = c.post("https://api-m.sandbox.paypal.com/v2/checkout/orders", headers=auth, json=ORDER).json()["id"]
         url = f"https://api-m.sandbox.paypal.com/v2/checkout/orders/{pid}"
         tunnel = line("through the proxy, one CONNECT tunnel kept alive",
                       timed_calls(lambda: c.get(url, headers=auth), requests))

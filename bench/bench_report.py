@@ -61,7 +61,7 @@ def main(argv=None) -> int:
                            cwd=ROOT, check=True, capture_output=True)
             times.append(time.perf_counter() - t0)
     med = statistics.median(times)
-    print(json.dumps({"bench": "guardbench report", "run": str(run), "kind": kind, "records": n,
+    print(json.dumps({"bench": "guardbench report", "run": kind, "kind": kind, "records": n,
                       "repeats": args.repeats, "median_s": round(med, 3), "min_s": round(min(times), 3),
                       "max_s": round(max(times), 3), "target_s": TARGET_S, "ok": med <= TARGET_S}))
     return 1 if args.strict and med > TARGET_S else 0

@@ -1,6 +1,6 @@
 """Run every benchmark script and keep its output under results/bench/ (what the README quotes).
 
-    python bench/run_all.py [NAME ...]     # names: run broker conformance report defences llm mutate sandbox mcp
+    python bench/run_all.py [NAME ...]   # names: run broker conformance report defences llm mutate sandbox mcp install
 
 Each file records the command, the machine's load average before it started and the
 script's own output, so a reader can judge the conditions of a figure.
@@ -24,13 +24,14 @@ SCRIPTS = {
     "mutate": ["bench/bench_mutate.py", "--repeat", "1"],
     "sandbox": ["bench/bench_sandbox.py", "--requests", "100000"],
     "mcp": ["bench/bench_mcp.py"],
+    "install": ["bench/bench_install.py", "--repeats", "3"],     # minutes: pip installs into fresh venvs
 }
 
 
 def main(names: list[str]) -> None:
     out_dir = ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name in names or [n for n in SCRIPTS if n != "mutate"]:
+    for name in names or [n for n in SCRIPTS if n not in ("mutate", "install")]:
         cmd = [sys.executable, *SCRIPTS[name]]
         load = os.getloadavg()
         t0 = time.perf_counter()

@@ -1,10 +1,13 @@
 """guardbench: measure whether a defence stops an AI agent from being talked into moving money."""
-from importlib.metadata import PackageNotFoundError, version as _version
+from __future__ import annotations
 
-try:
-    __version__ = _version("guardbench")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+src"
+# The one place the version is written (pyproject.toml reads it from here): no importlib.metadata
+# lookup, which costs more at start-up than the whole scripted agent's first run.
+__version__ = "0.1.0"
+
+
+def package_version() -> str:
+    return __version__
 
 
 def load(run_dir):
@@ -13,4 +16,4 @@ def load(run_dir):
     return _load(run_dir)
 
 
-__all__ = ["__version__", "load"]
+__all__ = ["__version__", "load", "package_version"]

@@ -263,7 +263,8 @@ def paired(cells: Mapping[Hashable, Sequence[int]], conf: float = 0.95) -> Paire
         return Paired(0, 0, 0, 0, 0, 0, math.nan, -1.0, 1.0, 1.0, True, 1.0, naive)
     d = diff_design_effect(cells)
     cells_eff = tot if d == 1.0 else [x / d for x in tot]
-    diff, lo, hi = newcombe_paired_z(*cells_eff, z)
+    ee, ff, gg, hh = cells_eff
+    diff, lo, hi = newcombe_paired_z(ee, ff, gg, hh, z)
     p, exact = sign_flip_p([c[1] - c[2] for c in cells.values()])
     return Paired(n, cases, e, f, g, h, (f - g) / n, lo, hi, p, exact, d, naive)
 
@@ -309,7 +310,7 @@ def sign_flip_p(d: Sequence[int]) -> tuple[float, bool]:
         for j, pj in enumerate(_half_pmf(c)):
             if pj:
                 off = v * j
-                new[off:off + size] = [y + x * pj for y, x in zip(new[off:off + size], dist)]
+                new[off:off + size] = [y + x * pj for y, x in zip(new[off:off + size], dist, strict=False)]
         dist = new
     pmf = _half_pmf(big_c)
     surv = [0.0] * (big_c + 2)                   # surv[j] = P(J >= j), summed from the small end up

@@ -4,7 +4,7 @@ Each run is the same as a scripted one (runner.Bench prepares the arm's world an
 its wire); only the agent differs: ``LLMAgent.arun`` awaits the model while other runs
 proceed. At most ``concurrency`` runs are in flight. Each record is appended to
 runs.jsonl as soon as it is scored, so an interrupted sweep resumes where it stopped
-(runner.open_run_dir skips recorded runs). A run whose model calls still fail after the
+(the run folder's writer skips recorded runs). A run whose model calls still fail after the
 retries is recorded with status ``lost``: shown in the tables, never scored.
 """
 from __future__ import annotations
@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from guardbench.records import RunRecord
 from guardbench.runner import Bench, RunSpec
 
 STAND_IN = "stand-in"
@@ -59,7 +61,7 @@ def probe_stand_in(api_base: str, cache_dir: Path | None = None, timeout: float 
 class LLMSweep:
     """Executes LLM runs. ``agents`` maps model -> LLMAgent; ``meta`` maps model -> extra record fields."""
 
-    def __init__(self, bench: Bench, agents: Mapping[str, object], meta: Mapping[str, dict],
+    def __init__(self, bench: Bench, agents: Mapping[str | None, Any], meta: Mapping[str | None, dict],
                  concurrency: int = 8):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -70,7 +72,7 @@ class LLMSweep:
         self.in_flight = 0
         self.max_in_flight = 0
 
-    async def run_one(self, spec: RunSpec) -> dict:
+    async def run_one(self, spec: RunSpec) -> RunRecord:
         agent = self.agents[spec.model]
         started = self.bench.start(spec)
         try:
@@ -79,15 +81,13 @@ class LLMSweep:
                 transcript = await agent.arun(started.prepared.session, spec.repeat)
         finally:
             started.close()
-        record = self.bench.finish(started, transcript)
+        record = self.bench.finish(started, transcript, attempt=spec.attempt)
         meta = dict(self.meta.get(spec.model, {}))
         if transcript.usage.get("stand_in"):
             meta["endpoint_kind"] = STAND_IN
-        record.update(meta)
-        record["usage"] = dict(transcript.usage)
-        return record
+        return replace(record, usage=dict(transcript.usage), **meta)
 
-    async def run_all(self, specs: Sequence[RunSpec], on_record: Callable[[dict], None]) -> int:
+    async def run_all(self, specs: Sequence[RunSpec], on_record: Callable[[RunRecord], None]) -> int:
         sem = asyncio.Semaphore(self.concurrency)
         done = 0
 
@@ -118,18 +118,11 @@ class LLMSweep:
                     await close()
         return done
 
-    def run_to_dir(self, specs: Sequence[RunSpec], out: Path,
-                   on_each: Callable[[dict], None] | None = None) -> int:
-        """Execute ``specs`` and append each record to ``out``/runs.jsonl as it finishes (flushed)."""
-        with (Path(out) / "runs.jsonl").open("a", encoding="utf-8") as fh:
-            def write(rec: dict) -> None:
-                fh.write(json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n")   # as append_records
-                fh.flush()
-                if on_each:
-                    on_each(rec)
-            return asyncio.run(self.run_all(specs, write))
+    def run_sync(self, specs: Sequence[RunSpec], on_record: Callable[[RunRecord], None]) -> int:
+        """Execute ``specs``; ``on_record`` gets each record as soon as it is scored (the caller writes it)."""
+        return asyncio.run(self.run_all(specs, on_record))
 
-    def run_to_list(self, specs: Sequence[RunSpec]) -> list[dict]:
-        out: list[dict] = []
-        asyncio.run(self.run_all(specs, out.append))
+    def run_to_list(self, specs: Sequence[RunSpec]) -> list[RunRecord]:
+        out: list[RunRecord] = []
+        self.run_sync(specs, out.append)
         return out

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 from guardbench.errors import GuardbenchError
+from guardbench.records import RunRecord
 
 METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_completed")
 KINDS = {"zero_incidents": ("arm",), "interval_above": ("arm_a", "arm_b", "metric"),
@@ -57,6 +58,8 @@ def load_plan(path: Path) -> dict:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise GuardbenchError(where, f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise GuardbenchError(where, "not UTF-8 text (save the file as UTF-8)") from None
     except yaml.YAMLError:
         raise GuardbenchError(where, "not valid YAML") from None
     if not isinstance(doc, dict):
@@ -67,7 +70,8 @@ def load_plan(path: Path) -> dict:
     for key in DESIGN_REQUIRED:
         if key not in design:
             raise GuardbenchError(where, f"field design.{key}: missing")
-    if not (isinstance(design["models"], list) and design["models"] and all(isinstance(m, str) for m in design["models"])):
+    models = design["models"]
+    if not (isinstance(models, list) and models and all(isinstance(m, str) for m in models)):
         raise GuardbenchError(where, "field design.models: a non-empty list of model names")
     if not (isinstance(design["arms"], list) and design["arms"]):
         raise GuardbenchError(where, "field design.arms: a non-empty list of arm names")
@@ -189,17 +193,17 @@ def check_run_matches(path: Path, *, models: Sequence[str], repeats: int, temper
 
 # -- hypotheses --------------------------------------------------------------------------------
 
-def metric_rate(records: Sequence[dict], metric: str):
+def metric_rate(records: Sequence[RunRecord], metric: str):
     """(Rate clustered by case, lost runs) for a metric over records."""
     from guardbench import clustered
     from guardbench.measures import MEASURES
     if metric not in METRICS:
         raise GuardbenchError("plan", f"unknown metric {metric!r}")
-    lost = sum(1 for r in records if r.get("status") == "lost")
+    lost = sum(1 for r in records if r.lost)
     return clustered.rate(clustered.case_counts(MEASURES[metric](records))), lost
 
 
-def metric_counts(records: Sequence[dict], metric: str) -> tuple[int, int, int]:
+def metric_counts(records: Sequence[RunRecord], metric: str) -> tuple[int, int, int]:
     """(k, n, lost) for a metric over records."""
     r, lost = metric_rate(records, metric)
     return r.k, r.n, lost
@@ -211,14 +215,14 @@ def _fmt(r, lost: int) -> str:
             + (f", {lost} lost" if lost else ""))
 
 
-def _select(records: Sequence[dict], arm: str, model: str | None = None) -> list[dict]:
-    return [r for r in records if r["arm"] == arm and (model is None or r.get("model") == model)]
+def _select(records: Sequence[RunRecord], arm: str, model: str | None = None) -> list[RunRecord]:
+    return [r for r in records if r.arm == arm and (model is None or r.model == model)]
 
 
-def evaluate(plan: dict, records: Sequence[dict]) -> list[dict]:
+def evaluate(plan: dict, records: Sequence[RunRecord]) -> list[dict]:
     """Each hypothesis: {id, kind, held, summary, numbers}."""
     models = list(plan["design"]["models"])
-    records = [r for r in records if r.get("model") in models]
+    records = [r for r in records if r.model in models]
     if not records:
         raise GuardbenchError("prereg check", "the run holds no records of the plan's models")
     out = []

@@ -3,18 +3,23 @@
 Everything that crosses a module boundary is a frozen dataclass defined here:
 what a transport was asked to send (WireRequest), what came back
 (WireResponse), one recorded exchange (WireExchange), a broker's answer
-(Decision), a scored incident (Incident) and a refusal by a defence (Attempt).
-Nothing in this module imports anything else from guardbench.
+(Decision), a scored incident (Incident), a refusal by a defence (Attempt), an
+agent's steps (Step, Transcript) and one run as runs.jsonl holds it (RunRecord).
+Nothing in this module imports anything from guardbench but its errors.
 
 Money is always a decimal string (or decimal.Decimal), never a float.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 from urllib.parse import urlsplit
+
+from guardbench.errors import GuardbenchError
+from guardbench.fieldcheck import Bad, attempt, count, exchange, flag, incident, money, number, transcript, typed
 
 
 @lru_cache(maxsize=8192)
@@ -31,8 +36,30 @@ def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]
     return tuple((str(k), str(v)) for k, v in items)
 
 
+class _Message:
+    """What requests and responses share: headers looked up by name, the body read as JSON."""
+
+    headers: tuple[tuple[str, str], ...]
+    body: str | None
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+    def json(self) -> Any:
+        if not self.body:
+            return None
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
 @dataclass(frozen=True)
-class WireRequest:
+class WireRequest(_Message):
     """One HTTP request a transport was asked to send."""
 
     method: str
@@ -59,20 +86,6 @@ class WireRequest:
     def query(self) -> str:
         return _url_parts(self.url)[2]
 
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def json(self) -> Any:
-        if not self.body:
-            return None
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
 
     def to_dict(self) -> dict:
         return {"method": self.method, "url": self.url,
@@ -85,7 +98,7 @@ class WireRequest:
 
 
 @dataclass(frozen=True)
-class WireResponse:
+class WireResponse(_Message):
     status: int
     headers: tuple[tuple[str, str], ...] = ()
     body: str = ""
@@ -107,20 +120,6 @@ class WireResponse:
     def ok(self) -> bool:
         return 200 <= self.status < 300
 
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def json(self) -> Any:
-        if not self.body:
-            return None
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
 
     def to_dict(self) -> dict:
         return {"status": self.status, "headers": [list(p) for p in self.headers], "body": self.body}
@@ -191,7 +190,8 @@ class Incident:
     currency: str | None = None # the amount's currency; None only when no money is involved
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {"kind": self.kind, "seq": self.seq, "detail": self.detail, "amount": self.amount,
+                "currency": self.currency}
 
 
 @dataclass(frozen=True)
@@ -204,8 +204,201 @@ class Attempt:
     reason: str = ""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {"defence": self.defence, "tool": self.tool, "status": self.status, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool call an agent made, with the result it saw."""
+
+    tool: str
+    args: Mapping[str, Any]
+    result: str
+
+    def to_dict(self) -> dict:
+        return {"tool": self.tool, "args": dict(self.args), "result": self.result}
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What an agent did in one run: its steps, its final answer and how the run ended."""
+
+    steps: tuple[Step, ...]
+    final: str
+    status: str = "answered"    # answered | refused | step_limit | malformed | lost
+    error: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)   # tokens, cost, latency, model calls
+
+    def to_dict(self) -> dict:
+        return {"steps": [s.to_dict() for s in self.steps], "final": self.final,
+                "status": self.status, "error": self.error, "usage": dict(self.usage)}
 
 
 INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_currency",
                   "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference")
+
+
+# -- one run, as runs.jsonl holds it ----------------------------------------------------------
+
+REQUIRED = ("run_id", "case", "family", "variant", "arm", "agent", "repeat", "status", "steps", "incidents",
+            "goal_achieved", "benign_completed", "money_at_risk", "attempts")
+_OPTIONAL = ("model", "seed", "credential_in_context", "approvals_asked", "setup_seq", "rejected_upstream",
+             "moved_beyond_daily_caps", "approvals", "duration_s", "endpoint_kind", "endpoint", "temperature",
+             "tool_protocol", "usage", "attempt", "transcript", "wire", "external")
+_KNOWN = frozenset(REQUIRED + _OPTIONAL)
+# statuses of runs with no outcome: lost (a model or an external process failed) and no_tool_path (an
+# external arm's tools cannot express the case: decided before the run, never counted as blocked)
+UNSCORED = ("lost", "no_tool_path")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run: who ran what (case, variant, arm, agent, model, repeat, seed), what reached the wire
+    (``wire``, None in a *slim* record), what the agent did (``transcript``; a slim record keeps its
+    status, error and usage only) and how it was scored (incidents, goal_achieved, benign_completed,
+    money per currency as Decimals, never added across currencies).
+
+    ``from_dict`` is the one validation of a record read from a file: a missing field or a field of
+    the wrong type is a GuardbenchError naming ``where`` (file and line) and the field. ``to_dict``
+    gives the JSON object runs.jsonl holds (a slim record cannot be written). ``attempt`` counts the
+    times a lost run was retried (``--retry-lost``: 1 is the first). Keys this version does not know
+    are kept in ``extra`` and written back unchanged.
+    """
+
+    run_id: str
+    case: str
+    family: str
+    variant: int
+    arm: str
+    agent: str
+    repeat: int
+    status: str
+    steps: int
+    incidents: tuple[Incident, ...]
+    goal_achieved: bool | None
+    benign_completed: bool | None
+    money_at_risk: Mapping[str, Decimal]
+    attempts: tuple[Attempt, ...] = ()
+    model: str | None = None
+    seed: int = 0
+    credential_in_context: bool = False
+    approvals_asked: int = 0
+    setup_seq: int = 0
+    rejected_upstream: int | None = None
+    moved_beyond_daily_caps: Mapping[str, Decimal] | None = None   # None: scored before the field existed
+    approvals: str | None = None            # how held calls were answered (arms that hold calls)
+    duration_s: float | None = None
+    endpoint_kind: str | None = None        # LLM runs: openai, litellm, stand-in ...
+    endpoint: str | None = None
+    temperature: float | None = None
+    tool_protocol: str | None = None
+    usage: Mapping[str, Any] | None = None
+    attempt: int = 1
+    transcript: Transcript = Transcript((), "")
+    wire: tuple[WireExchange, ...] | None = ()
+    wire_requests: int = -1                 # len(wire), also known for a slim record
+    # an external process (MCP server, agent application: arms/external.py): its kind and name, why the
+    # run was lost (with the tail of its stderr) or had no tool path
+    external: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.wire is not None and self.wire_requests != len(self.wire):
+            object.__setattr__(self, "wire_requests", len(self.wire))
+
+    @property
+    def lost(self) -> bool:
+        return self.status == "lost"
+
+    @property
+    def unscored(self) -> bool:
+        """No outcome: lost, or no tool path (the arm's tools cannot express the case; never a block)."""
+        return self.status in UNSCORED
+
+    @property
+    def adversarial(self) -> bool:
+        return self.family != "benign"
+
+    @property
+    def slim(self) -> bool:
+        return self.wire is None
+
+    @property
+    def run_usage(self) -> Mapping[str, Any]:
+        """The model usage of the run (top level for LLM records, else the transcript's)."""
+        return self.usage if isinstance(self.usage, Mapping) and self.usage else self.transcript.usage
+
+    def slimmed(self) -> "RunRecord":
+        """The record without its wire and its transcript's steps (what tables keep in memory)."""
+        if self.wire is None:
+            return self
+        t = self.transcript
+        new = object.__new__(RunRecord)              # a copy of every field (replace() costs ten times more)
+        new.__dict__.update(self.__dict__, wire=None, wire_requests=len(self.wire),
+                            transcript=Transcript((), "", t.status, t.error, t.usage))
+        return new
+
+    def to_dict(self) -> dict:
+        if self.wire is None:
+            raise ValueError(f"run {self.run_id}: a slim record (no wire) is never written")
+        d: dict[str, Any] = {
+            "run_id": self.run_id, "case": self.case, "family": self.family, "variant": self.variant,
+            "arm": self.arm, "agent": self.agent, "model": self.model, "repeat": self.repeat, "seed": self.seed,
+            "status": self.status, "credential_in_context": self.credential_in_context, "steps": self.steps,
+            "transcript": self.transcript.to_dict(), "setup_seq": self.setup_seq,
+            "wire": [ex.to_dict() for ex in self.wire], "attempts": [a.to_dict() for a in self.attempts],
+            "approvals_asked": self.approvals_asked, "incidents": [i.to_dict() for i in self.incidents],
+            "goal_achieved": self.goal_achieved, "benign_completed": self.benign_completed,
+            "money_at_risk": {c: str(a) for c, a in self.money_at_risk.items()}}
+        if self.moved_beyond_daily_caps is not None:
+            d["moved_beyond_daily_caps"] = {c: str(a) for c, a in self.moved_beyond_daily_caps.items()}
+        for k in ("rejected_upstream", "approvals", "duration_s", "endpoint_kind", "endpoint", "temperature",
+                  "tool_protocol"):
+            if getattr(self, k) is not None:
+                d[k] = getattr(self, k)
+        if self.usage is not None:
+            d["usage"] = dict(self.usage)
+        if self.external is not None:
+            d["external"] = dict(self.external)
+        if self.attempt != 1:
+            d["attempt"] = self.attempt
+        d.update(self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "record", slim: bool = False) -> "RunRecord":
+        """A checked record (see the class docstring); ``slim``: leave the wire and the steps unread."""
+        if not isinstance(d, Mapping):
+            raise GuardbenchError(where, "not a JSON object")
+        missing = [k for k in REQUIRED if k not in d]
+        if missing:
+            raise GuardbenchError(where, f"missing field(s) {', '.join(missing)}")
+        try:
+            return cls._build(d, slim)
+        except Bad as bad:
+            raise GuardbenchError(where, f"field {bad.args[0]!r}: {bad.args[1]}") from None
+
+    @classmethod
+    def _build(cls, d: Mapping, slim: bool) -> "RunRecord":
+        wire_raw = typed(d, "wire", list, [])
+        wire = None if slim else tuple(exchange(x, i) for i, x in enumerate(wire_raw))
+        return cls(
+            run_id=typed(d, "run_id", str), case=typed(d, "case", str), family=typed(d, "family", str),
+            variant=count(d, "variant"), arm=typed(d, "arm", str), agent=typed(d, "agent", str),
+            repeat=count(d, "repeat"), status=typed(d, "status", str), steps=count(d, "steps"),
+            incidents=tuple(incident(x, i) for i, x in enumerate(typed(d, "incidents", list))),
+            goal_achieved=flag(d, "goal_achieved"), benign_completed=flag(d, "benign_completed"),
+            money_at_risk=money(d, "money_at_risk"),
+            attempts=tuple(attempt(x, i) for i, x in enumerate(typed(d, "attempts", list))),
+            model=typed(d, "model", str, None), seed=count(d, "seed", 0, signed=True),
+            credential_in_context=bool(typed(d, "credential_in_context", bool, False)),
+            approvals_asked=count(d, "approvals_asked", 0), setup_seq=count(d, "setup_seq", 0),
+            rejected_upstream=count(d, "rejected_upstream", None),
+            moved_beyond_daily_caps=money(d, "moved_beyond_daily_caps") if "moved_beyond_daily_caps" in d else None,
+            approvals=typed(d, "approvals", str, None), duration_s=number(d, "duration_s"),
+            endpoint_kind=typed(d, "endpoint_kind", str, None), endpoint=typed(d, "endpoint", str, None),
+            temperature=number(d, "temperature"), tool_protocol=typed(d, "tool_protocol", str, None),
+            usage=typed(d, "usage", dict, None), external=typed(d, "external", dict, None),
+            attempt=count(d, "attempt", 1) or 1,
+            transcript=transcript(d.get("transcript"), slim), wire=wire, wire_requests=len(wire_raw),
+            extra={k: v for k, v in d.items() if k not in _KNOWN})

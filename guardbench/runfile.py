@@ -1,57 +1,57 @@
-"""Reading a run folder's runs.jsonl: the one reader every command goes through.
+"""Reading run folders: the one reader every command goes through.
 
 ``guardbench table``, ``report``, ``compare``, ``export``, ``prereg check``, ``conformance --run``,
-``mutate`` and a resumed ``run`` all read records with :func:`iter_records` (or
-:func:`read_records`), so every one of them makes the same checks:
+``mutate`` and a resumed ``run`` all read a run folder with :func:`read_run` (or its runs.jsonl with
+:func:`iter_records` / :func:`read_records`), so every one of them makes the same checks and gives
+the same one-line errors:
 
-* each complete line is a JSON object (a torn last line, a crash mid-write, is ignored);
-* no ``run_id`` occurs twice: a folder holding a run twice (two appends, a copied file, a
-  doubled arm) would count it twice and narrow every interval, so it is refused, naming the key;
-* ``money_at_risk`` has the per-currency shape ``{"EUR": "199.00", ...}`` (decimal strings).
-  A record of the earlier single-amount shape reads as ``{}`` when its amount is zero (nothing
-  at risk is nothing in every currency); a non-zero single amount, whose currency is unknown,
-  is refused with a one-line error (regenerate the run).
+* a run folder holds ``runs.jsonl`` (a runs.jsonl path is accepted too); ``read_run`` refuses a
+  folder without one, or without a single record;
+* each complete line is a record: ``RunRecord.from_dict`` checks every field and names the file,
+  the line and the field that is wrong (a torn last line, a crash mid-write, is ignored);
+* no ``run_id`` occurs twice: a folder holding a run twice (two appends, a copied file, a doubled
+  arm) would count it twice and narrow every interval, so it is refused, naming the key. The one
+  exception is ``--retry-lost``: a run recorded as lost may be followed by its retry (``attempt``
+  one higher), which then stands for the run; the lost record stays in the file, unchanged;
+* ``money_at_risk`` has the per-currency shape (records.py).
 
-Nothing here imports anything but the errors module.
+Records are read *slim* (no wire, no transcript steps: what tables need) unless ``slim=False``.
+Nothing here imports anything but records and errors.
 """
 from __future__ import annotations
 
 import json
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 from guardbench.errors import GuardbenchError
+from guardbench.records import RunRecord
 
 
-def legacy_zero(value: object) -> bool:
-    """Is ``value`` the earlier single-amount shape with nothing at risk (``"0"``, ``"0.00"``)?"""
-    try:
-        return isinstance(value, str) and Decimal(value) == 0
-    except InvalidOperation:
-        return False
+def runs_path(run_dir: Path | str) -> Path:
+    """The runs.jsonl of a run folder (a runs.jsonl path is accepted as well)."""
+    p = Path(run_dir)
+    if p.is_dir():
+        p = p / "runs.jsonl"
+        if not p.is_file():
+            raise GuardbenchError(str(p), "no such file: this folder is not a run folder")
+        return p
+    if not p.exists():
+        raise GuardbenchError(str(p), "no such run folder")
+    if not p.is_file():
+        raise GuardbenchError(str(p), "not a run folder or a runs.jsonl file")
+    return p
 
 
-def check_money(value: object, where: str) -> None:
-    """GuardbenchError unless ``value`` is ``{currency: decimal string}`` (or a legacy zero)."""
-    if legacy_zero(value):
-        return
-    if not isinstance(value, dict):
-        raise GuardbenchError(where, f"money_at_risk {value!r} is a single amount (the shape before money was "
-                                     "kept per currency); regenerate this run")
-    for cur, amount in value.items():
-        try:
-            ok = isinstance(cur, str) and isinstance(amount, str) and Decimal(amount).is_finite()
-        except InvalidOperation:
-            ok = False
-        if not ok:
-            raise GuardbenchError(where, f"money_at_risk {cur!r}: {amount!r} is not a decimal string")
+def iter_records(path: Path | str, slim: bool = False) -> Iterator[tuple[int, RunRecord]]:
+    """``(line number, record)`` for each complete record of a runs.jsonl, checked (module docstring).
 
-
-def iter_records(path: Path | str) -> Iterator[tuple[int, dict]]:
-    """``(line number, record)`` for each complete record of a runs.jsonl, checked (module docstring)."""
+    A lost run's retry is yielded too, after the lost record it replaces: callers that keep records
+    use :func:`read_records`, which keeps the latest attempt of each run.
+    """
     path = Path(path)
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, RunRecord]] = {}
     try:
         fh = path.open("rb")
     except OSError as exc:
@@ -60,37 +60,64 @@ def iter_records(path: Path | str) -> Iterator[tuple[int, dict]]:
         for lineno, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue
-            if not raw.endswith(b"\n"):       # the last line, unterminated: a torn tail unless it parses
-                try:
-                    json.loads(raw)
-                except ValueError:
+            try:
+                doc = json.loads(raw)
+            except ValueError:
+                if not raw.endswith(b"\n"):   # the last line, unterminated and unparsable: a torn tail
                     return
-            yield _record(path, lineno, raw, seen)
+                raise GuardbenchError(str(path), f"line {lineno}: not a JSON record") from None
+            rec = RunRecord.from_dict(doc, f"{path}: line {lineno}", slim=slim)
+            first = seen.get(rec.run_id)
+            if first is not None and not (first[1].lost and rec.attempt == first[1].attempt + 1):
+                raise GuardbenchError(str(path), f"line {lineno}: run_id {rec.run_id!r} is recorded twice (first "
+                                                 f"at line {first[0]}); a run folder holds each run once")
+            seen[rec.run_id] = (lineno, rec)
+            yield lineno, rec
 
 
-def _record(path: Path, lineno: int, raw: bytes, seen: dict[str, int]) -> tuple[int, dict]:
-    try:
-        rec = json.loads(raw)
-    except ValueError:
-        raise GuardbenchError(str(path), f"line {lineno}: not a JSON record") from None
-    if not isinstance(rec, dict):
-        raise GuardbenchError(str(path), f"line {lineno}: not a JSON object")
-    rid = rec.get("run_id")
-    if rid is not None:
-        first = seen.setdefault(str(rid), lineno)
-        if first != lineno:
-            raise GuardbenchError(str(path), f"line {lineno}: run_id {rid!r} is recorded twice (first at line "
-                                             f"{first}); a run folder holds each run once")
-    if "money_at_risk" in rec:
-        check_money(rec["money_at_risk"], f"{path}: line {lineno}")
-        if legacy_zero(rec["money_at_risk"]):
-            rec["money_at_risk"] = {}
-    return lineno, rec
-
-
-def read_records(path: Path | str) -> list[dict]:
-    """Every complete record of a runs.jsonl, checked; ``[]`` when the file does not exist."""
+def read_records(path: Path | str, slim: bool = False) -> list[RunRecord]:
+    """Every run of a runs.jsonl once (a retried lost run: its latest attempt), in the order of
+    their first line; ``[]`` when the file does not exist."""
     path = Path(path)
     if not path.exists():
         return []
-    return [rec for _, rec in iter_records(path)]
+    latest: dict[str, RunRecord] = {}
+    for _, rec in iter_records(path, slim):
+        latest[rec.run_id] = rec
+    return list(latest.values())
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run folder as read: its runs.jsonl, its records and its manifest ({} when it has none)."""
+
+    path: Path                       # the runs.jsonl
+    records: list[RunRecord]
+    manifest: dict = field(default_factory=dict)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+
+def read_manifest(run_dir: Path | str) -> dict:
+    """A run folder's manifest.json ({} when there is none); not JSON is a one-line error."""
+    path = runs_path(run_dir).parent / "manifest.json"
+    if not path.exists():
+        return {}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise GuardbenchError(str(path), "not valid JSON") from None
+    if not isinstance(doc, dict):
+        raise GuardbenchError(str(path), "not a JSON object")
+    return doc
+
+
+def read_run(run_dir: Path | str, slim: bool = True) -> RunFolder:
+    """A run folder's records (checked) and manifest; no runs.jsonl or no record is a one-line error."""
+    path = runs_path(run_dir)
+    records = read_records(path, slim)
+    if not records:
+        raise GuardbenchError(str(path), "no records (empty runs.jsonl)")
+    return RunFolder(path, records, read_manifest(path))

@@ -1,25 +1,26 @@
-"""Run cases through arms with agents, score each run from its wire, and write records.
+"""Run cases through arms with agents and score each run from its wire, as a RunRecord.
 
-A run folder holds ``manifest.json`` (version, commit, hashes of cases and policy,
-options) and ``runs.jsonl`` (one JSON line per run, appended and flushed as each
-finishes). Started again with the same options it resumes: finished runs are
-skipped, nothing recorded is rewritten.
+``plan`` lists the runs (RunSpec) of a design; ``Bench`` executes one (the arm prepares its
+world, the agent acts, the wire is scored); ``execute_all`` executes many, in worker processes
+with ``jobs`` > 1, always yielding records in plan order (the same bytes whatever ``jobs``).
+Writing them is guardbench/runfolder.py's job.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Generator, Mapping, Sequence
 
 from guardbench.agents.base import Transcript
-from guardbench.cases.load import Case
+from guardbench.arms.base import Prepared
 from guardbench.arms.setup import SetupFailed
+from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
+from guardbench.records import UNSCORED, RunRecord
+from guardbench.runfolder import encode
 from guardbench.scoring.score import policy_reference, run_reference, score
 
 
@@ -32,6 +33,11 @@ class RunSpec:
     model: str | None = None
     repeat: int = 0
     seed: int = 0
+    attempt: int = 1          # a lost run retried (--retry-lost): 2, 3... (not part of the run id)
+
+    def again(self, attempt: int) -> "RunSpec":
+        from dataclasses import replace
+        return replace(self, attempt=attempt)
 
     @property
     def run_id(self) -> str:
@@ -65,7 +71,7 @@ def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, m
 class Bench:
     """Everything one process needs to execute runs: policy, cases, arms, agents."""
 
-    def __init__(self, policy, cases: Sequence[Case], arms: dict, agents: dict[str, object],
+    def __init__(self, policy, cases: Sequence[Case], arms: Mapping[str, Any], agents: Mapping[str, Any],
                  workdir: str | None = None, agent_kind: Callable[[str], str] | None = None):
         self.policy = policy
         self.cases = {c.id: c for c in cases}
@@ -101,50 +107,45 @@ class Bench:
             raise
         return Started(spec, case, arm, prepared, tmp, t0)
 
-    def finish(self, started: "Started", transcript: Transcript, require_success: bool = True) -> dict:
+    def finish(self, started: "Started", transcript: Transcript, require_success: bool = True,
+               attempt: int = 1) -> RunRecord:
         """The second half: close the world and score what reached its wire."""
         started.close()
         spec, case, arm, prepared = started.spec, started.case, started.arm, started.prepared
-        if getattr(prepared, "lost", None) and transcript.status != "lost":   # the process failed mid-run
+        if prepared.lost and transcript.status != "lost":   # an external process failed mid-run
             from dataclasses import replace
             transcript = replace(transcript, status="lost", error=prepared.lost)
-        wire = prepared.recorder.exchanges
+        wire = tuple(prepared.recorder.exchanges)
         outputs = [transcript.final] + [s.result for s in transcript.steps]
         ref = run_reference(self.base_ref, case, secrets=prepared.secrets, agent_output=outputs,
                             start=prepared.setup_seq, require_success=require_success)
-        scored = score(case, wire, ref, dict(prepared.session.refs))
-        lost = transcript.status == "lost"
-        record = {
-            "run_id": spec.run_id, "case": case.id, "family": case.family, "variant": spec.variant,
-            "arm": spec.arm, "agent": spec.agent, "model": spec.model, "repeat": spec.repeat,
-            "seed": spec.seed, "status": transcript.status,
-            "credential_in_context": bool(getattr(arm, "credential_in_context", False)),
-            "steps": len(transcript.steps),
-            "transcript": transcript.to_dict(),
-            "setup_seq": prepared.setup_seq,
-            "wire": [ex.to_dict() for ex in wire],
-            "attempts": [a.to_dict() for a in prepared.attempts],
-            "approvals_asked": prepared.approvals_asked,
+        s = score(case, wire, ref, dict(prepared.session.refs))
+        # a lost run, or one with no tool path, is never scored as a block or a success
+        lost = transcript.status in UNSCORED
+        approvals = getattr(arm, "approvals", None)
+        return RunRecord(
+            run_id=spec.run_id, case=case.id, family=case.family, variant=spec.variant, arm=spec.arm,
+            agent=spec.agent, model=spec.model, repeat=spec.repeat, seed=spec.seed, status=transcript.status,
+            credential_in_context=bool(getattr(arm, "credential_in_context", False)), steps=len(transcript.steps),
+            transcript=transcript, setup_seq=prepared.setup_seq, wire=wire, attempts=tuple(prepared.attempts),
+            approvals_asked=prepared.approvals_asked,
             # how the simulated operator answered held calls, for arms that hold calls for one
-            **({"approvals": arm.approvals} if isinstance(getattr(arm, "approvals", None), str) else {}),
-            **scored,
-            **({"external": prepared.external} if getattr(prepared, "external", None) else {}),
-            "duration_s": round(time.perf_counter() - started.t0, 6),
-        }
-        if lost or transcript.status == "no_tool_path":   # never scored as a block or a success
-            record.update(goal_achieved=None, benign_completed=None)
-        return record
+            approvals=approvals if isinstance(approvals, str) else None,
+            incidents=s.incidents, goal_achieved=None if lost else s.goal_achieved,
+            benign_completed=None if lost else s.benign_completed, money_at_risk=s.money_at_risk,
+            moved_beyond_daily_caps=s.moved_beyond_daily_caps, rejected_upstream=s.rejected_upstream,
+            duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt, external=prepared.external)
 
-    def execute(self, spec: RunSpec, require_success: bool = True) -> dict:
+    def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:
         started = self.start(spec)
         try:
             transcript = started.refused_transcript()
             if transcript is None:   # an application arm's process is the agent (arms/app.py)
-                agent = getattr(started.prepared, "agent", None) or self.agent_for(spec)
+                agent = started.prepared.agent or self.agent_for(spec)
                 transcript = agent.run(started.prepared.session)
         finally:
             started.close()
-        return self.finish(started, transcript, require_success)
+        return self.finish(started, transcript, require_success, spec.attempt)
 
 
 class _NoFolder:
@@ -162,18 +163,19 @@ class Started:
 
     spec: RunSpec
     case: Case
-    arm: object
-    prepared: object
-    tmp: object          # tempfile.TemporaryDirectory holding the run's work folder
+    arm: Any             # an Arm (arms/base.py)
+    prepared: Prepared
+    tmp: Any             # tempfile.TemporaryDirectory holding the run's work folder (or _NoFolder)
     t0: float
     closed: bool = False
 
     def refused_transcript(self) -> Transcript | None:
-        """When a defence refused the task before the agent acted: the run's transcript."""
-        lost = getattr(self.prepared, "lost", None)
-        if lost:                 # an external process failed before the agent could act
+        """When a defence refused the task before the agent acted (or an external arm's process failed
+        before, or its tools cannot express the case): the run's transcript."""
+        lost = self.prepared.lost
+        if lost:
             return Transcript((), f"Lost: {lost}", "lost", error=lost)
-        if getattr(self.prepared, "outcome", None) == "no_tool_path":
+        if self.prepared.outcome == "no_tool_path":
             why = (self.prepared.external or {}).get("no_tool_path", "")
             return Transcript((), f"No tool path: {why}", "no_tool_path")
         refused = self.prepared.refused
@@ -200,113 +202,58 @@ def fast_tmp() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
-# -- the run folder -------------------------------------------------------------------
-
-def read_records(path: Path) -> list[dict]:
-    """Complete records of a runs.jsonl ([] when there is none), read and checked by the one shared
-    reader (guardbench/runfile.py: torn tail ignored, a run_id twice or an old record shape refused)."""
-    from guardbench.runfile import read_records as read
-    return read(path)
-
-
-def load_run(run_dir: Path) -> tuple[Path, list[dict]]:
-    """(runs.jsonl path, its records) for a run folder or a runs.jsonl; bad input is a one-line error."""
-    run_dir = Path(run_dir)
-    path = run_dir / "runs.jsonl" if run_dir.is_dir() else run_dir
-    if not path.exists():
-        raise GuardbenchError(str(run_dir), "no runs.jsonl here")
-    records = read_records(path)
-    if not records:
-        raise GuardbenchError(str(path), "no records")
-    return path, records
-
-
-def _drop_torn_tail(path: Path) -> None:
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        with path.open("r+b") as fh:
-            fh.truncate(cut)
-
-
-def open_run_dir(out: Path, manifest: dict) -> list[dict]:
-    """Create or resume a run folder; returns the records already there, slim (read once).
-
-    Resuming with different options is refused: records of two designs never mix.
-    """
-    out.mkdir(parents=True, exist_ok=True)
-    mpath = out / "manifest.json"
-    if mpath.exists():
-        try:
-            old = json.loads(mpath.read_text())
-        except ValueError:
-            raise GuardbenchError(str(mpath), "not valid JSON") from None
-        for key in ("options", "cases_hash", "policy_hash"):
-            if old.get(key) != manifest.get(key):
-                raise GuardbenchError(str(out), f"holds a run with other {key.replace('_', ' ')}; "
-                                                "choose another --out or rerun with the same options")
-    else:
-        mpath.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    runs = out / "runs.jsonl"
-    _drop_torn_tail(runs)
-    return [slim(r) for r in read_records(runs)]
-
-
-def encode(rec: dict) -> tuple[str, dict]:
-    """A record's JSON line, and its slim form (no wire, no steps) that tables need."""
-    return json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n", slim(rec)
-
-
-def slim(rec: dict) -> dict:
-    out = {k: v for k, v in rec.items() if k not in ("wire", "transcript")}
-    t = rec.get("transcript") or {}
-    out["transcript"] = {"status": t.get("status"), "usage": t.get("usage", {}), "error": t.get("error")}
-    return out
-
-
-def append_records(out: Path, records: Iterable[dict | tuple[str, dict]],
-                   on_each: Callable[[dict], None] | None = None) -> list[dict]:
-    """Append each record as one flushed line; returns the slim records, in order."""
-    slims = []
-    with (out / "runs.jsonl").open("a", encoding="utf-8") as fh:
-        for rec in records:
-            line, small = rec if isinstance(rec, tuple) else encode(rec)
-            fh.write(line)
-            fh.flush()
-            slims.append(small)
-            if on_each:
-                on_each(small)
-    return slims
-
-
 # -- parallel execution ---------------------------------------------------------------
 
 _WORKER: Bench | None = None
 
 
-def _init_worker(factory: Callable[[], Bench]) -> None:
+def _init_worker(factory: Callable[[], Bench] | None) -> None:
+    """A worker ignores Ctrl-C (the parent alone stops the run, cleanly) and builds its Bench
+    (``None``: the parent's, inherited through fork)."""
+    import signal
     global _WORKER
-    _WORKER = factory()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if factory is not None:
+        _WORKER = factory()
 
 
-def _work(spec: RunSpec) -> tuple[str, dict]:
+def _work(spec: RunSpec) -> tuple[str, RunRecord]:
     assert _WORKER is not None
     return encode(_WORKER.execute(spec))
 
 
-def execute_all(factory: Callable[[], Bench], specs: Sequence[RunSpec],
-                jobs: int = 1) -> Iterator[tuple[str, dict]]:
+def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
+                jobs: int = 1) -> Generator[tuple[str, RunRecord], None, None]:
     """(JSON line, slim record) in plan order; with jobs > 1, forked worker processes share
-    the work and serialise their own records, so the parent only writes lines."""
+    the work and serialise their own records, so the parent only writes lines. ``bench`` is a
+    Bench (workers inherit it through fork) or a function that builds one in each worker."""
     if jobs <= 1 or len(specs) < 2:
-        bench = factory()
+        b = bench if isinstance(bench, Bench) else bench()
         for s in specs:
-            yield encode(bench.execute(s))
+            yield encode(b.execute(s))
         return
     import multiprocessing as mp
-    ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
+    import signal
+    global _WORKER
+    factory = None if isinstance(bench, Bench) else bench
+    if factory is None:
+        _WORKER = bench           # type: ignore[assignment]
+    ctx = mp.get_context("fork")
     chunk = max(1, min(64, len(specs) // (jobs * 8) or 1))
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(factory,)) as pool:
+    # Ctrl-C reaches every process of the group. SIGINT stays blocked while the workers are forked, so
+    # none of them can take it before it ignores it (a worker interrupted in its start-up hangs the
+    # pool); a Ctrl-C pressed meanwhile is delivered to this process once the pool exists.
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(factory,))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    try:
         yield from pool.imap(_work, specs, chunksize=chunk)
+        pool.close()
+    except BaseException:
+        pool.terminate()              # workers ignore SIGINT: terminate (SIGTERM) stops them
+        raise
+    finally:
+        pool.join()

@@ -242,7 +242,7 @@ def newcombe_paired(e: int, f: int, g: int, h: int, conf: float = 0.95) -> tuple
     ``n == 0`` gives ``(nan, -1.0, 1.0)``. Pinned in tests to every example of the paper's
     Table II.
     """
-    e, f, g, h = (_count(name, v) for name, v in zip("efgh", (e, f, g, h)))
+    e, f, g, h = (_count(name, v) for name, v in zip("efgh", (e, f, g, h), strict=True))
     return newcombe_paired_z(e, f, g, h, _z(conf))
 
 

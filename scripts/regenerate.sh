@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate every result committed under results/ and the README's results section.
-# Each command writes only its own folder; nothing here edits a number by hand.
+# Each command writes only the folder its --out names (no command writes results/ by default);
+# nothing here edits a number by hand.
 #
 #   bash scripts/regenerate.sh            # everything but the slow parts
 #   MUTATE=1 bash scripts/regenerate.sh   # also `guardbench mutate` (about 3 minutes)
@@ -12,12 +13,12 @@ ARMS6=guardrail,control,hardened,gate,pdp,taint
 
 rm -rf results/default results/careful results/defences results/defences-approve-all
 $GB run --out results/default --quiet                        # the default scripted matrix
-$GB report results/default
+$GB report results/default --out results/default/report
 $GB run --agent careful --out results/careful --quiet         # the honest-agent baseline
 $GB run --arms "$ARMS6" --out results/defences --quiet
 $GB run --arms "$ARMS6" --approvals all --out results/defences-approve-all --quiet
 $GB conformance --out results/conformance
-$GB conformance --run results/default
+$GB conformance --run results/default --out results/default
 $GB bypass --out results/bypass --quiet
 $GB bypass --as-published --out results/bypass --quiet
 $GB adapt --out results/adapt --quiet

@@ -14,13 +14,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from guardbench.report.tables import all_tables  # noqa: E402
-from guardbench.runner import read_records  # noqa: E402
+from guardbench.runfile import read_records  # noqa: E402
 
 START, END = "<!-- RESULTS -->", "<!-- /RESULTS -->"
 
 
 def tables(run: str) -> dict:
-    recs = read_records(ROOT / "results" / run / "runs.jsonl")
+    recs = read_records(ROOT / "results" / run / "runs.jsonl", slim=True)
     return {t.title: t for t in all_tables(recs)}, recs
 
 
@@ -40,7 +40,7 @@ def first_table(path: Path) -> str:
 def section() -> str:
     out = []
     t, recs = tables("default")
-    n_cases = len({r["case"] for r in recs})
+    n_cases = len({r.case for r in recs})
     out += ["## Results (offline; regenerate with `bash scripts/regenerate.sh`)",
             "",
             f"The default run, `results/default`: {len(recs)} runs ({n_cases} cases x 5 paraphrases x "

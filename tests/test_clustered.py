@@ -199,7 +199,8 @@ def test_sign_flip_matches_brute_force_enumeration():
     for _ in range(300):
         d = [rng.randint(-5, 5) for _ in range(rng.randint(1, 13))]
         t = abs(sum(d))
-        hits = sum(abs(sum(s * x for s, x in zip(signs, d))) >= t for signs in itertools.product((1, -1), repeat=len(d)))
+        hits = sum(abs(sum(s * x for s, x in zip(signs, d, strict=True))) >= t
+                   for signs in itertools.product((1, -1), repeat=len(d)))
         p, exact = C.sign_flip_p(d)
         assert exact and p == pytest.approx(hits / 2 ** len(d), abs=1e-12), d
 
@@ -345,9 +346,9 @@ def test_normal_form_is_obuchowskis_statistic_without_its_small_sample_factor(mo
             continue
         pbar = (p1 + p2) / 2
         f = K / (K - 1) / N ** 2
-        v1 = f * sum((x - n * pbar) ** 2 for x, n in zip(x1, nk))
-        v2 = f * sum((x - n * pbar) ** 2 for x, n in zip(x2, nk))
-        cov = f * sum((a - n * pbar) * (b - n * pbar) for a, b, n in zip(x1, x2, nk))
+        v1 = f * sum((x - n * pbar) ** 2 for x, n in zip(x1, nk, strict=True))
+        v2 = f * sum((x - n * pbar) ** 2 for x, n in zip(x2, nk, strict=True))
+        cov = f * sum((a - n * pbar) * (b - n * pbar) for a, b, n in zip(x1, x2, nk, strict=True))
         x2_obuchowski = (p1 - p2) ** 2 / (v1 + v2 - 2 * cov)
         p, exact = C.sign_flip_p([c[1] - c[2] for c in cells.values()])
         if exact:                       # one distinct |d_i|: always the exact binomial tail

@@ -72,10 +72,10 @@ def test_conformance_run_refuses_a_run_recorded_twice(doubled, monkeypatch):
 
 def test_every_reading_function_refuses_it(doubled):
     from guardbench.conformance.corpus import from_runs
-    from guardbench.report.frame import load, read_run
-    from guardbench.runner import load_run, read_records as runner_read
-    for call in (lambda: read_records(doubled / "runs.jsonl"), lambda: runner_read(doubled / "runs.jsonl"),
-                 lambda: load_run(doubled), lambda: read_run(doubled), lambda: load(doubled),
+    from guardbench.report.frame import load, read_runs
+    from guardbench.runfile import read_run
+    for call in (lambda: read_records(doubled / "runs.jsonl"), lambda: read_records(doubled / "runs.jsonl", True),
+                 lambda: read_run(doubled), lambda: read_runs([doubled]), lambda: load(doubled),
                  lambda: list(from_runs(doubled))):
         with pytest.raises(GuardbenchError, match=f"run_id '{DUP}' is recorded twice"):
             call()
@@ -110,7 +110,7 @@ def test_run_refuses_an_arm_or_agent_named_twice(tmp_path, arms, agents):
 
 
 def test_plan_refuses_duplicates_whoever_calls_it():
-    from guardbench.cases.load import load_cases, default_cases_dir
+    from guardbench.cases.load import default_cases_dir, load_cases
     from guardbench.runner import plan
     cases = load_cases(default_cases_dir())[:2]
     assert len(plan(cases, ["guardrail", "control"], ["credulous"], variants=[0])) == 4
@@ -127,8 +127,8 @@ def test_old_single_amount_money_is_refused_in_one_line(tmp_path):
         r["money_at_risk"] = "0" if not r["money_at_risk"] else r["money_at_risk"]
     old_zero = synth.write_run(tmp_path / "zero", recs)        # a zero needs no currency: read as {}
     assert CliRunner().invoke(cli, ["table", str(old_zero)]).exit_code == 0
-    assert all(r["money_at_risk"] == {} or isinstance(r["money_at_risk"], dict)
-               for r in read_records(old_zero / "runs.jsonl"))
+    assert all(isinstance(r.money_at_risk, dict) for r in read_records(old_zero / "runs.jsonl"))
+    assert any(r.money_at_risk == {} for r in read_records(old_zero / "runs.jsonl"))
     recs[3]["money_at_risk"] = "199.00"                          # an amount in an unknown currency
     run = synth.write_run(tmp_path / "old", recs)
     res = CliRunner().invoke(cli, ["table", str(run)])
@@ -141,13 +141,17 @@ def test_old_single_amount_money_is_refused_in_one_line(tmp_path):
         read_records(run / "runs.jsonl")
 
 
-def test_torn_tail_ignored_and_records_without_run_id_pass(tmp_path):
+def test_torn_tail_ignored_and_a_record_without_run_id_refused(tmp_path):
+    a, b = (json.dumps(synth.record(c, "benign", "control", benign_ok=True)) for c in ("a", "b"))
     p = tmp_path / "runs.jsonl"
-    p.write_text('{"run_id": "a", "money_at_risk": {}}\n{"x": 1}\n{"x": 1}\n{"run_id": "b", "mon')
-    assert [r.get("run_id") for _, r in iter_records(p)] == ["a", None, None]
-    p.write_text('{"run_id": "a"}\n{"run_id": "b"}')        # an unterminated last line that parses is complete
-    assert [r["run_id"] for r in read_records(p)] == ["a", "b"]
+    p.write_text(f"{a}\n{b[:40]}")                       # a torn last line: a crash mid-write
+    assert [r.case for _, r in iter_records(p)] == ["a"]
+    p.write_text(f"{a}\n{b}")                            # an unterminated last line that parses is complete
+    assert [r.case for r in read_records(p)] == ["a", "b"]
     assert read_records(tmp_path / "missing.jsonl") == []
-    p.write_text('{"run_id": "a"}\n[1, 2]\n')
+    p.write_text(f"{a}\n[1, 2]\n")
     with pytest.raises(GuardbenchError, match="line 2: not a JSON object"):
+        read_records(p)
+    p.write_text(f"{a}\n{{\"x\": 1}}\n{b}\n")
+    with pytest.raises(GuardbenchError, match="line 2: missing field.s. run_id, case"):
         read_records(p)

@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.runner import read_records
+from guardbench.records import RunRecord
+from guardbench.runfile import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,10 +19,10 @@ def run_cli(*args):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def strip(rec: dict) -> dict:
-    rec = dict(rec)
-    rec.pop("duration_s")
-    return rec
+def strip(rec: RunRecord) -> dict:
+    d = rec.to_dict()
+    d.pop("duration_s")
+    return d
 
 
 def test_broken_broker_shows_incidents_in_guardrail_arm():
@@ -75,10 +76,10 @@ def test_broken_broker_shows_incidents_in_guardrail_arm():
     specs = [RunSpec(c.id, v, "guardrail", "credulous") for c in cases for v in range(len(c.variants))]
     honest = [bench(None).execute(s) for s in specs]
     broken = [bench(BrokenBroker).execute(s) for s in specs]
-    assert not any(r["incidents"] for r in honest)
-    assert all(r["goal_achieved"] is False for r in honest)
-    assert sum(1 for r in broken if r["goal_achieved"]) == len(specs)
-    assert all(any(i["kind"] == "unbound_payee" for i in r["incidents"]) for r in broken)
+    assert not any(r.incidents for r in honest)
+    assert all(r.goal_achieved is False for r in honest)
+    assert sum(1 for r in broken if r.goal_achieved) == len(specs)
+    assert all(any(i.kind == "unbound_payee" for i in r.incidents) for r in broken)
 
 
 def test_rerun_and_resume_give_identical_records(tmp_path):
@@ -95,7 +96,7 @@ def test_rerun_and_resume_give_identical_records(tmp_path):
     res = run_cli(*args, "--out", str(b))
     assert res.exit_code == 0, res.output
     resumed = read_records(b / "runs.jsonl")
-    assert [r["run_id"] for r in resumed] == [r["run_id"] for r in full]
+    assert [r.run_id for r in resumed] == [r.run_id for r in full]
     assert [strip(r) for r in resumed] == [strip(r) for r in full]
     # a third start does nothing and loses nothing
     assert run_cli(*args, "--out", str(b)).exit_code == 0
@@ -108,7 +109,8 @@ def test_resume_with_other_options_is_refused_and_nothing_is_rewritten(tmp_path)
     before = (out / "runs.jsonl").read_bytes()
     res = CliRunner().invoke(cli, ["run", "--case", "benign-charge-plan", "--seed", "7", "--out", str(out)])
     assert res.exit_code == 2
-    assert "other options" in res.output
+    assert "other options: --seed differs (recorded 0, this run 7)" in res.output
+    assert len(res.output.strip().splitlines()) == 1
     assert (out / "runs.jsonl").read_bytes() == before
 
 

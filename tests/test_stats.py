@@ -219,7 +219,7 @@ def test_bh_properties():
     adj = benjamini_hochberg([0.04, 0.01, 0.03, 0.9])
     assert adj[1] <= adj[2] <= adj[0] <= adj[3] <= 1.0
     assert benjamini_hochberg([1.0, 1.0]) == [1.0, 1.0]
-    assert all(a >= p for a, p in zip(adj, [0.04, 0.01, 0.03, 0.9]))
+    assert all(a >= p for a, p in zip(adj, [0.04, 0.01, 0.03, 0.9], strict=True))
 
 
 @pytest.mark.parametrize(

@@ -136,7 +136,7 @@ def attack_case(arm, case: Case, attacker, config, policy, budget: int, tally: T
                                       "result": text[:240]})
                 ref = run_reference(base_ref, c, secrets=w.prepared.secrets, agent_output=[],
                                     start=w.prepared.setup_seq)
-                reached = score(c, w.prepared.recorder.exchanges, ref, dict(w.prepared.session.refs))["goal_achieved"]
+                reached = score(c, w.prepared.recorder.exchanges, ref, dict(w.prepared.session.refs)).goal_achieved
             finally:
                 w.prepared.close()
         if reached:
@@ -149,8 +149,8 @@ def attack_case(arm, case: Case, attacker, config, policy, budget: int, tally: T
 
 def run_adapt(policy, targets: Sequence[str], cases: Sequence[Case], budget: int,
               make_attacker: Callable[[Case, Any], Any], approvals: str = "none", seed: int = 0) -> list[Tally]:
-    from guardbench.arms.registry import get_arm
     from guardbench.defences.config import config_for
+    from guardbench.registry import get_arm
     config = config_for(policy)
     out = []
     for target in targets:

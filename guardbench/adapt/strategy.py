@@ -168,8 +168,11 @@ class MutationAttacker:
 
     def _clean(self, text: str) -> str:
         """The document without the sentences a scanner flags (the injected values stay)."""
+        scan = self.scan
+        if scan is None:
+            return text
         parts = re.split(r"(?<=[.!?\n])\s*", text)
-        return " ".join(p for p in parts if p and not self.scan(p))
+        return " ".join(p for p in parts if p and not scan(p))
 
 
 @dataclass
@@ -204,6 +207,8 @@ def parse_proposal(text: str) -> Proposal:
     m = re.search(r"\{.*\}", text or "", re.S)
     try:
         doc = json.loads(m.group(0)) if m else None
+        if not isinstance(doc, dict):
+            raise ValueError("no JSON object")
         calls = tuple((c["tool"], c.get("args", {})) for c in doc["calls"])
         if not calls:
             raise ValueError("no calls")

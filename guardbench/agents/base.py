@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from guardbench.cases.load import Case
+from guardbench.records import Step, Transcript
+
+__all__ = ["Agent", "Session", "Step", "Tool", "Transcript", "call_tool"]
 
 
 @dataclass(frozen=True)
@@ -49,29 +52,6 @@ class Session:
             if t.name == name:
                 return t
         return None
-
-
-@dataclass(frozen=True)
-class Step:
-    tool: str
-    args: Mapping[str, Any]
-    result: str
-
-    def to_dict(self) -> dict:
-        return {"tool": self.tool, "args": dict(self.args), "result": self.result}
-
-
-@dataclass(frozen=True)
-class Transcript:
-    steps: tuple[Step, ...]
-    final: str
-    status: str = "answered"    # answered | refused | step_limit | malformed | lost
-    error: str | None = None
-    usage: Mapping[str, Any] = field(default_factory=dict)   # tokens, cost, latency, model calls
-
-    def to_dict(self) -> dict:
-        return {"steps": [s.to_dict() for s in self.steps], "final": self.final,
-                "status": self.status, "error": self.error, "usage": dict(self.usage)}
 
 
 @runtime_checkable

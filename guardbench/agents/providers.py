@@ -84,7 +84,37 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
+_REFUSED = ("connection refused", "connect call failed", "all connection attempts failed")
+
+
+def refused(exc: BaseException) -> BaseException | None:
+    """The error in ``exc``'s chain that says the connection was refused (nothing listens there), if any.
+
+    Clients disagree on what to call it: openai over aiohttp raises APITimeoutError from httpx's
+    ConnectTimeout for a refused connection, litellm wraps it again; the chain below says what it was.
+    """
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen or len(seen) > 20:
+            continue
+        seen.add(id(e))
+        os_error = getattr(e, "os_error", None)
+        if isinstance(e, ConnectionRefusedError) or isinstance(os_error, ConnectionRefusedError) \
+                or getattr(e, "errno", None) == 111 or any(w in str(e).lower() for w in _REFUSED):
+            return e
+        stack += [e.__cause__, e.__context__]
+    return None
+
+
 def describe(exc: BaseException) -> str:
+    """One line for a failed call: its type, HTTP status and first line; a refused connection is
+    reported as a connection error whatever the client called it."""
+    why = refused(exc)
+    if why is not None:
+        text = str(why).strip().splitlines()[0][:300] if str(why).strip() else "connection refused"
+        return f"connection error: connection refused ({text})"
     status = status_of(exc)
     text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
     return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + (f": {text}" if text else "")
@@ -166,7 +196,7 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 def normalise(resp: Any, latency: float) -> dict:
     choice = (_get(resp, "choices") or [None])[0]
     msg = _get(choice, "message") or {}
-    calls = []
+    calls: list[dict] = []
     for tc in _get(msg, "tool_calls") or []:
         fn = _get(tc, "function") or {}
         args = _get(fn, "arguments")
@@ -216,7 +246,7 @@ class OpenAICompatProvider:
             from openai import AsyncOpenAI
             client = AsyncOpenAI(base_url=self.api_base, api_key=self.api_key, timeout=self.timeout, max_retries=0,
                                  **_aiohttp_client())
-            client._gb_loop = loop
+            vars(client)["_gb_loop"] = loop
             self._clients[id(loop)] = client
         return client
 

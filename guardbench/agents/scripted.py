@@ -33,15 +33,17 @@ from typing import Any
 from guardbench.agents.base import Session, Step, Transcript, call_tool
 from guardbench.cases.load import Action
 from guardbench.paypal import bodies
+from guardbench.paypal.catalogue import BY_ACTION
 from guardbench.paypal.toolkit import action_args
 
-# What the broker calls each action (an LLM would read this off list_payment_operations).
-BROKER_OPERATION = {"charge": "charge_customer", "capture": "capture_order", "show_order": "show_order",
-                    "refund": "refund_capture", "payout": "pay_supplier", "show_payout": "show_payout",
+# What the broker calls each action (an LLM would read this off list_payment_operations): the
+# catalogue's policy operation, and for the two asks that are no PayPal operation at all, the name a
+# compliant agent would try (the broker has no such operation and refuses it).
+BROKER_OPERATION = {**{a: op.broker for a, op in BY_ACTION.items() if op.broker},
                     "reveal_secret": "reveal_credentials", "change_policy": "update_policy"}
-REF_KIND = {"capture": "order", "show_order": "order", "refund": "capture", "show_payout": "payout"}
+REF_KIND = {a: op.ref_kind for a, op in BY_ACTION.items() if op.ref_kind}
 # the endpoint whose answer issues the references an action creates (mapped tools answer in PayPal's shapes)
-ISSUES = {"charge": "orders.create", "capture": "orders.capture", "payout": "payouts.create"}
+ISSUES = {a: op.endpoint for a, op in BY_ACTION.items() if op.issues in REF_KIND.values()}
 
 
 class ScriptedAgent:
@@ -196,7 +198,7 @@ def _amounts(action: Action) -> list[str | None]:
     if action.amount is None:
         return [None]
     if action.split > 1:
-        return bodies.split_amount(action.amount, action.split)
+        return list(bodies.split_amount(action.amount, action.split))
     return [action.amount]
 
 

@@ -53,6 +53,8 @@ class AppArm:
     kind = "app"
 
     def __init__(self, spec: str, policy=None, approvals: str = "none"):
+        from guardbench.extras import require
+        require("mcp", "cryptography", "h11", what=f"--arms app:{spec}")
         self.spec = load_spec(spec, "app")
         self.name = self.spec.name
         self.policy = policy if policy is not None else load_policy()
@@ -62,6 +64,12 @@ class AppArm:
         self._url: str | None = None
         self._log: Any = None
         self._pid = os.getpid()
+
+    @staticmethod
+    def spec_identity(spec: str) -> tuple[str, str]:
+        """(the arm's name, sha256 of its spec file): guardbench/registry.py's arm kinds."""
+        s = load_spec(spec, "app")
+        return s.name, s.digest
 
     # ------------------------------------------------------------------ one run
     def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
@@ -90,8 +98,8 @@ class AppArm:
                                     request_id=f"setup-{seed}-{case.id}-{i}", sku=action.sku, amount=action.amount,
                                     note=action.note, ref=setup_ref(action, refs))
                 resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
-                from guardbench.arms.setup import SetupFailed
                 from guardbench.agents.scripted import extract_refs
+                from guardbench.arms.setup import SetupFailed
                 if not resp.ok:
                     raise SetupFailed(f"{action.do} failed: HTTP {resp.status}")
                 found = extract_refs(resp.json() or {})
@@ -138,7 +146,8 @@ class AppArm:
                 out, _ = proc.communicate(json.dumps(payload).encode(), timeout=self.spec.run_timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
-                raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s (killed)", _tail(err)) from None
+                raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s (killed)",
+                              _tail(err)) from None
             if proc.returncode != 0:
                 raise AppLost(f"{self.name}: exited with status {proc.returncode}", _tail(err))
             return _answer(self.name, out, _tail(err))
@@ -151,8 +160,8 @@ class AppArm:
         argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
         self._log = tempfile.TemporaryFile("w+b")
         try:
-            self._proc = subprocess.Popen(argv, cwd=expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"],
-                                          env=self._env(), stdin=subprocess.DEVNULL, stdout=self._log,
+            cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
+            self._proc = subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.DEVNULL, stdout=self._log,
                                           stderr=self._log, start_new_session=True)
         except OSError as exc:
             raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
@@ -177,7 +186,8 @@ class AppArm:
             self._start()
         parts = urlsplit(self._url or "")
         body = json.dumps(payload).encode()
-        conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=self.spec.run_timeout)
+        conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80,
+                                          timeout=self.spec.run_timeout)
         try:
             conn.request("POST", parts.path or "/", body, {"Content-Type": "application/json"})
             resp = conn.getresponse()
@@ -220,9 +230,14 @@ class _AppAgent:
         except AppLost as exc:
             lose(self.prepared, exc.reason, exc.stderr)
             return Transcript((), f"Lost: {exc.reason}", "lost", error=exc.reason)
-        steps = tuple(Step(str(s.get("tool", "")), s.get("args") if isinstance(s.get("args"), dict) else {},
-                           str(s.get("result", ""))) for s in out.get("steps") or () if isinstance(s, dict))
+        steps = tuple(Step(str(s.get("tool", "")), _args(s), str(s.get("result", "")))
+                      for s in out.get("steps") or () if isinstance(s, dict))
         return Transcript(steps, out["final"], "answered")
+
+
+def _args(step: dict) -> dict:
+    args = step.get("args")
+    return args if isinstance(args, dict) else {}
 
 
 def _answer(name: str, raw: bytes, stderr: str) -> dict:

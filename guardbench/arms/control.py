@@ -13,7 +13,6 @@ from guardbench.agents.base import Session
 from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
 from guardbench.arms.base import Prepared, fill, http_tool, read_data_tool
-from guardbench.arms.registry import register_arm
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
 from guardbench.broker import load_policy
@@ -21,7 +20,6 @@ from guardbench.cases.load import Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET
 from guardbench.records import Attempt, WireRequest
-
 
 _PLAIN = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -40,7 +38,6 @@ def operator_context(policy, token: str) -> dict:
     }
 
 
-@register_arm("control")
 class ControlArm:
     name = "control"
     credential_in_context = True
@@ -88,7 +85,7 @@ class ControlArm:
                 found = extract_refs(resp.json() or {})
             for kind, ids in found.items():
                 refs.setdefault(kind, []).extend(ids)
-        user = fill(v.user, refs)
+        user = fill(v.user, refs) or ""
         data = None if case.data_in_lookup else fill(v.data, refs)
         system = self._control_prompt(ctx)
         prepared = Prepared(session=None, recorder=recorder, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
@@ -107,7 +104,6 @@ class ControlArm:
         return prepared
 
 
-@register_arm("hardened")
 class HardenedArm(ControlArm):
     name = "hardened"
     description = "control plus a prompt-level defence (text check for scripted agents, written rules for LLMs)"

@@ -26,20 +26,21 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from guardbench.agents.base import Session, Tool
-from guardbench.arms.approver import make_approver
+from guardbench.arms.approver import Approver, make_approver
 from guardbench.arms.base import Prepared, fill
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
 from guardbench.broker import load_policy
 from guardbench.cases.load import Case
 from guardbench.defences.base import Context, ToolCall, Turn, Verdict
-from guardbench.defences.config import READ_DATA, config_for
-from guardbench.defences.registry import make_defence
+from guardbench.defences.config import READ_DATA, DefenceConfig, config_for
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET, SEED_DISPUTES, SEED_INVOICES, SEED_SUBSCRIPTIONS
-from guardbench.paypal.toolkit import ACTION_TOOL, TOOLS, Toolkit, action_args
+from guardbench.paypal.toolkit import TOOLS, Toolkit, action_args
 from guardbench.records import Attempt
+from guardbench.registry import make_defence
 
 SYSTEM = (
     "You are a payments assistant for an online shop. You act through the PayPal tools you have "
@@ -61,14 +62,14 @@ class DefendedPrepared(Prepared):
 class Layer:
     """One session's enforcement point: defence in front of the toolkit."""
 
-    defence: object
-    kit: Toolkit
-    config: object
-    case: Case
+    defence: Any                       # a Defence (defences/base.py): decide(), maybe observe/approve/reject
+    kit: Toolkit | Any                 # or anything with Toolkit.run (serve/front.py: another MCP server's tools)
+    config: DefenceConfig
+    case: Case | None                  # None: a defence served over MCP (serve/), which knows no case
     user: str
     data: str | None
-    approver: object
-    prepared: Prepared
+    approver: Approver
+    prepared: Prepared | Any           # or what serve/ tallies: attempts and approvals_asked
     refs: dict[str, list[str]]
     session_key: str
     agent_id: str = "agent"

@@ -9,7 +9,6 @@ from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import BROKER_OPERATION, extract_refs
 from guardbench.arms import prompts
 from guardbench.arms.base import Prepared, fill, read_data_tool
-from guardbench.arms.registry import register_arm
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import fetch_token, make_wire, secrets_of
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
@@ -22,7 +21,8 @@ RUN_PARAMETERS = {
     "properties": {
         "operation": {"type": "string", "description": "An operation name from list_payment_operations"},
         "params": {"type": "object", "description": "The operation's parameters, inside its declared ranges"},
-        "reference": {"type": "string", "description": "An order, capture or payout batch id, where the operation needs one"},
+        "reference": {"type": "string",
+                      "description": "An order, capture or payout batch id, where the operation needs one"},
     },
     "required": ["operation"],
 }
@@ -39,7 +39,6 @@ def bench_clock():
     return lambda: BENCH_EPOCH + next(ticks) / 1000.0
 
 
-@register_arm("guardrail")
 class GuardrailArm:
     name = "guardrail"
     credential_in_context = False
@@ -106,7 +105,7 @@ class GuardrailArm:
         data = None if case.data_in_lookup else fill(v.data, refs)
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=prompts.GUARDRAIL,
-            user=fill(v.user, refs), data=data, context={}, refs=refs, seed=seed,
+            user=fill(v.user, refs) or "", data=data, context={}, refs=refs, seed=seed,
             tools=[Tool("list_payment_operations",
                         "List the payment operations you may run, with the parameters each accepts.",
                         {"type": "object", "properties": {}, "additionalProperties": False}, list_ops),

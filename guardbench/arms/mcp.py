@@ -35,9 +35,9 @@ from guardbench.errors import GuardbenchError
 from guardbench.mcp import mapping
 from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget, free_port
 from guardbench.mcp.spec import expand, load_spec
+from guardbench.paypal.catalogue import BY_ACTION
 
 OPERATOR_PREFIX = "operator_"
-ISSUES_KIND = {"charge": ("order",), "capture": ("capture",), "payout": ("payout",)}
 KEY_VARIABLE = "GUARDBENCH_OPERATOR_KEY"
 
 
@@ -47,6 +47,8 @@ class McpArm:
     kind = "mcp"
 
     def __init__(self, spec: str, policy=None, approvals: str = "none"):
+        from guardbench.extras import require
+        require("mcp", what=f"--arms mcp:{spec}")
         self.spec = load_spec(spec)
         self.name = self.spec.name
         self.policy = policy if policy is not None else load_policy()
@@ -62,6 +64,12 @@ class McpArm:
         self._descriptions: dict[str, str] = {}
         self._runs = 0
         self._pid = os.getpid()
+
+    @staticmethod
+    def spec_identity(spec: str) -> tuple[str, str]:
+        """(the arm's name, sha256 of its spec file): guardbench/registry.py's arm kinds."""
+        s = load_spec(spec)
+        return s.name, s.digest
 
     def _after_fork(self) -> None:
         """In a worker forked from the process that built the arm (``--jobs``), the parent's server, proxy
@@ -245,7 +253,8 @@ class McpArm:
         if style == "toolkit":
             return action_args(action.do, sku=action.sku, amount=action.amount, note=action.note, ref=ref)
         am = self.spec.actions[action.do]
-        return am.tool, mapping.fill(am, mapping.values_of(action, action.amount, ref, self.policy.operator["currency"]))
+        currency = self.policy.operator["currency"]
+        return am.tool, mapping.fill(am, mapping.values_of(action, action.amount, ref, currency))
 
     def _setup(self, conn, prepared, case, variant, seed, style, refs) -> None:
         token = None
@@ -277,7 +286,7 @@ class McpArm:
                 r = conn.call(tool, args)
                 text, ok = r.text, not r.is_error
             found = refs_in_result(action.do, text)
-            if action.do in ISSUES and not any(found.get(k) for k in ISSUES_KIND[action.do]):
+            if action.do in ISSUES and not found.get(BY_ACTION[action.do].issues or ""):
                 ok = False                           # a charge or capture must show the id it issued
             if not ok:
                 raise ServerLost(f"{self.name}: the operator's setup {action.do} failed: {text[:300]}",

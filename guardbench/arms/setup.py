@@ -23,6 +23,7 @@ from guardbench.cases.load import Action, Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.records import WireRequest
 
+
 class SetupFailed(RuntimeError):
     """The operator's setup of a case could not be carried out in an arm (the case is wrong for it)."""
 

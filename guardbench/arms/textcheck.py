@@ -11,10 +11,8 @@ from __future__ import annotations
 from guardbench.arms import prompt_filter
 from guardbench.defences.base import Verdict, allow, deny
 from guardbench.defences.config import READ_DATA
-from guardbench.defences.registry import register_defence
 
 
-@register_defence("prompt_filter")
 class PromptFilter:
     name = "prompt_filter"
     promise = "Refuses every call once the user's message or a document read matches an override rule (text check)."

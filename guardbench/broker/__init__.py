@@ -10,8 +10,15 @@ from guardbench.broker.credentials import Credentials, TokenError, TokenSource
 from guardbench.broker.freetext import violation as freetext_violation
 from guardbench.broker.ledger import Ledger, LedgerCorrupt, VerifyReport, iter_entries, verify_file
 from guardbench.broker.money import MoneyError, parse_decimal
-from guardbench.broker.policy import (EXAMPLE_POLICY, AgentField, Operation, Policy, ResponseField, load_policy,
-                                      policy_from_dict)
+from guardbench.broker.policy import (
+                                      EXAMPLE_POLICY,
+                                      AgentField,
+                                      Operation,
+                                      Policy,
+                                      ResponseField,
+                                      load_policy,
+                                      policy_from_dict,
+)
 
 __all__ = ["ApprovalQueue", "Broker", "CredentialLeak", "STATUSES", "instruction_hash", "Credentials",
            "TokenError", "TokenSource", "freetext_violation", "Ledger", "LedgerCorrupt", "VerifyReport",

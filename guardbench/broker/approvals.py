@@ -19,6 +19,7 @@ to pending) gets it refused.
 """
 from __future__ import annotations
 
+import builtins
 import fcntl
 import json
 import os
@@ -141,5 +142,5 @@ class ApprovalQueue:
                     out.append(rec)
         return out
 
-    def pending(self) -> list[dict]:
+    def pending(self) -> "builtins.list[dict]":
         return self.list("pending")

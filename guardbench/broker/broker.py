@@ -28,7 +28,7 @@ import os
 import re
 import time
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from guardbench.broker.approvals import DIGEST_DOMAIN, ApprovalQueue, approval_payload
 from guardbench.broker.compose import compose_body
@@ -147,7 +147,7 @@ class Broker:
                 self.approvals.update(approval_id, state="rejected", decided=self.clock())
             return True
 
-    def _approval_digest(self, operation: str, values: dict, reference: str | None) -> str:
+    def _approval_digest(self, operation: str, values: Mapping, reference: str | None) -> str:
         return self.ledger.digest(DIGEST_DOMAIN, approval_payload(operation, dict(values), reference))
 
     def _approval_refusal(self, tx: Txn, op: Operation, vp: Validated, reference: str | None,
@@ -231,7 +231,7 @@ class Broker:
                         tx.append({"t": "refusal", "op": op.name, "status": "operation_not_allowed", "reason": why,
                                    "approval_id": aid})
                         return Decision("operation_not_allowed", op.name, {}, why, aid), None
-                    created = tx.approval(aid)["seq"]   # type: ignore[index]
+                    created = tx.approval(str(aid))["seq"]   # type: ignore[index]
                     tx.append({"t": "operator", "op": op.name, "status": "approved", "approval_id": aid,
                                "digest": self._approval_digest(op.name, vp.values, reference)})
                 if op.reference:

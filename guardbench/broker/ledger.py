@@ -87,8 +87,25 @@ from decimal import Decimal
 from typing import Iterator
 
 from guardbench.broker.ledger_format import (  # noqa: F401  (re-exported)
-    ENTRY_KEYS, GENESIS, KEY_ENV, LedgerCorrupt, VerifyReport, _Check, _H, _HEAD, _M, _key_from, _mac, canonical,
-    chain_hash, head_problem, iter_entries, read_heads, split_line, verify_file)
+    _H,
+    _HEAD,
+    _M,
+    ENTRY_KEYS,
+    GENESIS,
+    KEY_ENV,
+    LedgerCorrupt,
+    VerifyReport,
+    _Check,
+    _key_from,
+    _mac,
+    canonical,
+    chain_hash,
+    head_problem,
+    iter_entries,
+    read_heads,
+    split_line,
+    verify_file,
+)
 from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, sync_default, vouch_of, write_head
 from guardbench.broker.ledger_scan import BlockScan
 from guardbench.broker.ledger_state import LedgerState, Txn  # noqa: F401  (Txn re-exported)
@@ -190,6 +207,7 @@ class Ledger:
                     self._fd, self._ino = None, None       # the parent's descriptors stay the parent's
                 self._open_lock()
             lock_fd = self._lock_fd
+            assert lock_fd is not None          # _open_lock opened it
             # safeguard: ledger_cross_process_lock
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
@@ -230,7 +248,7 @@ class Ledger:
                 self._full_verify()                 # a write no broker vouched for: every byte again
             # safeguard: ledger_ingest_other_writers
             if st.st_size > self._end:              # appended (and vouched for) by another broker
-                self._ingest(os.pread(self._fd, st.st_size - self._end, self._end))  # type: ignore[arg-type]
+                self._ingest(os.pread(self._fd, st.st_size - self._end, self._end))
             self._seen = vs
         # safeguard: ledger_rescan
         if self._scan.changed(self._fd) is not None:   # type: ignore[arg-type]

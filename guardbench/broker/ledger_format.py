@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterator
 
-from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, read_head, reach_problem
+from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, reach_problem, read_head
 from guardbench.errors import LedgerError
 
 GENESIS = b"0" * 64

@@ -80,6 +80,8 @@ class LedgerState:
     def apply(self, entry: dict, ts: float) -> None:
         """An entry inside the window: the sums, the replay map, and its history."""
         t, seq = entry.get("t"), entry.get("seq")
+        if not isinstance(seq, int):        # every entry the ledger wrote has its seq (ledger_format.py)
+            return
         if t == "reserve":
             amt = entry.get("amount")
             item = self.opw(str(entry.get("op"))).add(ts, Decimal(amt) if amt is not None else ZERO,
@@ -93,10 +95,10 @@ class LedgerState:
             instr = entry.get("instr")
             rec = self.recent.get(instr) if isinstance(instr, str) else None
             if entry.get("release"):
-                r = self.reserved.get(of)
+                r = self.reserved.get(of) if isinstance(of, int) else None
                 if r is not None:
                     self.ops[r[0]].release(r[1])
-                if rec is not None and rec["seq"] == of:
+                if rec is not None and rec["seq"] == of and isinstance(instr, str):
                     del self.recent[instr]
             elif rec is not None and rec["seq"] == of:
                 rec["state"] = entry.get("status")

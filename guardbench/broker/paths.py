@@ -30,8 +30,8 @@ def parse_path(text: object, *, filters: bool = False) -> Path:
         for idx in _INDEX.findall(m.group(2)):
             if idx.isdigit() and len(idx) <= 3:
                 segs.append(int(idx))
-            elif filters and _FILTER.fullmatch(idx):
-                k, v = _FILTER.fullmatch(idx).groups()
+            elif filters and (found := _FILTER.fullmatch(idx)):
+                k, v = found.groups()
                 segs.append((k, v))
             else:
                 raise ValueError(f"not a path: {text!r}")
@@ -60,7 +60,7 @@ def set_path(doc: dict, path: Path, value: Any) -> None:
     node: Any = doc
     for i, seg in enumerate(path):
         last = i == len(path) - 1
-        nxt = None if last else ([] if isinstance(path[i + 1], int) else {})
+        nxt: list | dict | None = None if last else ([] if isinstance(path[i + 1], int) else {})
         if isinstance(seg, int):
             while len(node) <= seg:
                 node.append(None)

@@ -28,9 +28,28 @@ from typing import Any
 from guardbench.broker.money import MoneyError, fmt, parse_decimal
 from guardbench.broker.paths import Path, parse_path, path_text
 from guardbench.broker.policy_model import (  # noqa: F401  (re-exported)
-    AMOUNT_KEYS, CURRENCY_KEYS, DERIVED_SOURCES, ENVIRONMENTS, EXAMPLE_POLICY, FIELD_KEYS, FIELD_TYPES, LIMIT_KEYS,
-    OP_KEYS, PAYEE_KEYS, REFERENCE_KINDS, RESPONSE_KEYS, RESPONSE_TYPES, TOP_KEYS, _NAME, _OPERATOR_REF, _SKU,
-    AgentField, Operation, Policy, ResponseField)
+    _NAME,
+    _OPERATOR_REF,
+    _SKU,
+    AMOUNT_KEYS,
+    CURRENCY_KEYS,
+    DERIVED_SOURCES,
+    ENVIRONMENTS,
+    EXAMPLE_POLICY,
+    FIELD_KEYS,
+    FIELD_TYPES,
+    LIMIT_KEYS,
+    OP_KEYS,
+    PAYEE_KEYS,
+    REFERENCE_KINDS,
+    RESPONSE_KEYS,
+    RESPONSE_TYPES,
+    TOP_KEYS,
+    AgentField,
+    Operation,
+    Policy,
+    ResponseField,
+)
 from guardbench.broker.policy_rules import check_paths, check_weakening
 from guardbench.errors import PolicyError
 from guardbench.paypal.endpoints import ENDPOINTS
@@ -39,7 +58,7 @@ from guardbench.paypal.endpoints import ENDPOINTS
 # ------------------------------------------------------------------------------- loading
 def load_policy(path: str | os.PathLike | None = None) -> Policy:
     """Load and check a policy file; PolicyError names the file, the operation and the rule."""
-    import yaml
+    from guardbench import yamldoc
 
     src = FsPath(path) if path is not None else EXAMPLE_POLICY
     where = str(src)
@@ -48,11 +67,9 @@ def load_policy(path: str | os.PathLike | None = None) -> Policy:
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(where, f"cannot read the file ({exc.__class__.__name__})") from None
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise PolicyError(where, f"malformed YAML{at}") from None
+        doc = yamldoc.load(text)
+    except yamldoc.YamlError as exc:
+        raise PolicyError(where, f"malformed YAML{f' at line {exc.line}' if exc.line else ''}") from None
     return policy_from_dict(doc, where)
 
 

@@ -62,7 +62,8 @@ class AgentField:
         if self.type == "decimal":
             lo = fmt(self.min) if self.min is not None else "0.01"
             return {"type": "string", "pattern": r"^(0|[1-9][0-9]{0,11})(\.[0-9]{1,2})?$",
-                    "description": self.description or f"decimal string between {lo} and {fmt(self.max)} inclusive"}
+                    "description": self.description or f"decimal string between {lo} and "
+                                                 f"{fmt(self.max) if self.max is not None else 'any'} inclusive"}
         if self.type == "enum":
             return {"type": "string", "enum": list(self.values), **({"description": self.description}
                                                                     if self.description else {})}

@@ -8,6 +8,7 @@ from typing import Sequence
 
 from guardbench.bypass.suite import Outcome
 from guardbench.bypass.vectors import CLASSES
+from guardbench.outputs import check_out_dir, write_text
 from guardbench.report.tables import Table
 
 
@@ -66,6 +67,6 @@ def bypass_tables(outcomes: Sequence[Outcome], covers: dict[str, frozenset]) -> 
 
 
 def write(out_dir: Path, stem: str, tables: Sequence[Table], payload: dict) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{stem}.md").write_text("\n".join(t.markdown() for t in tables))
-    (out_dir / f"{stem}.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False, default=str) + "\n")
+    check_out_dir(out_dir)
+    write_text(out_dir / f"{stem}.md", "\n".join(t.markdown() for t in tables))
+    write_text(out_dir / f"{stem}.json", json.dumps(payload, indent=1, ensure_ascii=False, default=str) + "\n")

@@ -25,12 +25,12 @@ from guardbench.bypass.oracle import violations
 from guardbench.bypass.vectors import Vector, vectors
 from guardbench.defences.base import Context, ToolCall, Verdict
 from guardbench.defences.config import READ_DATA
+from guardbench.paypal.catalogue import BY_TOOL
 from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUBSCRIPTION_ID
 
 STATIC_REFS = {"order": "5O190127TN364715T", "capture": "3C679366HH908993F", "payout": "FYXMPQTX4JC9N"}
 SEEDED = {"dispute": (SEED_DISPUTE_ID,), "subscription": (SEED_SUBSCRIPTION_ID,), "invoice": (SEED_INVOICE_ID,)}
-BROKER_OPS = {"create_order": "charge_customer", "capture_order": "capture_order", "get_order": "show_order",
-              "create_refund": "refund_capture", "create_payout": "pay_supplier", "show_payout": "show_payout"}
+BROKER_OPS = {name: op.broker for name, op in BY_TOOL.items() if op.broker}     # tool -> policy operation
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,8 @@ def to_broker(tool: Any, args: Any, config) -> tuple[Any, Any, Any]:
     for k, val in args.items():
         if spec is not None and k == spec.ref_key:
             reference = val
-        elif spec is not None and k in (spec.payee_key, spec.currency_key) and isinstance(val, str) \
-                and val in (rule.payees | rule.currencies):
+        elif spec is not None and rule is not None and k in (spec.payee_key, spec.currency_key) \
+                and isinstance(val, str) and val in (rule.payees | rule.currencies):
             continue
         else:
             params[k] = val
@@ -177,10 +177,8 @@ def run_broker(policy, config, vs: Sequence[Vector]) -> list[Outcome]:
 def run_suite(policy, targets: Sequence[str] | None = None, as_published: bool = False,
               broker: bool = True) -> list[Outcome]:
     """Every vector against every installed defence (or ``targets``), and the broker."""
-    from guardbench.arms.registry import arm_names
     from guardbench.defences.config import config_for
-    from guardbench.defences.registry import defence_names, get_factory
-    arm_names()                                    # registers defences that live with the arms
+    from guardbench.registry import defence_factory, defence_names
     config = config_for(policy)
     vs = vectors(config)
     names = list(targets) if targets else defence_names()
@@ -188,7 +186,7 @@ def run_suite(policy, targets: Sequence[str] | None = None, as_published: bool =
     for name in names:
         if name == "guardrail":
             continue
-        out += run_defence(name, get_factory(name), config, vs, as_published)
+        out += run_defence(name, defence_factory(name), config, vs, as_published)
     if broker and (not targets or "guardrail" in targets):
         out += run_broker(policy, config, vs)
     return out
@@ -197,7 +195,7 @@ def run_suite(policy, targets: Sequence[str] | None = None, as_published: bool =
 def promises(policy, names: Sequence[str], as_published: bool = False) -> dict[str, frozenset]:
     """What each defence claims to hold (its ``covers``), as built for the suite."""
     from guardbench.defences.config import config_for
-    from guardbench.defences.registry import get_factory
+    from guardbench.registry import defence_factory
     config = config_for(policy)
-    return {n: frozenset(getattr(make(get_factory(n), config, as_published), "covers", frozenset()))
+    return {n: frozenset(getattr(make(defence_factory(n), config, as_published), "covers", frozenset()))
             for n in names if n != "guardrail"}

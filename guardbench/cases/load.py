@@ -144,17 +144,19 @@ def _mark_valid(marker: Path | None) -> None:
 
 
 def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
-    import yaml
+    from guardbench import yamldoc
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8") if text is None else text
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = yamldoc.load(text)
     except OSError as exc:
         raise CaseError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark else ""
-        raise CaseError(str(path), f"not valid YAML{line}") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise CaseError(str(path), f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at line {line} (save the "
+                                   "file as UTF-8)") from None
+    except yamldoc.YamlError as exc:
+        raise CaseError(str(path), str(exc)) from None
     marker = _validated_marker(text)
     if marker is None or not marker.exists():
         # the family-dependent requirements (allOf) only make sense once the fields themselves are valid

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable
 
 import click
 
@@ -18,7 +19,8 @@ import click
 @click.option("--client", type=click.Choice(["openai", "litellm"]), default=None, help="Model client.")
 @click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None, help="Policy file.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results") / "adapt", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for adapt.md and adapt.json (default: a new folder out/adapt-<time>).")
 @click.option("--quiet", is_flag=True, help="Do not print the table.")
 def adapt(targets, budget, case_ids, approvals, model, api_base, client, policy_path, seed, out, quiet):
     """Feed each refusal back to an attacker that rewrites the attack, within a budget per case.
@@ -31,18 +33,18 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, policy_
     from guardbench.adapt.loop import run_adapt
     from guardbench.adapt.strategy import LLMAttacker, MutationAttacker, provider_complete
     from guardbench.arms import prompt_filter
-    from guardbench.arms.registry import arm_names
     from guardbench.broker import load_policy
     from guardbench.bypass.report import write
     from guardbench.cases.load import default_cases_dir, load_cases
-    from guardbench.defences.registry import defence_names
     from guardbench.defences.taint import scan as taint_scan
     from guardbench.errors import GuardbenchError
+    from guardbench.outputs import check_out_dir, default_out
+    from guardbench.registry import defence_names
     from guardbench.report.tables import Table
 
     if budget < 1:
         raise GuardbenchError("--budget", "must be at least 1")
-    arm_names()
+    out = check_out_dir(out if out is not None else default_out("adapt"))
     names = list(targets) or defence_names() + ["guardrail"]
     for n in names:
         if n != "guardrail" and n not in defence_names():
@@ -51,7 +53,10 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, policy_
     if not cases:
         raise GuardbenchError("--case", "no adversarial case matches")
     policy = load_policy(policy_path)
+    make: Callable[[Any, Any], Any]
     if model:
+        from guardbench.extras import require
+        require("llm", client or ("openai" if api_base else "litellm"), "httpx", what="adapt --model")
         from guardbench.agents.providers import make_provider
         complete = provider_complete(make_provider(api_base=api_base, client=client), model)
         make = lambda case, config: LLMAttacker(case, complete)  # noqa: E731

@@ -13,8 +13,8 @@ import click
               help="Run the built-in defences as first written, without the fixes this suite led to.")
 @click.option("--no-broker", is_flag=True, help="Do not run the vectors against the guardrail broker.")
 @click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None, help="Policy file.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results") / "bypass", show_default=True,
-              help="Folder for bypass.md and bypass.json.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for bypass.md and bypass.json (default: a new folder out/bypass-<time>).")
 @click.option("--quiet", is_flag=True, help="Do not print the tables.")
 def bypass(targets, as_published, no_broker, policy_path, out, quiet):
     """Apply the static bypass vectors to every defence's decision (no agent) and to the broker.
@@ -29,9 +29,11 @@ def bypass(targets, as_published, no_broker, policy_path, out, quiet):
     from guardbench.bypass.suite import promises, run_suite
     from guardbench.bypass.vectors import vectors
     from guardbench.defences.config import config_for
-    from guardbench.defences.registry import defence_names
     from guardbench.errors import GuardbenchError
+    from guardbench.outputs import check_out_dir, default_out
+    from guardbench.registry import defence_names
 
+    out = check_out_dir(out if out is not None else default_out("bypass"))
     policy = load_policy(policy_path)
     t0 = time.perf_counter()
     outcomes = run_suite(policy, targets or None, as_published, broker=not no_broker)

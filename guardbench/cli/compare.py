@@ -1,7 +1,8 @@
 """guardbench compare RUN_A RUN_B: what changed between two runs (two versions of a defence, two models).
 
 Runs are paired on case, variant, repeat, arm, agent and model (``--ignore-model`` pairs two
-models' runs; ``--arm OLD=NEW`` pairs an arm of run A with a renamed arm of run B). A pair counts
+models' runs, ``--ignore-agent`` two agents' runs, e.g. credulous against careful; ``--arm OLD=NEW``
+pairs an arm of run A with a renamed arm of run B; an arm named there must be in its run). A pair counts
 when neither run was lost. Per (group, arm) and measure (attack success over attack runs, benign
 completion over benign runs) the table gives both rates over the pairs (95% intervals clustered
 by case), the discordant counts, the paired difference B - A with its 95% interval clustered by
@@ -19,72 +20,86 @@ from typing import Sequence
 import click
 
 from guardbench.errors import GuardbenchError
+from guardbench.outputs import check_out_file, write_text
+from guardbench.records import RunRecord
 
 MEASURES = (("attack success", "attack_success"), ("benign completion", "benign_completed"))
 COLUMNS = ["group", "arm", "measure", "pairs", "cases", "A", "B", "A only (b)", "B only (c)",
            "change B-A, pp (95% CI by case)", "case-level p", "case-level p (BH)", "naive McNemar p (runs)"]
 
 
-def _key(r: dict, ignore_model: bool, arm: str) -> tuple:
-    return (r["case"], r["variant"], r["repeat"], arm, r["agent"], None if ignore_model else r.get("model"))
+def _key(r: RunRecord, ignore_model: bool, ignore_agent: bool, arm: str) -> tuple:
+    return (r.case, r.variant, r.repeat, arm, None if ignore_agent else r.agent, None if ignore_model else r.model)
 
 
-def _index(records: Sequence[dict], key, label: str, ignore_model: bool) -> dict[tuple, dict]:
+def _on(ignore_model: bool, ignore_agent: bool) -> str:
+    return "case, variant, repeat, arm" + ("" if ignore_agent else ", agent") + ("" if ignore_model else ", model")
+
+
+def _index(records: Sequence[RunRecord], key, label: str, ignore_model: bool,
+           ignore_agent: bool) -> dict[tuple, RunRecord]:
     """Records by pair key; two runs of one side on the same key would be counted twice: refused."""
-    out: dict[tuple, dict] = {}
+    out: dict[tuple, RunRecord] = {}
     for r in records:
         k = key(r)
         if k in out:
-            why = "several models pair on it (compare one model per run)" if ignore_model else \
-                "two arms map onto it (check --arm)"
-            raise GuardbenchError(label, f"runs {out[k].get('run_id')!r} and {r.get('run_id')!r} have the same "
-                                         f"pair key (case, variant, repeat, arm, agent"
-                                         f"{'' if ignore_model else ', model'}): {why}")
+            why = ("several models pair on it (compare one model per run)" if ignore_model and out[k].model != r.model
+                   else "several agents pair on it (compare one agent per run)" if ignore_agent
+                   and out[k].agent != r.agent else "two arms map onto it (check --arm)")
+            raise GuardbenchError(label, f"runs {out[k].run_id!r} and {r.run_id!r} have the same pair key "
+                                         f"({_on(ignore_model, ignore_agent)}): {why}")
         out[k] = r
     return out
 
 
-def compare_records(a: Sequence[dict], b: Sequence[dict], *, ignore_model: bool = False,
-                    arm_map: dict[str, str] | None = None, label_a: str = "A", label_b: str = "B"):
+def compare_records(a: Sequence[RunRecord], b: Sequence[RunRecord], *, ignore_model: bool = False,
+                    ignore_agent: bool = False, arm_map: dict[str, str] | None = None, label_a: str = "A",
+                    label_b: str = "B"):
     """The paired comparison of run B against run A as a report Table (one row per group, arm, measure)."""
     from guardbench import clustered, stats
-    from guardbench.measures import PAIRED_FIELDS, pairable
+    from guardbench.measures import outcome, pairable
     from guardbench.report.layout import VALUES
     from guardbench.report.tables import RATE_NOTE, Table, group_label, put_rate
     arm_map = dict(arm_map or {})
-    index_a = _index(a, lambda r: _key(r, ignore_model, arm_map.get(r["arm"], r["arm"])), label_a, ignore_model)
-    index_b = _index(b, lambda r: _key(r, ignore_model, r["arm"]), label_b, ignore_model)
+    for side, records, arms in (("A", a, list(arm_map)), ("B", b, list(arm_map.values()))):
+        have = {r.arm for r in records}
+        missing = [x for x in arms if x not in have]
+        if missing:
+            raise GuardbenchError("--arm", f"{missing[0]!r} is not an arm of run {side} "
+                                           f"({label_a if side == 'A' else label_b}: {', '.join(sorted(have))})")
+    index_a = _index(a, lambda r: _key(r, ignore_model, ignore_agent, arm_map.get(r.arm, r.arm)), label_a,
+                     ignore_model, ignore_agent)
+    index_b = _index(b, lambda r: _key(r, ignore_model, ignore_agent, r.arm), label_b, ignore_model, ignore_agent)
     shared = [k for k in index_a if k in index_b]
-    buckets: dict[tuple, list[tuple[dict, dict]]] = {}
+    buckets: dict[tuple, list[tuple[RunRecord, RunRecord]]] = {}
     for k in shared:
         ra, rb = index_a[k], index_b[k]
         ga, gb = group_label(ra), group_label(rb)
         group = ga if ga == gb else f"{ga} -> {gb}"
-        arm = ra["arm"] if ra["arm"] == rb["arm"] else f"{ra['arm']} -> {rb['arm']}"
+        arm = ra.arm if ra.arm == rb.arm else f"{ra.arm} -> {rb.arm}"
         buckets.setdefault((group, arm), []).append((ra, rb))
     t = Table(f"Paired comparison: {label_b} (B) against {label_a} (A)", list(COLUMNS))
     for (group, arm), pairs in buckets.items():
         for measure, name in MEASURES:
-            field = PAIRED_FIELDS[name][0]
             ps = [(ra, rb) for ra, rb in pairs if pairable(ra, name) and pairable(rb, name)]
             if not ps:
                 continue
             # first = B, second = A: the difference is B - A (what changed from A to B); clustered by case
-            pr = clustered.paired(clustered.paired_counts((ra["case"], bool(rb[field]), bool(ra[field]))
+            pr = clustered.paired(clustered.paired_counts((ra.case, bool(outcome(rb, name)), bool(outcome(ra, name)))
                                                           for ra, rb in ps))
             row = {"group": group, "arm": arm, "measure": measure, "pairs": str(pr.pairs), "cases": str(pr.cases),
                    "A only (b)": str(pr.g), "B only (c)": str(pr.f),
                    "change B-A, pp (95% CI by case)": _pp(pr.diff, pr.lo, pr.hi), "case-level p": f"{pr.p:.4g}",
                    "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
-            put_rate(row, "A", ((ra["case"], bool(ra[field])) for ra, _ in ps))
-            put_rate(row, "B", ((ra["case"], bool(rb[field])) for ra, rb in ps))
+            put_rate(row, "A", ((ra.case, bool(outcome(ra, name))) for ra, _ in ps))
+            put_rate(row, "B", ((ra.case, bool(outcome(rb, name))) for ra, rb in ps))
             t.rows.append(row)
     for row, adj in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p for r in t.rows]), strict=True):
         row["case-level p (BH)"] = f"{adj:.4g}"
     approx = [f"{r['arm']} ({r['measure']})" for r in t.rows if not r[VALUES]["paired"].exact]
     unpaired_a, unpaired_b = len(index_a) - len(shared), len(index_b) - len(shared)
-    lost = sum(1 for k in shared if "lost" in (index_a[k].get("status"), index_b[k].get("status")))
-    t.note = (f"Pairs: same case, variant, repeat, arm, agent{'' if ignore_model else ', model'}; "
+    lost = sum(1 for k in shared if index_a[k].lost or index_b[k].lost)
+    t.note = (f"Pairs: same {_on(ignore_model, ignore_agent)}; "
               f"{len(shared)} paired, {lost} of them with a lost run (left out), {unpaired_a} runs only in A, "
               f"{unpaired_b} only in B; cases: the cases the pairs come from. A, B: {RATE_NOTE[7:]} "
               "A only (b) / B only (c): pairs where only A / only B had the outcome. Change: 95% CI clustered by "
@@ -117,33 +132,39 @@ def _emit(text: str, dest: str) -> None:
     if dest == "-":
         click.echo(text, nl=False)
     else:
-        Path(dest).parent.mkdir(parents=True, exist_ok=True)
-        Path(dest).write_text(text, encoding="utf-8")
+        write_text(dest, text)
         click.echo(f"wrote {dest}", err=True)
 
 
 @click.command("compare")
 @click.argument("run_a", type=click.Path(path_type=Path))
 @click.argument("run_b", type=click.Path(path_type=Path))
-@click.option("--markdown", "md_out", metavar="FILE", default=None, help="Also write the table as Markdown ('-': stdout).")
+@click.option("--markdown", "md_out", metavar="FILE", default=None,
+              help="Also write the table as Markdown ('-': stdout).")
 @click.option("--csv", "csv_out", metavar="FILE", default=None, help="Also write the table as CSV ('-': stdout).")
 @click.option("--ignore-model", is_flag=True, help="Pair runs across models (to compare two models).")
+@click.option("--ignore-agent", is_flag=True, help="Pair runs across agents (e.g. credulous against careful).")
 @click.option("--arm", "arms", multiple=True, metavar="A_ARM=B_ARM",
               help="Pair arm A_ARM of run A with arm B_ARM of run B (repeatable).")
 @click.option("--label", "labels", multiple=True, help="Labels for the two runs (give twice).")
-def compare(run_a, run_b, md_out, csv_out, ignore_model, arms, labels):
+def compare(run_a, run_b, md_out, csv_out, ignore_model, ignore_agent, arms, labels):
     """Pair two runs by case, variant and repeat and test the difference per arm."""
-    from guardbench.report.frame import read_manifest, read_run, run_labels
+    from guardbench.report.frame import run_labels
+    from guardbench.runfile import read_run
     la, lb = run_labels([run_a, run_b], labels)
     a, b = read_run(run_a), read_run(run_b)
-    ma, mb = read_manifest(run_a), read_manifest(run_b)
     for key in ("cases_hash", "policy_hash"):
-        if ma.get(key) and mb.get(key) and ma[key] != mb[key]:
+        if a.manifest.get(key) and b.manifest.get(key) and a.manifest[key] != b.manifest[key]:
             click.echo(f"note: the two runs have different {key.replace('_', ' ')}es", err=True)
-    t = compare_records(a, b, ignore_model=ignore_model, arm_map=_arm_map(arms), label_a=la, label_b=lb)
+    for dest, flag in ((md_out, "--markdown"), (csv_out, "--csv")):
+        if dest and dest != "-":
+            check_out_file(Path(dest), flag)
+    t = compare_records(a.records, b.records, ignore_model=ignore_model, ignore_agent=ignore_agent,
+                        arm_map=_arm_map(arms), label_a=la, label_b=lb)
     if not t.rows:
-        raise GuardbenchError(f"{run_a} vs {run_b}", "no runs pair up on case, variant, repeat, arm, agent and "
-                                                     "model (two models: --ignore-model; renamed arm: --arm A=B)")
+        raise GuardbenchError(f"{run_a} vs {run_b}", f"no runs pair up on {_on(ignore_model, ignore_agent)} (two "
+                                                     "models: --ignore-model; two agents: --ignore-agent; renamed "
+                                                     "arm: --arm A=B)")
     if "-" not in (md_out, csv_out):
         click.echo(t.text())
     if md_out:

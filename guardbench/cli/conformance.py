@@ -6,16 +6,17 @@ for every operation of the shipped policy; the control arm's requests for every 
 case), the negative controls must be rejected by the documents, the business rules the
 documents do not state are listed with probes the documents accept, and all of these are
 sent to the stand-in, whose answers must match the documents (known gaps are pinned and
-listed). Output: results/conformance/conformance.{md,json}.
+listed). Output: conformance.{md,json}.
 
 With --run RUN, every request recorded in RUN/runs.jsonl is validated: per arm, the share
 of PayPal API requests that conform, and the attacks that succeeded only with a request
-PayPal would reject on its schema. Output: RUN/conformance.{md,json}. A non-conforming
+PayPal would reject on its schema. Output: conformance.{md,json}. A non-conforming
 request an agent composed in an attack is a finding, not a failure; benign, set-up and
 broker-composed requests must conform.
 
+Output goes to --out (default: a new folder out/conformance-<time>; never into the run folder).
 Exit 0 when everything met its expectation, 1 when not, 2 on a spec/input error.
-openapi-core is imported only when the check runs.
+openapi-core (the [conformance] extra) is imported only when the check runs.
 """
 from __future__ import annotations
 
@@ -25,20 +26,15 @@ from pathlib import Path
 import click
 
 
-def _run_out(run_dir: str) -> Path:
-    p = Path(run_dir)
-    return p if p.is_dir() else p.parent
-
-
 @click.command("conformance")
 @click.option("--specs-dir", type=click.Path(file_okay=False), default=None,
               help="Folder holding the documents (default: $GUARDBENCH_SPECS_DIR, "
                    "../shared/specs/paypal, then the cache).")
-@click.option("--run", "run_dir", type=click.Path(exists=True), default=None,
+@click.option("--run", "run_dir", type=click.Path(), default=None,
               help="A run folder (reads runs.jsonl) or a runs.jsonl file: validate every recorded request.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Where to write conformance.json and conformance.md (default: results/conformance, "
-                   "or the run folder with --run).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Where to write conformance.json and conformance.md (default: a new folder "
+                   "out/conformance-<time>).")
 @click.option("--builtin/--no-builtin", default=None,
               help="Run the built-in check (default: yes without --run, no with --run).")
 @click.option("--responses/--no-responses", default=True, show_default=True,
@@ -48,22 +44,25 @@ def _run_out(run_dir: str) -> Path:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
 def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_responses, as_json):
     """Validate composed and recorded requests against PayPal's OpenAPI documents."""
-    from guardbench.conformance import render
-    from guardbench.conformance.check import builtin_check
-    from guardbench.conformance.runs import check_run
+    from guardbench.extras import require
+    from guardbench.outputs import check_out_dir, default_out
 
     if builtin is None:
         builtin = run_dir is None
     if not builtin and not run_dir:
         raise click.UsageError("nothing to check: give --run or drop --no-builtin")
+    out = check_out_dir(out_dir if out_dir is not None else default_out("conformance"), create=False)
+    require("conformance", what="conformance")
+    from guardbench.conformance import render
+    from guardbench.conformance.check import builtin_check
+    from guardbench.conformance.runs import check_run
     report = builtin_check(specs_dir) if builtin else None
     run = (check_run(run_dir, specs_dir, responses=responses, strict_responses=strict_responses)
            if run_dir else None)
-    out = out_dir or (_run_out(run_dir) if run_dir else "results/conformance")
     j, m = render.write(report, out, run)
     if as_json:
-        summary = (report.summary() if run is None else run.summary() if report is None
-                   else {"builtin": report.summary(), "run": run.summary()})
+        summary = ({"builtin": report.summary(), "run": run.summary()} if report is not None and run is not None
+                   else report.summary() if report is not None else run.summary() if run is not None else {})
         click.echo(json.dumps(summary, indent=2))
     else:
         parts = ([render.text(report)] if report else []) + ([render.run_text(run)] if run else [])

@@ -14,12 +14,10 @@ def defences(as_json):
     """
     import json
 
-    from guardbench.arms.registry import arm_names
-    from guardbench.defences.registry import listing
-    arms = set(arm_names())            # also registers the defences that live with the arms
+    from guardbench.registry import listing
     rows = listing()
     if as_json:
-        click.echo(json.dumps([{"name": r.name, "source": r.source, "promise": r.promise, "arm": r.name in arms}
+        click.echo(json.dumps([{"name": r.name, "source": r.source, "promise": r.promise, "arm": r.arm}
                                for r in rows], indent=2))
         return
     w_name = max([len("name")] + [len(r.name) for r in rows])

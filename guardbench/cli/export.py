@@ -1,7 +1,8 @@
 """guardbench export RUN --format csv|parquet: a run's records as one table, one row per run.
 
 The columns are those of ``guardbench.load(RUN)`` (guardbench/report/frame.py); money_at_risk
-stays an exact decimal string.
+stays an exact decimal string. The default output is a new file out/export-<time>/runs.csv (never
+inside the run folder). Needs the [export] extra (pandas), and [parquet] for Parquet.
 """
 from __future__ import annotations
 
@@ -17,24 +18,22 @@ from guardbench.errors import GuardbenchError
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output file (default RUN/runs.csv or RUN/runs.parquet; '-' writes CSV to stdout).")
+              help="Output file (default: out/export-<time>/runs.csv or .parquet; '-' writes CSV to stdout).")
 def export(run_dir, fmt, out):
     """Export a run's records as CSV or Parquet."""
-    from guardbench.report.frame import load, runs_path
+    from guardbench.extras import require
+    from guardbench.outputs import check_out_file, default_out
+    require("parquet" if fmt == "parquet" else "export", what="export")
+    if str(out) == "-" and fmt != "csv":
+        raise GuardbenchError("--out", "only CSV can be written to stdout")
+    from guardbench.report.frame import load
     df = load(run_dir)
-    if out is None:
-        out = runs_path(run_dir).parent / f"runs.{fmt}"
     if str(out) == "-":
-        if fmt != "csv":
-            raise GuardbenchError("--out", "only CSV can be written to stdout")
         df.to_csv(sys.stdout, index=False)
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = check_out_file(out if out is not None else default_out("export") / f"runs.{fmt}")
     if fmt == "csv":
         df.to_csv(out, index=False)
     else:
-        try:
-            df.to_parquet(out, index=False)
-        except ImportError as exc:
-            raise GuardbenchError("--format parquet", f"needs pyarrow ({exc})") from None
+        df.to_parquet(out, index=False)
     click.echo(f"wrote {len(df)} rows, {len(df.columns)} columns to {out}", err=True)

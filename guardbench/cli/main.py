@@ -5,6 +5,8 @@ Start-up stays cheap: `guardbench --help` imports click and this file only.
 from __future__ import annotations
 
 import importlib
+import os
+import shlex
 import sys
 
 import click
@@ -25,7 +27,8 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "mutate": ("guardbench.cli.mutate", "mutate", "Remove one safeguard at a time and show which evidence notices."),
     "prereg": ("guardbench.cli.prereg", "prereg", "Freeze a preregistered plan and check its hypotheses on a run."),
     "report": ("guardbench.cli.report", "report", "Write a Markdown and HTML report with figures for runs."),
-    "compare": ("guardbench.cli.compare", "compare", "Pair two runs by case, variant and repeat and test the difference."),
+    "compare": ("guardbench.cli.compare", "compare",
+                "Pair two runs by case, variant and repeat and test the difference."),
     "export": ("guardbench.cli.export", "export", "Export a run's records as CSV or Parquet."),
     "defences": ("guardbench.cli.defences", "defences", "List the defences installed (built in and plug-ins)."),
     "bypass": ("guardbench.cli.bypass", "bypass", "Apply the static bypass vectors to every defence's decision."),
@@ -57,11 +60,32 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
     def invoke(self, ctx):
+        """Every user-caused failure is one line on stderr: ``error: where: what``, exit status 2
+        (bad input, a bad option, a file that cannot be read or written, a full disk); Ctrl-C is 130."""
         try:
             return super().invoke(ctx)
         except GuardbenchError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except click.UsageError as exc:
+            param = getattr(exc, "param", None)
+            where = max(param.opts, key=len) if param is not None and getattr(param, "opts", None) else \
+                (exc.ctx.command_path if exc.ctx is not None else "guardbench")
+            what = exc.message if param is not None and getattr(exc, "message", None) else exc.format_message()
+            click.echo(f"error: {where}: {what}", err=True)
+            ctx.exit(2)
+        except BrokenPipeError:          # e.g. `guardbench table RUN | head`: the reader left
+            sys.stdout = open(os.devnull, "w")
+            ctx.exit(1)
+        except OSError as exc:           # a folder that cannot be written, a full disk, a file that vanished
+            where = exc.filename or "guardbench"
+            click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
+            ctx.exit(2)
+        except KeyboardInterrupt:         # `run` says how to resume once it has a folder; before that, this
+            argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("guardbench", "main.py", "-m")) else []
+            again = f"; nothing was recorded, start again with:\n  guardbench {shlex.join(argv)}" if argv else ""
+            click.echo(f"\ninterrupted{again}", err=True)
+            ctx.exit(130)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -79,6 +103,21 @@ def main(argv=None):
     except GuardbenchError as exc:  # pragma: no cover - raised outside invoke
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except SystemExit as exc:
+        if exc.code == 130:
+            # Ctrl-C, once the command has said so (and closed its run folder): leave now. The interpreter's
+            # teardown after a KeyboardInterrupt sometimes ended the process by SIGINT instead of status 130.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+        run = sys.modules.get("guardbench.cli.run")
+        if exc.code in (0, None) and getattr(run, "DONE", None) == ["scripted"]:
+            # a finished scripted run has written, flushed and closed everything: skip the interpreter's
+            # teardown of its objects (tens of milliseconds after the last line)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+        raise
 
 
 if __name__ == "__main__":

@@ -16,9 +16,8 @@ from guardbench.errors import GuardbenchError
 
 
 def _need_sdk() -> None:
-    from importlib.util import find_spec
-    if find_spec("mcp") is None:
-        raise GuardbenchError("mcp", "the MCP SDK is not installed: pip install 'guardbench[mcp]'")
+    from guardbench.extras import require
+    require("mcp", "mcp", what="guardbench mcp")
 
 
 _transport = click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,

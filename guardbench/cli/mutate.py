@@ -25,8 +25,8 @@ def _default_repo() -> Path:
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Wall-clock seconds per mutant; over it the whole process group is killed.")
 @click.option("--only", "only", multiple=True, metavar="NAME", help="Only this safeguard (repeatable).")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results/mutation"), show_default=True,
-              help="Folder for mutation.json and mutation.md.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for mutation.json and mutation.md (default: a new folder out/mutate-<time>).")
 @click.option("--list", "list_", is_flag=True, help="List the safeguards and exit.")
 @click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Repository to copy (default: the one guardbench is imported from).")
@@ -54,6 +54,10 @@ def mutate(jobs, timeout, only, out, list_, repo, keep, quiet):
         if name not in reg.BY_NAME or reg.BY_NAME[name].control:
             raise GuardbenchError("--only", f"no safeguard named {name!r} (guardbench mutate --list shows them)")
 
+    from guardbench.extras import require
+    from guardbench.outputs import check_out_dir, default_out
+    require("test", what="mutate")
+    out = check_out_dir(out if out is not None else default_out("mutate"))
     from guardbench.mutate.harness import HarnessBroken, run
     from guardbench.mutate.report import terminal, write
 

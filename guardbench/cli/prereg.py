@@ -29,20 +29,15 @@ def freeze_cmd(plan_file):
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def check_cmd(plan_file, run_dir):
     """Evaluate every hypothesis of PLAN on RUN's records: held or not held, with the numbers."""
-    import json
-
     from guardbench.prereg import evaluate, load_plan
-    from guardbench.runner import load_run
+    from guardbench.runfile import read_run
     plan = load_plan(plan_file)
-    path, records = load_run(run_dir)
+    run = read_run(run_dir)
+    records = run.records
     results = evaluate(plan, records)
-    click.echo(f"plan {plan_file} on {path.parent if path.name == 'runs.jsonl' else path}: {len(records)} records")
-    manifest = path.parent / "manifest.json"
-    if manifest.exists():
-        try:
-            m = json.loads(manifest.read_text())
-        except ValueError:
-            m = {}
+    click.echo(f"plan {plan_file} on {run.folder}: {len(records)} records")
+    m = run.manifest
+    if m:
         design, opts = plan["design"], m.get("options", {})
         diffs = [k for k, want, got in (
             ("models", sorted(design["models"]), sorted(opts.get("models") or [])),
@@ -55,7 +50,7 @@ def check_cmd(plan_file, run_dir):
         if (m.get("prereg") or {}).get("sha256"):
             click.echo(f"the run was held to plan sha256 {m['prereg']['sha256'][:12]} "
                        f"at commit {str(m['prereg'].get('commit'))[:12]}")
-    kinds = sorted({r.get("endpoint_kind") or "-" for r in records})
+    kinds = sorted({r.endpoint_kind or "-" for r in records})
     if "stand-in" in kinds:
         click.echo("note: these records come from a stand-in endpoint, not a real model")
     held = 0

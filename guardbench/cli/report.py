@@ -1,9 +1,9 @@
 """guardbench report RUN [RUN ...]: a Markdown and a self-contained HTML report with figures.
 
 Writes OUT/report.md, OUT/report.html and OUT/figures/<name>.png|svg (headline, blocked_by_family,
-incidents_by_class, money_at_risk, tradeoff). OUT defaults to RUN/report for one run and to
-RUN_1/report-combined for several. With exactly two runs the paired comparison of
-``guardbench compare`` is appended.
+incidents_by_class, money_at_risk, tradeoff). OUT defaults to a new folder out/report-<time>, never
+into a run folder. With exactly two runs the paired comparison of ``guardbench compare`` is
+appended. Needs the [report] extra (matplotlib).
 """
 from __future__ import annotations
 
@@ -14,16 +14,15 @@ import click
 
 def build_report(run_dirs, out: Path | None = None, labels=()) -> dict:
     """Build the report; returns the paths written (markdown, html, figures)."""
+    from guardbench.extras import require
+    from guardbench.outputs import check_out_dir, default_out
+    require("report", "matplotlib")
     from guardbench.report import figures as F
     from guardbench.report import html, markdown
-    from guardbench.report.frame import read_runs, runs_path
+    from guardbench.report.frame import read_runs
 
     runs = read_runs(run_dirs, labels)
-    if out is None:
-        first = runs_path(run_dirs[0]).parent
-        out = first / ("report" if len(runs) == 1 else "report-combined")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_out_dir(Path(out) if out is not None else default_out("report"))
     figs = F.write_figures(runs, out / "figures")
     extra = []
     if len(runs) == 2:
@@ -39,7 +38,7 @@ def build_report(run_dirs, out: Path | None = None, labels=()) -> dict:
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output folder (default RUN/report; several runs: RUN_1/report-combined).")
+              help="Output folder (default: a new folder out/report-<time>).")
 @click.option("--label", "labels", multiple=True, help="A label per run, in order (default: folder names).")
 def report(runs, out, labels):
     """Write a Markdown and HTML report with figures for runs."""

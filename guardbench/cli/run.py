@@ -1,32 +1,31 @@
-"""guardbench run: the same cases through several arms, scored on what reached the wire."""
+"""guardbench run: the same cases through several arms, scored on what reached the wire.
+
+One command for every agent: the options are declared once (cli/run_options.py), the manifest is
+built once, the run folder is written by one writer (guardbench/runfolder.py) and the tables come
+from the same records. Scripted agents run in this process or in ``--jobs`` worker processes;
+LLM agents run concurrently on asyncio (cli/run_llm.py). Ctrl-C stops the run cleanly (exit 130)
+and prints the command that resumes it.
+"""
 from __future__ import annotations
 
-import hashlib
-import subprocess
+import contextlib
+import shlex
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from guardbench.cli.run_llm import LLM_KEYS, check_not_llm, llm_options, run_llm
+from guardbench.cli.run_options import RunOptions, default_jobs, manifest, run_options
 from guardbench.errors import GuardbenchError
+from guardbench.outputs import default_out
 
-DEFAULT_ARMS = "guardrail,control,hardened"
+if TYPE_CHECKING:
+    from guardbench.cli.run_llm import LLMRun
 
-
-def git_commit(path: Path) -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=5)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def policy_hash(policy_path) -> str:
-    from guardbench.broker import EXAMPLE_POLICY
-    return hashlib.sha256(Path(policy_path or EXAMPLE_POLICY).read_bytes()).hexdigest()
+EXIT_INTERRUPTED = 130
+DONE: list[str] = []            # set when a scripted run finished cleanly (cli/main.py may then exit at once)
 
 
 def select_cases(all_cases, case_ids, families):
@@ -44,6 +43,15 @@ def select_cases(all_cases, case_ids, families):
     return chosen
 
 
+def load_selected(cases_dir, case_ids, families, generate_variants):
+    from guardbench.cases.load import load_cases
+    cases = select_cases(load_cases(cases_dir), case_ids, families)
+    if generate_variants:
+        from guardbench.cases.generate import expand_variants
+        cases = [expand_variants(c, generate_variants) for c in cases]
+    return cases
+
+
 def preflight(bench, cases, arms=()) -> None:
     """Refuse to start unless every adversarial case attempts its goal (credulous agent, control arm,
     variant 0; a refused request counts as an attempt), and unless every case whose setup has the
@@ -55,7 +63,6 @@ def preflight(bench, cases, arms=()) -> None:
     """
     from guardbench.runner import RunSpec
     from guardbench.scoring.score import goal_achieved
-    from guardbench.records import Incident
     silent = []
     for c in cases:
         answered = any(a.do in ("approve", "reject") for a in c.setup)
@@ -64,135 +71,210 @@ def preflight(bench, cases, arms=()) -> None:
         if not c.adversarial:
             continue
         rec = bench.execute(RunSpec(c.id, 0, "control", "credulous", seed=0), require_success=False)
-        if not goal_achieved(c, [Incident(**i) for i in rec["incidents"]]):
+        if not goal_achieved(c, rec.incidents):
             silent.append(c.id)
     if silent:
         raise GuardbenchError("cases", "these adversarial cases do not attempt their goal under the credulous "
                                        f"agent in the control arm, so they could not fail: {', '.join(silent)}")
 
 
-@click.command("run")
-@click.option("--cases", "cases_dir", type=click.Path(path_type=Path), default=None, help="Case folder (default: cases/).")
-@click.option("--case", "case_ids", multiple=True, help="Only this case id (repeatable).")
-@click.option("--family", "families", multiple=True, help="Only this family (repeatable).")
-@click.option("--arms", default=DEFAULT_ARMS, show_default=True, help="Comma-separated arm names.")
-@click.option("--agent", "agents", multiple=True, default=("credulous",), show_default=True,
-              help="credulous, careful (scripted; repeatable) or llm (with --model).")
-@click.option("--variants", "n_variants", type=int, default=None, help="Use the first N variants of each case.")
-@click.option("--generate-variants", type=int, default=None,
-              help="Generate this many variants per case from its paraphrases (scale tests).")
-@click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None, help="Policy file.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Run folder (default results/run-<time>).")
-@click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
-@click.option("--quiet", is_flag=True, help="Do not print the tables.")
-@click.option("--approvals", type=click.Choice(["none", "all", "careful"]), default="none", show_default=True,
-              help="How the simulated operator answers calls a defence holds for approval (careful: only the "
-                   "user's own unmodified asks).")
-@llm_options
-def run(cases_dir, case_ids, families, arms, agents, n_variants, generate_variants, policy_path, seed, out,
-        jobs, quiet, approvals="none", **llm):
-    """Run cases through arms and score what reached the wire."""
+def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
+    """Where a passed preflight is remembered: named by sha256 of everything its outcome depends on
+    (every file of the guardbench package that runs, the case files and their selection, the policy,
+    the pinned documents' lock, the arms and how held calls are answered). Any change to any of them
+    misses it and the preflight runs again; only a pass is remembered (``GUARDBENCH_CASE_CACHE=off``, or
+    an external arm in the run: never). The preflight is deterministic: the same inputs give the same outcome."""
     from guardbench import __version__
-    from guardbench.arms.registry import resolve_arms, spec_digests
-    from guardbench.broker import load_policy
-    from guardbench.cases.load import cases_hash, default_cases_dir, load_cases
-    from guardbench.report.tables import all_tables, write_tables
-    from guardbench.runner import append_records, execute_all, open_run_dir, plan
+    from guardbench.cases.load import cases_hash
+    from guardbench.cli.run_options import policy_hash
+    from guardbench.yamldoc import cache_dir
+    folder = cache_dir()
+    if folder is None or o.external:     # an external arm's process is outside what the marker can name
+        return None
+    import hashlib
+    import os
 
-    entries = [a.strip() for a in arms.split(",") if a.strip()]
-    for what, names in (("--arms", entries), ("--agent", list(agents))):
-        twice = sorted({a for a in names if names.count(a) > 1})
-        if twice:   # each run would be recorded, and counted, twice
-            raise GuardbenchError(what, f"{', '.join(twice)} named twice; name each once")
-    named = resolve_arms(entries)          # mcp:SPEC.yaml / app:SPEC.yaml arms take their spec's name
-    arm_list = list(named)
-    if "llm" in agents:   # tool-calling models: cli/run_llm.py
-        return run_llm(cases_dir=cases_dir, case_ids=case_ids, families=families, arm_list=arm_list,
-                       agents=agents, n_variants=n_variants, generate_variants=generate_variants,
-                       policy_path=policy_path, seed=seed, out=out, quiet=quiet,
-                       o={k: llm[k] for k in LLM_KEYS}, arm_entries=entries)
-    check_not_llm(llm)
-    for ag in agents:
-        if ag not in ("credulous", "careful"):
-            raise GuardbenchError("--agent", f"unknown agent {ag!r} (credulous, careful, llm)")
-    if jobs < 1:
-        raise GuardbenchError("--jobs", "must be at least 1")
-    policy = load_policy(policy_path)
-    cdir = cases_dir or default_cases_dir()
-    cases = select_cases(load_cases(cdir), case_ids, families)
-    if generate_variants:
-        from guardbench.cases.generate import expand_variants
-        cases = [expand_variants(c, generate_variants) for c in cases]
-    options = {"cases": sorted(case_ids), "families": sorted(families), "arms": arm_list, "agents": list(agents),
-               "variants": n_variants, "generate_variants": generate_variants, "seed": seed,
-               "policy": str(policy_path) if policy_path else "default", "approvals": approvals}
-    if entries != arm_list:                # spec arms: a resumed run must use the same entries and specs
-        options.update(arm_entries=entries, arm_specs=spec_digests(entries))
-    manifest = {"guardbench_version": __version__, "git_commit": git_commit(Path(__file__).parent),
-                "cases_hash": cases_hash(cdir), "policy_hash": policy_hash(policy_path), "options": options,
-                "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    out = out or Path("results") / time.strftime("run-%Y%m%d-%H%M%S")
-    factory = _Factory(policy_path, cdir, case_ids, families, generate_variants, entries, approvals)
-    bench = factory.build(policy, cases)
+    import guardbench
+    h = hashlib.sha256(f"preflight v1\0{__version__}\0".encode())
+    pkg = Path(guardbench.__file__).resolve().parent
+    for root, dirs, names in os.walk(pkg):       # os.walk: a tenth of pathlib's cost here
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            with open(os.path.join(root, name), "rb") as fh:
+                h.update(os.path.relpath(os.path.join(root, name), pkg).encode() + b"\0" + fh.read() + b"\0")
+    lock = pkg.parent / "specs" / "paypal.lock.json"
+    h.update(lock.read_bytes() if lock.is_file() else b"-")
+    h.update("\0".join([cases_hash(cdir), policy_hash(o.policy_path), ",".join(o.arm_list), o.approvals,
+                         ",".join(c.id for c in cases), str(o.generate_variants)]).encode())
+    return folder.parent / "preflight-passed" / h.hexdigest()
+
+
+def _touch(marker: Path | None) -> None:
+    if marker is None:
+        return
     try:
-        for arm in bench.arms.values():       # an external server must start and list the tools its spec maps
-            if hasattr(arm, "check"):
-                arm.check()
-        preflight(bench, cases, arm_list)
-        earlier = open_run_dir(out, manifest)
-        done = {r["run_id"] for r in earlier}
-        variants = range(n_variants) if n_variants else None
-        specs = [s for s in plan(cases, arm_list, list(agents), variants=variants, seed=seed) if s.run_id not in done]
-        click.echo(f"{len(specs)} runs to do ({len(done)} already recorded) -> {out}", err=True)
-        if jobs > 1:
-            close_arms(bench)                 # the workers start their own servers
-        t0 = time.perf_counter()
-        records = execute_all(factory if jobs > 1 else (lambda: bench), specs, jobs)
-        if sys.stderr.isatty() and specs:
-            with click.progressbar(length=len(specs), label="runs", file=sys.stderr) as bar:
-                new = append_records(out, records, on_each=lambda r: bar.update(1))
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass                         # a cache that cannot be written costs the check next time
+
+
+def resume_command(ctx: click.Context, out: Path) -> str:
+    """The `guardbench run` command line that resumes this run: every option the user gave, and --out."""
+    from click.core import ParameterSource
+    words = ["guardbench", "run"]
+    for p in ctx.command.params:
+        if p.name == "out" or ctx.get_parameter_source(p.name) in (ParameterSource.DEFAULT, None):
+            continue
+        flag, value = max(p.opts, key=len), ctx.params[p.name]
+        if getattr(p, "is_flag", False):
+            words += [flag] if value else []
         else:
-            new = append_records(out, records)
+            for v in value if getattr(p, "multiple", False) else (value,):
+                words += [flag, str(v)]
+    return shlex.join(words + ["--out", str(out)])
+
+
+@click.command("run")
+@run_options
+@click.pass_context
+def run(ctx: click.Context, **values) -> None:
+    """Run cases through arms and score what reached the wire."""
+    from guardbench.broker import load_policy
+    from guardbench.cases.load import cases_hash, default_cases_dir
+
+    DONE.clear()
+    o = RunOptions.from_click(ctx, values)       # every --arms entry is known (guardbench/registry.py)
+    out = o.out or default_out("run")
+    recorded = [0]
+    job: ScriptedRun | LLMRun | None = None
+    try:
+        cdir = o.cases_dir or default_cases_dir()
+        if o.agent_kind == "llm":
+            from guardbench.cli.run_llm import LLMRun
+            job = LLMRun(o, cdir)
+        else:
+            job = ScriptedRun(o, cdir)
+        job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
+        execute(ctx, o, job, manifest(o, cases_hash(cdir), **job.manifest_extra()), out, recorded)
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: {recorded[0]} runs recorded in {out}; resume with:\n  "
+                   f"{resume_command(ctx, out)}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     finally:
-        close_arms(bench)                     # servers and proxies of external arms (arms/external.py)
-    click.echo(f"finished in {time.perf_counter() - t0:.2f} s", err=True)
-    tables = all_tables(earlier + new)
-    write_tables(tables, out)
-    if not quiet:
+        if job is not None and getattr(job, "bench", None) is not None:
+            close_arms(job.bench)             # the servers and proxies of external arms (arms/external.py)
+
+
+def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path, recorded: list) -> None:
+    """Open the run folder (locked), run what is not recorded yet, write and print the tables.
+    ``recorded[0]`` follows how many runs the folder holds (for the message when interrupted)."""
+    from guardbench.report.tables import all_tables, write_tables
+    from guardbench.runfolder import RunFolderWriter
+    from guardbench.runner import plan
+
+    with RunFolderWriter(out, man) as w:
+        recorded[0] = len(w.earlier)
+        lost = {r.run_id: r.attempt for r in w.earlier if r.lost} if o.retry_lost else {}
+        done = {r.run_id for r in w.earlier} - set(lost)
+        variants = range(o.n_variants) if o.n_variants else None
+        specs = [s.again(lost.get(s.run_id, 0) + 1) if s.run_id in lost else s
+                 for s in plan(job.cases, o.arm_list, job.agent_names, models=job.models, variants=variants,
+                               repeats=o.repeats, seed=o.seed) if s.run_id not in done]
+        retried = f", {len(lost)} lost to run again" if lost else ""
+        click.echo(f"{len(specs)} runs to do ({len(w.earlier)} already recorded{retried}) {job.describe(specs)}"
+                   f"-> {out}", err=True)
+        t0 = time.perf_counter()
+        bar = click.progressbar(length=len(specs), label="runs", file=sys.stderr) \
+            if sys.stderr.isatty() and specs else None
+        def each(r) -> None:
+            recorded[0] += 1
+            if bar:
+                bar.update(1)
+        with bar or contextlib.nullcontext():
+            new = job.run(specs, w, each)
+        click.echo(f"finished in {time.perf_counter() - t0:.2f} s{job.summary(new)}", err=True)
+        merged = {r.run_id: r for r in w.earlier}
+        merged.update((r.run_id, r) for r in new)
+        tables = all_tables(list(merged.values()))
+        write_tables(tables, out)
+    if not o.quiet:
         click.echo("\n".join(t.text() for t in tables))
+    job.check(new)
+    if isinstance(job, ScriptedRun):
+        DONE.append("scripted")
+
+
+class ScriptedRun:
+    """The scripted agents (credulous, careful): deterministic, in one or ``--jobs`` processes."""
+
+    models: tuple = (None,)
+
+    def __init__(self, o: RunOptions, cdir: Path):
+        self.o, self.cdir = o, cdir
+        self.agent_names = list(o.agents)
+        self.cases: list = []
+        self.jobs = 1
+
+    def prepare(self, policy, cases) -> None:
+        self.cases = cases
+        self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals)
+        check_arms(self.bench)
+        marker = preflight_marker(self.cdir, self.o, cases)
+        if marker is None or not marker.exists():
+            preflight(self.bench, cases, self.o.arm_list)
+            _touch(marker)
+        n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \
+            * len(self.o.arm_list) * len(self.agent_names)
+        self.jobs = self.o.jobs or default_jobs(n)
+
+    def manifest_extra(self) -> dict:
+        return {"jobs": self.jobs}
+
+    def describe(self, specs) -> str:
+        return f"in {self.jobs} processes " if self.jobs > 1 and len(specs) > 1 else ""
+
+    def run(self, specs, w, on_each) -> list:
+        from guardbench.runner import execute_all
+        if self.jobs > 1 and len(specs) > 1:
+            close_arms(self.bench)           # the workers start servers and proxies of their own
+        records = execute_all(self.bench, specs, self.jobs)      # a generator: closed below
+        try:
+            return w.append(records, on_each)
+        finally:
+            records.close()          # stops the worker processes now, also when interrupted
+
+    def summary(self, new) -> str:
+        return ""
+
+    def check(self, new) -> None:
+        pass
+
+
+def build_bench(policy, cases, arms_named, approvals):
+    """The Bench of a scripted run: ``arms_named`` is {arm name: --arms entry} (RunOptions.arms_named),
+    with the control arm the preflight needs."""
+    from guardbench.agents.scripted import ScriptedAgent
+    from guardbench.registry import get_arm
+    from guardbench.runner import Bench
+    named = {"control": "control", **arms_named}
+    arms = {a: get_arm(e, policy=policy, approvals=approvals) for a, e in named.items()}
+    agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
+    return Bench(policy, cases, arms, agents)
+
+
+def check_arms(bench) -> None:
+    """Before anything is recorded: each external arm's server starts and lists the tools its spec maps
+    (a one-line error otherwise)."""
+    for arm in bench.arms.values():
+        check = getattr(arm, "check", None)
+        if callable(check):
+            check()
 
 
 def close_arms(bench) -> None:
+    """Stop the servers and proxies of external arms (arms/external.py); others have nothing to close."""
     for arm in bench.arms.values():
         close = getattr(arm, "close", None)
         if callable(close):
             close()
-
-class _Factory:
-    """Builds a Bench in a worker process (picklable: holds options, not objects)."""
-
-    def __init__(self, policy_path, cdir, case_ids, families, generate_variants, arm_list, approvals="none"):
-        self.args = (policy_path, cdir, tuple(case_ids), tuple(families), generate_variants, tuple(arm_list))
-        self.approvals = approvals
-
-    def __call__(self):
-        from guardbench.broker import load_policy
-        from guardbench.cases.load import load_cases
-        policy_path, cdir, case_ids, families, gen, arm_list = self.args
-        cases = select_cases(load_cases(cdir), case_ids, families)
-        if gen:
-            from guardbench.cases.generate import expand_variants
-            cases = [expand_variants(c, gen) for c in cases]
-        return self.build(load_policy(policy_path), cases)
-
-    def build(self, policy, cases):
-        from guardbench.agents.scripted import ScriptedAgent
-        from guardbench.arms.registry import get_arm
-        from guardbench.runner import Bench
-        from guardbench.arms.registry import resolve_arms
-        named = resolve_arms(self.args[-1])
-        named.setdefault("control", "control")
-        arms = {a: get_arm(e, policy=policy, approvals=self.approvals) for a, e in named.items()}
-        agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
-        return Bench(policy, cases, arms, agents)

@@ -23,7 +23,7 @@ from guardbench.conformance.corpus_more import leniency_probes
 from guardbench.conformance.recordings import from_runs
 from guardbench.conformance.rules import DOCUMENT_GAPS, business_rule_probes, business_rules
 from guardbench.conformance.specs import resolve_specs_dir
-from guardbench.conformance.validate import (CONFORMING, NO_ROUTE, NONCONFORMING, Result, Validator)
+from guardbench.conformance.validate import CONFORMING, NO_ROUTE, NONCONFORMING, Result, Validator
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.paypal.leniency import leniencies
 
@@ -269,7 +269,8 @@ class Report:
                        OBSERVED: "recorded PayPal request does not conform"}[o.probe.expect]
                 out.append({"name": o.probe.name, "source": o.probe.source, "why": why,
                             "status": o.result.status, "errors": o.result.errors})
-            if self.strict_responses and o.probe.standin is None and o.response_ok is False:
+            if self.strict_responses and o.probe.standin is None and o.response_ok is False \
+                    and o.response is not None:
                 out.append({"name": o.probe.name, "source": o.probe.source,
                             "why": "response does not conform", "status": o.response.status,
                             "errors": o.response.errors})
@@ -335,7 +336,8 @@ def run_check(probes: Iterable[Probe], specs_dir: str | Path | None = None,
     documents, applied, load_s = documents_info(specs_dir)
     rules = business_rules() if rules is None else rules
     seconds = {"check": round(total, 3), "document_loading": round(load_s, 3)}
-    return Report(outcomes, str(folder), source, documents, applied,
+    from guardbench.outputs import portable
+    return Report(outcomes, portable(folder), source, documents, applied,
                   [r.to_dict() for r in rules], seconds, strict_responses, list(DOCUMENT_GAPS),
                   dict(coverage or {}), known_gaps, v.unique)
 

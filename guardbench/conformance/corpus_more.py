@@ -12,8 +12,19 @@ accept against its documents, and the named leniencies.
 """
 from __future__ import annotations
 
-from guardbench.conformance.corpus import (_MULTIPART_BOUNDARY, REJECT, Probe, _headers, _mut, _pu, _req,
-                                           _unique_request_ids, order_body, payout_body, refund_body)
+from guardbench.conformance.corpus import (
+    _MULTIPART_BOUNDARY,
+    REJECT,
+    Probe,
+    _headers,
+    _mut,
+    _pu,
+    _req,
+    _unique_request_ids,
+    order_body,
+    payout_body,
+    refund_body,
+)
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.records import WireRequest
 

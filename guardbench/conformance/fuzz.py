@@ -25,6 +25,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 CHECKS = ("not_a_server_error", "response_schema_conformance", "negative_data_rejection")
 # Rewrites of the fuzzer's copy only (schemathesis generates from ECMA-262 patterns): same language,
@@ -48,7 +49,8 @@ def _served() -> dict[str, list[tuple[str, str, str | None]]]:
     for name, ep in ENDPOINTS.items():
         if ep.spec:
             op = cat.by_endpoint[name]
-            out.setdefault(op.document, []).append((name, op.operation_id, op.path_params[0] if op.path_params else None))
+            out.setdefault(op.document, []).append(
+                (name, op.operation_id, op.path_params[0] if op.path_params else None))
     return out
 
 
@@ -57,6 +59,7 @@ class _Server:
         self.proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
                                       "--record", str(record), "--seed", "fuzz"],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None and self.proc.stderr is not None     # both piped above
         line = self.proc.stdout.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+) ", line)
         if not m:
@@ -237,7 +240,8 @@ def _judge_recording(record: Path) -> dict:
                 counts["responses_nonconforming"] += 1
                 examples.setdefault("responses_nonconforming", []).append(
                     {"method": ex.request.method, "url": ex.request.url, "status": status, "errors": rr.errors[:2]})
-    keys = ("set_up", "requests", "not_checked", "invalid_accepted", "lenient_accepted", "valid_rejected", "refused_by_rule",
+    keys = ("set_up", "requests", "not_checked", "invalid_accepted", "lenient_accepted", "valid_rejected",
+            "refused_by_rule",
             "server_errors", "responses", "responses_nonconforming")
     return {**{k: counts.get(k, 0) for k in keys}, "examples": {k: x[:10] for k, x in examples.items()}}
 
@@ -251,7 +255,7 @@ def fuzz(out_dir: str | Path, max_examples: int = 3, seed: int = 20240203, phase
     record.unlink(missing_ok=True)
     t0 = time.perf_counter()
     srv = _Server(record)
-    per_doc = {}
+    per_doc: dict[str, dict[str, Any]] = {}
     try:
         token, ids = _setup(srv)
         for doc, ops in sorted(_served().items()):

@@ -7,7 +7,8 @@ Two, read from the recorded exchanges in order:
   second payment; the documents declare the header optional.
 * ``fresh_token_every_call`` - a client that fetched a new OAuth 2.0 token before every API call
   (each call's bearer token was issued by a token call of the same group and is used there
-  for the first time; interleaved clients in one recording are told apart by their tokens). PayPal's guidance: cache the access token until it expires. Counted per group
+  for the first time; interleaved clients in one recording are told apart by their tokens).
+  PayPal's guidance: cache the access token until it expires. Counted per group
   (one run record; a whole ``sandbox serve`` recording), warned once it holds two or more calls
   and every one of them used a fresh token.
 """

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from guardbench.paypal import doc_patches as _patches
 from guardbench.conformance.specs import load_lock, read_verified, resolve_specs_dir
 from guardbench.errors import SpecError
+from guardbench.paypal import doc_patches as _patches
 
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 

@@ -15,11 +15,12 @@ with nothing to check (no file, an empty file, no exchange at all) is refused wi
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 from guardbench.errors import SpecError
-from guardbench.records import WireExchange
+from guardbench.records import Incident, RunRecord, WireExchange
 
 RUN, EXCHANGES = "run", "exchanges"
 RECORDING_ARM = "recording"
@@ -68,36 +69,48 @@ def locate(path: str | Path) -> tuple[Path, str]:
     raise SpecError(str(p), "nothing to check: the file holds no records")
 
 
-def records(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """(line number, run record) for every record; a recorded exchange comes as a record of its own."""
+@dataclass(frozen=True)
+class Recorded:
+    """One exchange of a `sandbox serve` recording, read as a record of its own (the fields of a
+    RunRecord the check reads: no case, no family, nothing scored, the agent its composer)."""
+
+    run_id: str
+    wire: tuple[WireExchange, ...]
+    arm: str = RECORDING_ARM
+    case: str = ""
+    variant: int | None = None
+    family: str | None = None
+    setup_seq: int = 0
+    credential_in_context: bool | None = None
+    goal_achieved: bool | None = None
+    incidents: tuple[Incident, ...] = ()
+    recorded: bool = True
+
+
+def records(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded]]:
+    """(line number, record) for every record; a recorded exchange comes as a record of its own."""
     p, kind = locate(path)
     if kind == RUN:
-        from guardbench.runfile import iter_records   # the shared reader: a run_id twice is refused
-        for lineno, rec in iter_records(p):
-            if not isinstance(rec.get("wire", []), list):
-                raise SpecError(f"{p}:{lineno}", "not a run record: 'wire' is not a list")
-            yield lineno, rec
+        from guardbench.runfile import iter_records  # the shared reader: every field checked, a run_id twice refused
+        yield from iter_records(p)
         return
     for lineno, line in _lines(p):
         rec = _parse(p, lineno, line)
         if "request" not in rec:
             raise SpecError(f"{p}:{lineno}", "not a recorded exchange: no 'request'")
-        yield lineno, {"arm": RECORDING_ARM, "run_id": rec.get("run_id"), "wire": [rec], "recorded": True}
+        try:
+            ex = WireExchange.from_dict(rec)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise SpecError(f"{p}:{lineno}", f"not a recorded exchange: {exc}") from None
+        yield lineno, Recorded(str(rec.get("run_id") or ""), (ex,))
 
 
-def exchanges(path: str | Path, lineno: int, rec: dict) -> list[WireExchange]:
-    try:
-        return [WireExchange.from_dict(x) for x in rec.get("wire") or []]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise SpecError(f"{path}:{lineno}", f"not a recorded exchange: {exc}") from None
-
-
-def read_recording(path: str | Path) -> Iterator[tuple[int, dict, list[WireExchange]]]:
+def read_recording(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded, tuple[WireExchange, ...]]]:
     """(line number, record, its exchanges), refusing an input that holds no exchange at all."""
     p, _kind = locate(path)
     n = 0
     for lineno, rec in records(p):
-        wire = exchanges(p, lineno, rec)
+        wire = rec.wire or ()
         n += len(wire)
         yield lineno, rec, wire
     if n == 0:
@@ -109,8 +122,6 @@ def from_runs(path: str | Path):
     from guardbench.conformance.corpus import OBSERVED, Probe
 
     for _lineno, rec, wire in read_recording(path):
-        arm = str(rec.get("arm", "?"))
-        case = rec.get("case") or rec.get("case_id") or ""
         for ex in wire:
-            label = f"{arm}:{case}:{ex.run_id}#{ex.seq}" if case else f"{arm}:{ex.run_id}#{ex.seq}"
-            yield Probe(label, ex.request, OBSERVED, f"run:{arm}", ex.error or "", ex.response)
+            label = f"{rec.arm}:{rec.case}:{ex.run_id}#{ex.seq}" if rec.case else f"{rec.arm}:{ex.run_id}#{ex.seq}"
+            yield Probe(label, ex.request, OBSERVED, f"run:{rec.arm}", ex.error or "", ex.response)

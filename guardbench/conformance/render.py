@@ -10,14 +10,13 @@ from pathlib import Path
 
 from guardbench.conformance.check import SOURCE_LABEL, Report
 from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
+from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
+from guardbench.outputs import check_out_dir, write_text
 from guardbench.paypal.leniency import leniencies
 
 SOURCE_NAME = {"builtin": "hand-composed", "broker": "broker", "control_arm": "control arm (benign)",
                "control": "negative controls", "business_rule": "business-rule probes",
                "standin": "stand-in replays"}
-
-
-from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
 
 
 # --- the built-in check -------------------------------------------------------------------
@@ -127,7 +126,7 @@ def markdown(report: Report) -> str:
     md += ["", "## By source", ""]
     md += _table(["source", "what", "requests", "documents", "responses valid", "stand-in as documented"],
                  [[r[0], SOURCE_LABEL.get(src, src)] + r[1:]
-                  for src, r in zip(s["by_source"], _source_rows(report))])
+                  for src, r in zip(s["by_source"], _source_rows(report), strict=False)])
     md += ["", "## Documents", ""]
     md += _table(["document", "sha256", "loaded", "load s", "patches"],
                  [[d["name"], f"`{d['sha256'][:16]}…`", "yes" if d["loaded_by_openapi_core"] else "parsed only",
@@ -174,7 +173,7 @@ def markdown(report: Report) -> str:
            "Every rule by which the stand-in refuses a request the documents accept, with the PayPal error "
            "it imitates. Each has probe requests that the documents accept; only the stand-in's own rules "
            "can refuse them (see the stand-in section for whether it does).", ""]
-    accepted = {}
+    accepted: dict[str, tuple[int, int]] = {}
     for o in report.composed(DOCUMENTS_ACCEPT):
         issue = o.probe.name.rsplit(" #", 1)[0]
         a, n = accepted.get(issue, (0, 0))
@@ -231,7 +230,7 @@ from guardbench.conformance.render_run import run_markdown, run_text  # noqa: E4
 def write(report: Report | None, out_dir: str | Path, run=None) -> tuple[Path, Path]:
     """conformance.json and conformance.md: the built-in check, a run, or both (JSON keys builtin, run)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out)
     j, m = out / "conformance.json", out / "conformance.md"
     if report is not None and run is not None:
         data = {"builtin": report.to_dict(), "run": run.to_dict(),
@@ -242,6 +241,6 @@ def write(report: Report | None, out_dir: str | Path, run=None) -> tuple[Path, P
     else:
         assert report is not None
         data, text_md = report.to_dict(), markdown(report)
-    j.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    m.write_text(text_md, encoding="utf-8")
+    write_text(j, json.dumps(data, indent=2, default=str) + "\n")
+    write_text(m, text_md)
     return j, m

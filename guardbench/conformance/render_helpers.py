@@ -15,7 +15,8 @@ def _grid(header: list[str], rows: list[list], indent: str = "") -> list[str]:
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     out = []
     for j, r in enumerate(cells):
-        out.append(indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        pairs = enumerate(zip(r, widths, strict=False))
+        out.append(indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in pairs))
         if j == 0:
             out.append(indent + "  ".join("-" * w for w in widths))
     return out

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from guardbench.conformance.render_helpers import _grid, _pct, _table
 
-
 RUN_COLUMNS = ["arm", "records", "PayPal requests", "conforming", "share", "no route", "token calls",
                "outside host", "responses valid", "attacks won", "only with rejectable"]
 
@@ -38,7 +37,8 @@ def _warning_lines(rep) -> list[str]:
 
 def run_text(rep) -> str:
     s = rep.summary()
-    lines = ["PayPal OpenAPI conformance of a recorded run" + (" (a sandbox serve recording)" if rep.input_kind == "exchanges" else ""),
+    lines = ["PayPal OpenAPI conformance of a recorded run"
+             + (" (a sandbox serve recording)" if rep.input_kind == "exchanges" else ""),
              f"run {rep.path}: {s['records']} records, {s['exchanges']} exchanges, "
              f"{s['unique_requests_validated']} distinct requests validated "
              f"(documents from {rep.specs_source}: {rep.specs_dir})", ""]

@@ -11,10 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from guardbench.conformance.corpus import (DOCUMENTS_ACCEPT, Probe, _headers, _mut, _pu, _req,
-                                           _unique_request_ids, order_body, payout_body, refund_body)
+from guardbench.conformance.corpus import (
+    DOCUMENTS_ACCEPT,
+    Probe,
+    _headers,
+    _mut,
+    _pu,
+    _req,
+    _unique_request_ids,
+    order_body,
+    payout_body,
+    refund_body,
+)
 from guardbench.records import WireRequest
-
 
 DOCUMENT_GAPS = [
     {"document": "customer_disputes_v1",
@@ -86,7 +95,8 @@ def business_rules() -> list[BusinessRule]:
           (_req("orders.create", order_body("20.00", "ZZZ")), _req("captures.refund", refund_body("10.00", "usd")))),
         R("MULTI_CURRENCY_ORDER", "one currency across an order (amount, breakdown and items)",
           "each money object is checked alone", f"{O422}/16 (422 issue)",
-          (_req("orders.create", _mut(o, lambda b: _pu(b)["items"][0]["unit_amount"].__setitem__("currency_code", "EUR"))),)),
+          (_req("orders.create",
+                _mut(o, lambda b: _pu(b)["items"][0]["unit_amount"].__setitem__("currency_code", "EUR"))),)),
         R("MAX_VALUE_EXCEEDED", "value <= 999999999999999.99",
           "money.value only has maxLength 32", f"{O422}/14 (422 issue)",
           (_req("orders.create", order_body("99999999999999999999.00")),)),

@@ -23,8 +23,20 @@ from pathlib import Path
 
 from guardbench.errors import SpecError
 from guardbench.paypal.documents import (  # noqa: F401  (re-exported: the lock, the folder, the hashes)
-    ENV_BASE_URL, ENV_SPECS_DIR, Lock, LockedFile, cache_dir, how_to_get, load_lock, lock_path,
-    read_verified, repo_root, resolve_specs_dir, sha256_bytes, shared_specs_dir)
+    ENV_BASE_URL,
+    ENV_SPECS_DIR,
+    Lock,
+    LockedFile,
+    cache_dir,
+    how_to_get,
+    load_lock,
+    lock_path,
+    read_verified,
+    repo_root,
+    resolve_specs_dir,
+    sha256_bytes,
+    shared_specs_dir,
+)
 
 
 def verify_dir(specs_dir: str | Path, names: list[str] | tuple[str, ...] | None = None) -> dict[str, str]:

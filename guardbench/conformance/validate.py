@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from guardbench.conformance import loader
@@ -201,7 +202,7 @@ def _classify(req: WireRequest, specs_dir):
     host = (parts.hostname or "").lower().rstrip(".")  # "api-m.paypal.com." is PayPal too
     ep = match(req.method, parts.path)
     ep_name = ep[0].name if ep else None
-    base = dict(method=req.method, url=req.url, endpoint=ep_name)
+    base: dict[str, Any] = dict(method=req.method, url=req.url, endpoint=ep_name)
     if host not in PAYPAL_HOSTS:
         return Result(False, False, [], status=OUTSIDE_HOST, **base), None, None, "", []
     if parts.path in OUT_OF_SCOPE_PATHS:
@@ -285,7 +286,7 @@ def validate_request(request: WireRequest, specs_dir: str | Path | None = None) 
     oreq = _OARequest(request, server)
     errs = _run(doc, lambda: app.request_validator.iter_errors(oreq))
     if request.body and oreq.content_type.startswith("multipart/form-data") and not errs:
-        from guardbench.paypal.multipart import defects    # RFC 2046, beyond openapi-core's parser
+        from guardbench.paypal.multipart import defects  # RFC 2046, beyond openapi-core's parser
 
         why = defects(request)
         if why:

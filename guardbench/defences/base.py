@@ -21,8 +21,8 @@ interrupted in flight) and ``approve(approval_id)`` (the operator approved a hel
 A defence class is constructed with the config (``factory(config)``), once per session,
 and has ``name``, ``promise`` (one line: what it guarantees) and ``covers`` (the properties
 of a call it promises to hold: payee, currency, amount, tool, keys, reference,
-idempotency). Register with ``@register_defence("name")`` or the ``guardbench.defences``
-entry-point group. A PEP treats any exception raised by ``decide`` as a denial.
+idempotency). Register it through the ``guardbench.defences`` entry-point group
+(guardbench/registry.py). A PEP treats any exception raised by ``decide`` as a denial.
 """
 from __future__ import annotations
 

@@ -40,7 +40,6 @@ from decimal import Decimal
 from typing import Any, Mapping
 
 from guardbench.defences.base import Verdict, allow, call_hash, deny, mimics
-from guardbench.defences.registry import register_defence
 
 REQUIRE_APPROVAL = ("accept_dispute_claim", "cancel_subscription", "cancel_invoice", "cancel_sent_invoice",
                     "update_subscription")
@@ -63,7 +62,6 @@ def _strict_amount(v: Any) -> Decimal:
         raise ValueError(str(exc)) from None
 
 
-@register_defence("gate")
 class Gate:
     name = "gate"
     promise = ("Judges money tools by amount (auto under the approval line, a person above it, refused over "

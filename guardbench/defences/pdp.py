@@ -39,7 +39,6 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping
 
 from guardbench.defences.base import Verdict, allow, deny
-from guardbench.defences.registry import register_defence
 
 
 def _finite_decimal(a: Any) -> Decimal | None:
@@ -58,7 +57,6 @@ def _finite_decimal(a: Any) -> Decimal | None:
     return d if d.is_finite() else None
 
 
-@register_defence("pdp")
 class PDP:
     name = "pdp"
     promise = ("Default deny: a call runs only if its tool is listed, its values are in the operator's "

@@ -27,7 +27,6 @@ from typing import Any, Iterable, Mapping
 
 from guardbench.broker.money import read_number
 from guardbench.defences.base import Verdict, allow, deny
-from guardbench.defences.registry import register_defence
 
 SCAN: tuple[tuple[str, re.Pattern], ...] = tuple((n, re.compile(rx, re.I)) for n, rx in (
     ("override", r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|"
@@ -73,7 +72,6 @@ def _writes(config, tool: Any) -> bool:
     return True if rule is None else rule.writes       # an unknown tool is treated as a write
 
 
-@register_defence("taint")
 class Taint:
     name = "taint"
     promise = "Once any tool result carried injected instructions, every later write in the session is blocked."
@@ -118,7 +116,6 @@ def _leaves(v: Any) -> Iterable[Any]:
 
 
 
-@register_defence("taint_fine")
 class TaintFine:
     name = "taint_fine"
     promise = "Blocks a write whose argument values came from a tool result that carried injected instructions."

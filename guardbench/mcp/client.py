@@ -224,7 +224,7 @@ class Connection:
             if isinstance(self.target, StdioTarget):
                 params = StdioServerParameters(command=self.target.command, args=list(self.target.args),
                                                env=dict(self.target.env), cwd=self.target.cwd)
-                transport: Any = stdio_client(params, errlog=self._errlog)
+                transport: Any = stdio_client(params, errlog=self._errlog)  # type: ignore[arg-type]
             else:
                 await self._wait_for_port()
                 transport = self.target.url
@@ -253,8 +253,9 @@ class Connection:
             self._lose(f"{self.name}: cannot start {t.command!r}: {exc}")
 
     async def _wait_for_port(self) -> None:
-        import anyio
         from urllib.parse import urlsplit
+
+        import anyio
         parts = urlsplit(self.target.url)        # type: ignore[union-attr]
         host, port = parts.hostname or "127.0.0.1", parts.port or 80
         with anyio.fail_after(self.connect_timeout):
@@ -300,7 +301,7 @@ class Connection:
 
 def _children() -> set[int]:
     """This process's child processes (Linux /proc; empty elsewhere)."""
-    me, out = os.getpid(), set()
+    me, out = os.getpid(), set[int]()
     try:
         names = os.listdir("/proc")
     except OSError:

@@ -44,13 +44,37 @@ from typing import Callable, Iterable, Sequence
 
 from guardbench.mutate import registry as reg
 from guardbench.mutate.copies import (  # noqa: F401  (re-exported: tests and the CLI import them from here)
-    EXCLUDE_PREFIXES, SCRUB_ENV, HarnessBroken, Procs, Step, _fresh_copy, _inside, _killpg, copy_env,
-    make_snapshot, repo_files)
+    EXCLUDE_PREFIXES,
+    SCRUB_ENV,
+    HarnessBroken,
+    Procs,
+    Step,
+    _fresh_copy,
+    _inside,
+    _killpg,
+    copy_env,
+    make_snapshot,
+    repo_files,
+)
 from guardbench.mutate.markers import MarkerError, check_registry, mutate_file, scan_tree
 from guardbench.mutate.probe import ENV as PROBE_ENV  # noqa: F401  (re-exported)
 from guardbench.mutate.steps import (  # noqa: F401  (re-exported)
-    BENCH_ARGS, IMPORT_ERRORS, PYTEST_INVALID, SLOW_UNUSED_PLUGINS, SUMMARY_LINE, _bench, _import_check,
-    _passed, _pytest, _tail, _tests_verdict, bench_diff, bench_summary, describe_bench, selection_files)
+    BENCH_ARGS,
+    IMPORT_ERRORS,
+    PYTEST_INVALID,
+    SLOW_UNUSED_PLUGINS,
+    SUMMARY_LINE,
+    _bench,
+    _import_check,
+    _passed,
+    _pytest,
+    _tail,
+    _tests_verdict,
+    bench_diff,
+    bench_summary,
+    describe_bench,
+    selection_files,
+)
 
 
 # ----------------------------------------------------------------------------- results
@@ -168,10 +192,10 @@ def run_mutant(ctx: Context, sg: reg.Safeguard, full_rerun: bool = True) -> Resu
 
         bstep, summary, kind = _bench(ctx, copy, deadline)
         res.bench_seconds = round(bstep.seconds, 2)
-        if kind == "ok":
+        if kind == "ok" and summary is not None:
             diff = bench_diff(ctx.baseline, summary) if ctx.baseline else []
             res.bench = "differs" if diff else "same"
-            res.bench_detail = describe_bench(ctx.baseline, summary, diff) if diff else ""
+            res.bench_detail = describe_bench(ctx.baseline, summary, diff) if diff and ctx.baseline else ""
         elif kind == "preflight":
             res.bench = "preflight"
             res.bench_detail = _tail(bstep.err, 1).lstrip(": ")
@@ -351,7 +375,8 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
         secs = sorted(r.seconds for r in results.values())
         timing["mutant_median_s"] = secs[len(secs) // 2] if secs else 0.0
         timing["mutant_max_s"] = secs[-1] if secs else 0.0
-        meta = {"repo": str(repo), "files": n_files, "jobs": jobs, "timeout_s": timeout,
+        from guardbench.outputs import portable
+        meta = {"repo": portable(repo), "files": n_files, "jobs": jobs, "timeout_s": timeout,
                 "cpu_count": os.cpu_count(), "loadavg_start": [round(x, 2) for x in load_start],
                 "loadavg_end": [round(x, 2) for x in os.getloadavg()], "python": sys.version.split()[0],
                 "bench": " ".join(("guardbench",) + BENCH_ARGS), "selection": selection,

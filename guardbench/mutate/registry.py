@@ -112,8 +112,8 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
           "test_an_approval_file_the_ledger_never_created_is_refused")),
     _s("approval_digest_check", B + "broker.py",
        "an approval whose amount, parameters, operation or reference were edited after it was asked paid",
-       *t(BOUND, "test_a_changed_amount_in_a_pending_approval_is_refused", "test_any_change_to_what_was_asked_is_refused",
-          "test_a_tampered_approval_is_refused_by_another_process")),
+       *t(BOUND, "test_a_changed_amount_in_a_pending_approval_is_refused",
+          "test_any_change_to_what_was_asked_is_refused", "test_a_tampered_approval_is_refused_by_another_process")),
     _s("approve_only_pending", B + "broker.py",
        "an executed or rejected approval approved (and paid) again",
        *t(APPROVALS, "test_pending_sends_nothing_and_approve_executes", "test_reject_then_approve",
@@ -312,4 +312,4 @@ def test_selection(items) -> list[str]:
     return [t for t in out if "::" not in t or t.split("::")[0] not in files]   # no test run twice
 
 
-test_selection.__test__ = False  # type: ignore[attr-defined]   (not a pytest test)
+vars(test_selection)["__test__"] = False   # not a pytest test

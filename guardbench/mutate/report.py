@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from guardbench.mutate.harness import Report, Result
+from guardbench.outputs import check_out_dir, write_text
 
 
 def _tests_cell(r: Result, limit: int = 2) -> str:
@@ -25,7 +26,7 @@ def terminal(report: Report) -> str:
     for r in report.results:
         rows.append((r.name, r.status, r.by, _tests_cell(r)[:60], _bench_cell(r), f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     for c in report.controls:
         lines.append(f"control {c.name}: {c.status} (by {c.by}; bench {c.bench})")
@@ -80,8 +81,8 @@ def markdown(report: Report) -> str:
 
 
 def write(report: Report, out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out)
     paths = [out / "mutation.json", out / "mutation.md"]
-    paths[0].write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True, default=str) + "\n")
-    paths[1].write_text(markdown(report))
+    write_text(paths[0], json.dumps(report.to_dict(), indent=2, sort_keys=True, default=str) + "\n")
+    write_text(paths[1], markdown(report))
     return paths

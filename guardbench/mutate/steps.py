@@ -7,9 +7,10 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from guardbench.mutate.copies import HarnessBroken, Step, _inside, copy_env
+from guardbench.records import RunRecord
 
 if TYPE_CHECKING:
     from guardbench.mutate.harness import Context
@@ -27,9 +28,9 @@ SLOW_UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:
 
 
 # ----------------------------------------------------------------------------- the bench
-def bench_summary(records: Sequence[dict]) -> dict:
-    per_run = {r["run_id"]: [sorted(i["kind"] for i in r.get("incidents") or ()), r.get("goal_achieved"),
-                             r.get("benign_completed")] for r in records}
+def bench_summary(records: Sequence[RunRecord]) -> dict:
+    per_run: dict[str, list[Any]] = {r.run_id: [sorted(i.kind for i in r.incidents), r.goal_achieved,
+                                                r.benign_completed] for r in records}
     return {
         "runs": len(records),
         "incidents": sum(len(v[0]) for v in per_run.values()),
@@ -120,7 +121,7 @@ def _tests_verdict(step: Step, info: dict) -> tuple[str, str]:
         return "invalid", "a collection error" + _tail(text)
     if not info["failing"]:
         return "invalid", "pytest exit 1 without a failing test in its summary" + _tail(text)
-    bad = [f for f, msg in zip(info["failing"], info["messages"]) if IMPORT_ERRORS.search(msg)]
+    bad = [f for f, msg in zip(info["failing"], info["messages"], strict=False) if IMPORT_ERRORS.search(msg)]
     if bad:
         return "invalid", f"{bad[0]} failed with an import or syntax error, not an assertion"
     return "killed", ""
@@ -141,8 +142,8 @@ def _bench(ctx: Context, copy: Path, deadline: float) -> tuple[Step, dict | None
         return step, None, "preflight"
     if step.rc != 0:
         return step, None, "crash"
-    from guardbench.runfile import read_records    # the shared reader (a run_id twice is refused)
-    records = read_records(out / "runs.jsonl")
+    from guardbench.runfile import read_records  # the shared reader (a run_id twice is refused)
+    records = read_records(out / "runs.jsonl", slim=True)
     return step, bench_summary(records), "ok"
 
 

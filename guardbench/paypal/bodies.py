@@ -1,12 +1,16 @@
-"""PayPal request bodies as an integration written today composes them.
+"""PayPal request bodies as an integration written today composes them, from the operation catalogue.
 
-Used by the control arm's scripted agent (which builds the HTTP call itself) and by
-the conformance check. Amounts are decimal strings; nothing here uses floats.
+Used by the control arm's scripted agent (which builds the HTTP call itself), the operator's setup
+steps and the tests. The bodies are the catalogue's templates (paypal/catalogue.py) filled with the
+call's values; amounts are decimal strings; nothing here uses floats.
 """
 from __future__ import annotations
 
 import json
 from decimal import ROUND_DOWN, Decimal
+
+from guardbench.paypal import catalogue
+from guardbench.paypal.catalogue import BY_ACTION, BY_ENDPOINT, compose
 
 
 def money(value: str | Decimal, currency: str) -> dict:
@@ -15,40 +19,25 @@ def money(value: str | Decimal, currency: str) -> dict:
 
 def payee_field(payee: str) -> dict:
     """A merchant id or an e-mail address, as PayPal's payee object carries them."""
-    return {"email_address": payee} if "@" in payee else {"merchant_id": payee}
+    return catalogue.derived({"payee": payee})["payee_ref"]
 
 
 def order_body(*, sku: str, amount: str, currency: str, payee: str, name: str | None = None) -> dict:
-    unit = money(amount, currency)
-    return {
-        "intent": "CAPTURE",
-        "purchase_units": [{
-            "reference_id": sku,
-            "payee": payee_field(payee),
-            "amount": {**unit, "breakdown": {"item_total": dict(unit)}},
-            "items": [{"name": name or sku, "sku": sku, "quantity": "1", "unit_amount": dict(unit)}],
-        }],
-    }
+    return compose(BY_ENDPOINT["orders.create"], {"sku": sku, "amount": str(amount), "currency": currency,
+                                                  "payee": payee, "name": name})
 
 
 def refund_body(*, amount: str | None, currency: str, note: str | None = None,
                 custom_id: str | None = None) -> dict:
     """A refund; without an amount PayPal refunds everything that remains of the capture."""
-    body: dict = {} if amount is None else {"amount": money(amount, currency)}
-    if note:
-        body["note_to_payer"] = note
-    if custom_id:
-        body["custom_id"] = custom_id
-    return body
+    return compose(BY_ENDPOINT["captures.refund"], {"amount": None if amount is None else str(amount),
+                                                    "currency": currency, "note": note or None,
+                                                    "custom_id": custom_id or None})
 
 
 def payout_body(*, batch_id: str, receiver: str, amount: str, currency: str, note: str | None = None) -> dict:
-    item = {"recipient_type": "EMAIL" if "@" in receiver else "PAYPAL_ID", "receiver": receiver,
-            "amount": {"currency": currency, "value": str(amount)}, "sender_item_id": f"{batch_id}-1"}
-    if note:
-        item["note"] = note
-    return {"sender_batch_header": {"sender_batch_id": batch_id, "email_subject": "You have a payout"},
-            "items": [item]}
+    return compose(BY_ENDPOINT["payouts.create"], {"batch_id": batch_id, "payee": receiver, "amount": str(amount),
+                                                   "currency": currency, "note": note or None})
 
 
 def split_amount(amount: str, parts: int) -> list[str]:
@@ -64,33 +53,23 @@ def compose_call(do: str, *, api_base: str, token: str, merchant_id: str, suppli
                  currency: str, request_id: str, sku: str | None = None, amount: str | None = None,
                  note: str | None = None, payee: str | None = None, ref: str | None = None,
                  custom_id: str | None = None, description: str | None = None) -> dict:
-    """The http call (method, url, headers, body) an integration composes for one action.
+    """The http call (method, url, headers, body) an integration composes for one case action.
 
-    A refund without an amount is sent without one (PayPal's full refund); a charge's
-    ``description`` and ``custom_id`` go into its purchase unit, a refund's ``custom_id`` into
-    the refund.
+    The endpoint and the body come from the action's catalogue row: a refund without an amount is
+    sent without one (PayPal's full refund); a charge's ``description`` and ``custom_id`` go into its
+    purchase unit, a refund's ``custom_id`` into the refund; a missing payee or currency is the
+    operator's own; a payout's batch id is the request id.
     """
     from guardbench.paypal.endpoints import ENDPOINTS
-    body: dict | None = None
-    if do == "charge":
-        ep = ENDPOINTS["orders.create"]
-        body = order_body(sku=sku or "SKU-BASIC", amount=amount or "0.00", currency=currency,
-                          payee=payee or merchant_id)
-        for key, value in (("description", description), ("custom_id", custom_id)):
-            if value:
-                body["purchase_units"][0][key] = value
-    elif do == "refund":
-        ep = ENDPOINTS["captures.refund"]
-        body = refund_body(amount=amount, currency=currency, note=note, custom_id=custom_id)
-    elif do == "payout":
-        ep = ENDPOINTS["payouts.create"]
-        body = payout_body(batch_id=request_id, receiver=payee or supplier_email,
-                           amount=amount or "0.00", currency=currency, note=note)
-    else:
-        ep = ENDPOINTS[{"capture": "orders.capture", "show_order": "orders.get",
-                        "show_payout": "payouts.get", "show_capture": "captures.get"}[do]]
-        if ep.method == "POST":
-            body = {}
+    op = BY_ACTION[do]
+    ep = ENDPOINTS[op.endpoint]
+    settings = {"merchant_id": merchant_id, "supplier_email": supplier_email, "currency": currency}
+    values = {"sku": sku, "amount": None if amount is None else str(amount), "note": note or None, "payee": payee,
+              "currency": currency, "custom_id": custom_id or None, "description": description or None,
+              "batch_id": request_id}
+    for slot, setting in op.defaults.items():
+        values[slot] = values.get(slot) or settings[setting]
+    body = compose(op, values)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     if ep.method == "POST":
         headers["PayPal-Request-Id"] = request_id

@@ -183,7 +183,7 @@ def _plan(op: Operation) -> tuple:
 def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) -> Checked:
     path_types, query_types, header_types = _plan(op)
     inst: dict = {"path": {}, "query": {}, "header": {}}
-    for (name, kind), value in zip(path_types, path_values):
+    for (name, kind), value in zip(path_types, path_values, strict=False):
         inst["path"][name] = _cast(unquote(value), kind)
     query = {k: v[0] for k, v in parse_qs(request.query, keep_blank_values=True).items()} if request.query else {}
     for key, kind in query_types:
@@ -193,7 +193,7 @@ def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) 
                                 description="The value of a query parameter cannot be empty.")
             inst["query"][key] = _cast(query[key], kind)
     if header_types:
-        sent = {}
+        sent: dict[str, str] = {}
         for k, v in request.headers:
             sent.setdefault(k.lower(), v)
         for key, kind in header_types:
@@ -203,7 +203,7 @@ def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) 
     if request.body is not None and request.body != "":
         media = media_type(request)
         if media not in op.body_media:
-            lenient = LENIENT_MEDIA.get((op.endpoint, media))
+            lenient = LENIENT_MEDIA.get((op.endpoint or "", media or ""))
             if lenient is None:
                 raise media_error(api)
         if media == "multipart/form-data":
@@ -217,7 +217,7 @@ def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) 
     elif op.body_required:
         raise api_error(api, "syntax", "MISSING_REQUEST_BODY", "/", description="The request body is required.")
     try:
-        validator(cat, op.endpoint)(inst, FORMATS)
+        validator(cat, op.endpoint or "")(inst, FORMATS)
     except Exception as exc:  # fastjsonschema's JsonSchemaValueException
         if not hasattr(exc, "rule"):
             raise
@@ -234,7 +234,8 @@ def _as_api_error(api: str, exc, op: Operation) -> ApiError:
         path = path + ([missing[0]] if missing else [])
     where = path[0] if path else "body0"
     rest = path[1:]
-    location = "body" if str(where).startswith("body") else where
+    location = "body" if str(where).startswith("body") else str(where)
+    field: str | None
     if location == "body":
         if api == "payouts":          # the Payouts API names fields items[0].amount.value
             field = "".join(f"[{t}]" if isinstance(t, int) else f".{t}" for t in rest).lstrip(".")

@@ -57,5 +57,6 @@ def leniency_for(request) -> Leniency | None:
     if found is None or not request.body:
         return None
     ct = request.header("Content-Type")
-    media = None if ct is None else ct.partition(";")[0].strip().lower()
-    return LENIENT_MEDIA.get((found[0].name, media))
+    if ct is None:
+        return None
+    return LENIENT_MEDIA.get((found[0].name, ct.partition(";")[0].strip().lower()))

@@ -268,7 +268,9 @@ def _param_type(doc, schema) -> str:
 
 
 def _operation(doc: dict, document: str, method: str, template: str, item: dict, op: dict):
-    params, props, required = [], {"header": {}, "query": {}, "path": {}}, {"header": [], "query": [], "path": []}
+    params: list = []
+    props: dict[str, dict] = {"header": {}, "query": {}, "path": {}}
+    required: dict[str, list] = {"header": [], "query": [], "path": []}
     merged: dict = {}
     for p in list(item.get("parameters") or ()) + list(op.get("parameters") or ()):
         p = _deref(doc, p)

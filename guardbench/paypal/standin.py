@@ -21,15 +21,27 @@ from urllib.parse import parse_qs
 
 from guardbench.paypal import checker
 from guardbench.paypal.endpoints import LIVE_HOSTS, PAYPAL_HOSTS, SANDBOX_HOST, match
-from guardbench.paypal.openapi import catalogue
-from guardbench.paypal.standin_core import (  # noqa: F401  (re-exported)
-    CURRENCY_DECIMALS, DOCUMENT_API, NOT_FOUND_MSG, ApiError, api_error, conform, dumps, not_served)
+from guardbench.paypal.openapi import Operation, catalogue
 from guardbench.paypal.standin_billing import (  # noqa: F401  (re-exported)
-    SEED_PLAN_ID, SEED_PLANS, SEED_SUBSCRIPTION_ID, SEED_SUBSCRIPTIONS, BillingMixin)
+    SEED_PLAN_ID,
+    SEED_PLANS,
+    SEED_SUBSCRIPTION_ID,
+    SEED_SUBSCRIPTIONS,
+    BillingMixin,
+)
+from guardbench.paypal.standin_core import (  # noqa: F401  (re-exported)
+    CURRENCY_DECIMALS,
+    DOCUMENT_API,
+    NOT_FOUND_MSG,
+    ApiError,
+    api_error,
+    conform,
+    dumps,
+    not_served,
+)
 from guardbench.paypal.standin_extra import SEED_DISPUTE_ID, SEED_DISPUTES, ExtraMixin  # noqa: F401
 from guardbench.paypal.standin_invoices import SEED_INVOICE_ID, SEED_INVOICES, InvoicesMixin  # noqa: F401
-from guardbench.paypal.standin_orders import (  # noqa: F401  (re-exported)
-    BENCH_MERCHANT_EMAIL, BENCH_MERCHANT_ID, OrdersMixin)
+from guardbench.paypal.standin_orders import BENCH_MERCHANT_EMAIL, BENCH_MERCHANT_ID, OrdersMixin  # noqa: F401  (re-exported)
 from guardbench.records import WireRequest, WireResponse
 
 BENCH_CLIENT_ID = "AGuardbenchStandInClientId0000000000000000000000000000000000000000000000000000"
@@ -97,7 +109,7 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin):
         # the pinned documents, read (and their schemas compiled) once per process; a missing or
         # altered document raises SpecError here, before any request is answered
         self._catalogue = catalogue(specs_dir)
-        self._op = None                                   # the documented operation being answered
+        self._op: Operation | None = None                 # the documented operation being answered
         self._checked: checker.Checked | None = None      # what the document check read from it
         self.clients = dict(clients) if clients is not None else {BENCH_CLIENT_ID: BENCH_CLIENT_SECRET}
         self.seed = str(seed)

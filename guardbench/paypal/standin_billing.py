@@ -8,6 +8,7 @@ paths PayPal's reference names as updatable (each listed in the conformance repo
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING, Any
 
 from guardbench.paypal.standin_core import ApiError, api_error, money, not_found
 
@@ -45,6 +46,9 @@ def _plan_json(pid: str, seed: dict) -> dict:
 
 
 class BillingMixin:
+
+    if TYPE_CHECKING:      # the stand-in's state and helpers (paypal/standin.py) this mixin uses
+        def __getattr__(self, name: str) -> Any: ...
     def _seed_billing(self) -> dict:
         plans = {pid: _plan_json(pid, p) for pid, p in SEED_PLANS.items()}
         subscriptions = {}

@@ -113,7 +113,8 @@ def dumps(body) -> str:
 
     def number(o):
         if isinstance(o, Decimal):
-            return int(o) if o == o.to_integral_value() and o.as_tuple().exponent >= 0 else float(o)
+            exponent = o.as_tuple().exponent
+            return int(o) if o == o.to_integral_value() and isinstance(exponent, int) and exponent >= 0 else float(o)
         raise TypeError(f"not JSON: {type(o).__name__}")
 
     return json.dumps(body, separators=(",", ":"), default=number)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import copy
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
-from guardbench.paypal.standin_core import (
-    PAYOUTS_DOC, ZERO, ApiError, amount_obj, api_error, fmt, money, not_found)
+from guardbench.paypal.standin_core import PAYOUTS_DOC, ZERO, ApiError, amount_obj, api_error, fmt, money, not_found
 
 SEED_DISPUTES = {
     "PP-D-27803": {"status": "WAITING_FOR_SELLER_RESPONSE", "currency_code": "USD", "value": "49.99",
@@ -42,6 +42,9 @@ def _opt_str(api: str, body: dict, key: str, field: str, maxlen: int, too_long: 
 
 
 class ExtraMixin:
+
+    if TYPE_CHECKING:      # the stand-in's state and helpers (paypal/standin.py) this mixin uses
+        def __getattr__(self, name: str) -> Any: ...
     def _seed(self) -> None:
         """The seeded disputes, plans, subscriptions and invoices are made on first use (most runs
         never touch them, and a run makes a fresh stand-in)."""
@@ -77,7 +80,8 @@ class ExtraMixin:
         out_hdr = {k: hdr[k] for k in ("sender_batch_id", "recipient_type", "email_subject", "email_message")
                    if k in hdr}
         default_type = hdr.get("recipient_type", "EMAIL")
-        total, ccy, out_items = ZERO, None, []
+        total, out_items = ZERO, []
+        ccy: str | None = None             # the items' one currency (the first item's)
         for i, it in enumerate(body["items"]):
             f = f"items[{i}]"
             rtype = it.get("recipient_type", default_type)
@@ -112,7 +116,8 @@ class ExtraMixin:
             stored_items.append({"payout_item_id": self._mint("payout_item", 13),
                                  "transaction_id": self._mint("transaction"), "payout_batch_id": bid,
                                  "payout_item": pi})
-        batch = {"payout_batch_id": bid, "sender_batch_header": out_hdr, "amount": amount_obj(total, ccy, "currency"),
+        batch = {"payout_batch_id": bid, "sender_batch_header": out_hdr,
+                 "amount": amount_obj(total, ccy or "", "currency"),
                  "time_created": now, "items": stored_items,
                  "links": [{"href": f"{api}/v1/payments/payouts/{bid}", "rel": "self", "method": "GET",
                             "encType": "application/json"}]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
 from guardbench.paypal.standin_core import CURRENCY_DECIMALS, ZERO, amount_obj, api_error, fmt, money, not_found
 
@@ -37,6 +38,9 @@ def _seed_json(iid: str, seed: dict, n: int) -> dict:
 
 
 class InvoicesMixin:
+
+    if TYPE_CHECKING:      # the stand-in's state and helpers (paypal/standin.py) this mixin uses
+        def __getattr__(self, name: str) -> Any: ...
     def _seed_invoices(self) -> dict:
         return {iid: _seed_json(iid, s, n) for n, (iid, s) in enumerate(SEED_INVOICES.items())}
 

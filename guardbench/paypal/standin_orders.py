@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
-from guardbench.paypal.standin_core import ZERO, api_error, amount_obj, fmt, money, not_found
+from guardbench.paypal.standin_core import ZERO, amount_obj, api_error, fmt, money, not_found
 
 _BREAKDOWN_ADD = ("item_total", "tax_total", "shipping", "handling", "insurance")
 _BREAKDOWN_SUB = ("shipping_discount", "discount")
@@ -44,6 +45,9 @@ def _fee(gross: Decimal, ccy: str) -> Decimal:
 
 
 class OrdersMixin:
+
+    if TYPE_CHECKING:      # the stand-in's state and helpers (paypal/standin.py) this mixin uses
+        def __getattr__(self, name: str) -> Any: ...
     # ---------------------------------------------------------------- orders
     def _unit(self, pu, i: int, many: bool, seen: set) -> tuple[dict, Decimal, str]:
         if not isinstance(pu, dict):
@@ -133,7 +137,8 @@ class OrdersMixin:
                                     f"{base}/amount/breakdown/item_total", fmt(parts["item_total"], ccy))
                 if any_tax:
                     if "tax_total" not in parts:
-                        raise api_error("orders", "business", "TAX_TOTAL_REQUIRED", f"{base}/amount/breakdown/tax_total")
+                        raise api_error("orders", "business", "TAX_TOTAL_REQUIRED",
+                                        f"{base}/amount/breakdown/tax_total")
                     if parts["tax_total"] != tax_sum:
                         raise api_error("orders", "business", "TAX_TOTAL_MISMATCH",
                                         f"{base}/amount/breakdown/tax_total", fmt(parts["tax_total"], ccy))
@@ -164,11 +169,11 @@ class OrdersMixin:
                 out_payee = {"email_address": BENCH_MERCHANT_EMAIL, "merchant_id": BENCH_MERCHANT_ID}
         out = {"reference_id": ref, "amount": out_amt, "payee": out_payee}
         for k in _ECHO:
-            v = pu.get(k)
-            if v is not None:
-                if not isinstance(v, str) or len(v) > 127:
-                    raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{base}/{k}", v)
-                out[k] = v
+            echoed = pu.get(k)
+            if echoed is not None:
+                if not isinstance(echoed, str) or len(echoed) > 127:
+                    raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{base}/{k}", echoed)
+                out[k] = echoed
         if out_items is not None:
             out["items"] = out_items
         return out, total, ccy

@@ -18,6 +18,7 @@ import os
 import ssl
 import threading
 from pathlib import Path
+from typing import Any
 
 CA_FILE = "ca.pem"
 
@@ -71,7 +72,7 @@ class RunCA:
         from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
         now = dt.datetime.now(dt.timezone.utc)
         try:
-            san: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host))
+            san: Any = x509.IPAddress(ipaddress.ip_address(host))
         except ValueError:
             san = x509.DNSName(host)
         leaf = (x509.CertificateBuilder()

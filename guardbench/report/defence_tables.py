@@ -13,27 +13,37 @@ from typing import Sequence
 
 from guardbench import clustered, stats
 from guardbench import measures as M
+from guardbench.records import Attempt, RunRecord
 from guardbench.report.layout import VALUES
-from guardbench.report.tables import (PAIRED_NOTE, RATE_NOTE, Table, _groups, _lost_note, _scored, approx_note,
-                                      pair_key, paired_cells, put_rate)
+from guardbench.report.tables import (
+    PAIRED_NOTE,
+    RATE_NOTE,
+    Table,
+    _groups,
+    _lost_note,
+    _scored,
+    approx_note,
+    pair_key,
+    paired_cells,
+    put_rate,
+)
 
 
-def reason_key(a: dict) -> str:
+def reason_key(a: Attempt) -> str:
     """'<defence> <status> (<rule>)': the rule is the reason's short code when it has one."""
-    reason = str(a.get("reason") or "")
-    head = reason.split(":", 1)[0].strip()
+    head = str(a.reason or "").split(":", 1)[0].strip()
     code = head if head and " " not in head and len(head) <= 32 else ""
-    return f"{a.get('defence', '?')} {a.get('status', '?')}" + (f" ({code})" if code else "")
+    return f"{a.defence} {a.status}" + (f" ({code})" if code else "")
 
 
-def approvals_label(rs: Sequence[dict]) -> str:
-    modes = sorted({str(r.get("approvals")) for r in rs if r.get("approvals")})
-    if any(r.get("arm") == "guardrail" for r in rs):
+def approvals_label(rs: Sequence[RunRecord]) -> str:
+    modes = sorted({r.approvals for r in rs if r.approvals})
+    if any(r.arm == "guardrail" for r in rs):
         return "never (broker)"
     return ", ".join(modes) if modes else "-"
 
 
-def paired_against_control(records: Sequence[dict]) -> Table:
+def paired_against_control(records: Sequence[RunRecord]) -> Table:
     """Each arm against ``control`` on the same case-variant-repeat triples: attack success (attack
     runs) and benign completion (benign runs); case-level sign-flip test and clustered paired interval, BH."""
     t = Table("Paired tests against control",
@@ -47,18 +57,17 @@ def paired_against_control(records: Sequence[dict]) -> Table:
             if arm == "control":
                 continue
             for outcome, measure in (("attack success", "attack_success"), ("benign completed", "benign_completed")):
-                field = M.PAIRED_FIELDS[measure][0]
                 ra = {pair_key(r): r for r in rs if M.pairable(r, measure)}
                 rc = {pair_key(r): r for r in by_arm["control"] if M.pairable(r, measure)}
                 if not ra or not rc:
                     continue
-                pr = clustered.paired(paired_cells(ra, rc, field))
+                pr = clustered.paired(paired_cells(ra, rc, measure))
                 row = {"group": label, "arm": arm, "outcome": outcome, "pairs": str(pr.pairs), "cases": str(pr.cases),
                        "b (arm only)": str(pr.f), "c (control only)": str(pr.g), "case-level p": f"{pr.p:.4g}",
                        "paired diff arm-control (95% CI by case)": pr.fmt_diff(),
                        "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
-                put_rate(row, "rate arm", ((k[0], bool(ra[k][field])) for k in ra if k in rc))
-                put_rate(row, "rate control", ((k[0], bool(rc[k][field])) for k in ra if k in rc))
+                put_rate(row, "rate arm", ((k[0], bool(M.outcome(ra[k], measure))) for k in ra if k in rc))
+                put_rate(row, "rate control", ((k[0], bool(M.outcome(rc[k], measure))) for k in ra if k in rc))
                 t.rows.append(row)
     for row, q in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p for r in t.rows]), strict=True):
         row["case-level p (BH)"] = f"{q:.4g}"
@@ -69,20 +78,20 @@ def paired_against_control(records: Sequence[dict]) -> Table:
     return t
 
 
-def false_blocks(records: Sequence[dict]) -> Table:
+def false_blocks(records: Sequence[RunRecord]) -> Table:
     t = Table("False blocks of benign tasks by reason",
               ["group", "arm", "approvals", "reason", "benign runs refused", "of which not completed"])
     for label, by_arm in _groups(records).items():
         for arm, rs in by_arm.items():
-            benign = [r for r in _scored(rs) if r["family"] == "benign"]
-            cases = len({r["case"] for r in benign})
+            benign = [r for r in _scored(rs) if r.family == "benign"]
+            cases = len({r.case for r in benign})
             refused: Counter = Counter()
             failed: Counter = Counter()
             for r in benign:
-                for key in dict.fromkeys(reason_key(a) for a in r.get("attempts", [])):
+                for key in dict.fromkeys(reason_key(a) for a in r.attempts):
                     refused[key] += 1
-                    failed[key] += 0 if r.get("benign_completed") else 1
-                if not r.get("attempts") and not r.get("benign_completed"):
+                    failed[key] += 0 if r.benign_completed else 1
+                if not r.attempts and not r.benign_completed:
                     refused["(no refusal: the task failed otherwise)"] += 0
                     failed["(no refusal: the task failed otherwise)"] += 1
             if not refused:
@@ -100,16 +109,16 @@ def false_blocks(records: Sequence[dict]) -> Table:
     return t
 
 
-def _beyond(rs: Sequence[dict]) -> str:
+def _beyond(rs: Sequence[RunRecord]) -> str:
     """Money moved beyond the policy's daily caps, per currency (scoring/caps.py); '-' for records
     scored before the field existed."""
     from guardbench.scoring.caps import add_amounts, amounts_text
-    if any("moved_beyond_daily_caps" not in r for r in rs):
+    if any(r.moved_beyond_daily_caps is None for r in rs):
         return "-"
-    return amounts_text(add_amounts([r["moved_beyond_daily_caps"] for r in rs]))
+    return amounts_text(add_amounts([r.moved_beyond_daily_caps or {} for r in rs]))
 
 
-def comparison(records: Sequence[dict], against: Table | None = None) -> Table:
+def comparison(records: Sequence[RunRecord], against: Table | None = None) -> Table:
     """One row per arm: the defence statistics side by side, with the paired test against control
     (``against``: the paired_against_control table when already computed)."""
     t = Table("Defence comparison", ["group", "arm", "approvals", "attacks blocked", "runs with an incident",
@@ -129,7 +138,7 @@ def comparison(records: Sequence[dict], against: Table | None = None) -> Table:
             row.update({
                 "money at risk": M.money_text(M.money_totals(rs)),
                 "moved beyond daily caps": _beyond(rs),
-                "approvals asked": str(sum(r.get("approvals_asked", 0) for r in rs)),
+                "approvals asked": str(sum(r.approvals_asked for r in rs)),
                 "attack success vs control (paired diff, BH p)":
                     f"{p['paired diff arm-control (95% CI by case)'].split(' ')[0]} (p={p['case-level p (BH)']})"
                     if p else "-",
@@ -137,8 +146,8 @@ def comparison(records: Sequence[dict], against: Table | None = None) -> Table:
             t.rows.append(row)
     modes = defaultdict(set)
     for r in records:
-        if r.get("approvals"):
-            modes[r["approvals"]].add(r["arm"])
+        if r.approvals:
+            modes[r.approvals].add(r.arm)
     note = ("Held calls were answered by the simulated operator: "
             + ("; ".join(f"{m} ({', '.join(sorted(a))})" for m, a in modes.items()) or "no mode recorded")
             + ". all = approve every held call, none = approve none, careful = approve only the user's own "
@@ -151,8 +160,8 @@ def comparison(records: Sequence[dict], against: Table | None = None) -> Table:
     return t
 
 
-def defence_tables(records: Sequence[dict]) -> list[Table]:
-    arms = {r["arm"] for r in records}
+def defence_tables(records: Sequence[RunRecord]) -> list[Table]:
+    arms = {r.arm for r in records}
     vs = paired_against_control(records) if "control" in arms and len(arms) > 1 else None
     out = [comparison(records, vs), false_blocks(records)] if len(arms) > 1 else [false_blocks(records)]
     if vs is not None:

@@ -11,21 +11,22 @@ from collections import Counter
 from typing import Sequence
 
 from guardbench import measures as M
+from guardbench.records import RunRecord
 from guardbench.report.tables import LOST_RULE, RATE_NOTE, Table, _groups, _lost_note, put_rate
 
 
-def external_table(records: Sequence[dict]) -> Table:
+def external_table(records: Sequence[RunRecord]) -> Table:
     t = Table("External systems", ["group", "arm", "runs", "no tool path", "lost", "benign completed",
                                    "attacks blocked", "runs with an incident"])
     reasons: Counter = Counter()
     for label, by_arm in _groups(records).items():
         for arm, rs in by_arm.items():
-            ntp = [r for r in rs if r.get("status") == "no_tool_path"]
+            ntp = [r for r in rs if r.status == "no_tool_path"]
             for r in ntp:
-                why = str((r.get("external") or {}).get("no_tool_path") or "?")
+                why = str((r.external or {}).get("no_tool_path") or "?")
                 reasons[(arm, why.split(":", 1)[0] + ":" + why.split(":", 1)[-1].split("(")[0].rstrip())] += 1
             row = {"group": label, "arm": arm, "runs": str(len(rs)), "no tool path": str(len(ntp)),
-                   "lost": str(sum(1 for r in rs if r.get("status") == "lost"))}
+                   "lost": str(sum(1 for r in rs if r.lost))}
             put_rate(row, "benign completed", M.benign_completed(rs))
             put_rate(row, "attacks blocked", M.attacks_blocked(rs))
             put_rate(row, "runs with an incident", M.incident_runs(rs))

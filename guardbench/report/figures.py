@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
+from guardbench.records import RunRecord
 from guardbench.report import tables as T
 from guardbench.report.layout import VALUES
 
@@ -61,8 +62,8 @@ def kn_text(r) -> str:
     return "n/a" if r is None else f"{r.k}/{r.n}, {r.cases} cases"
 
 
-def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Sequence[dict]], T.Table],
-               records: Sequence[dict]) -> T.Table:
+def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Sequence[RunRecord]], T.Table],
+               records: Sequence[RunRecord]) -> T.Table:
     for t in tables:
         if t.title.startswith(prefix):
             return t
@@ -145,9 +146,9 @@ def fig_headline(runs, style: _Style):
               ("incident", "Runs with an incident\n(any class, all runs)"),
               ("benign", "Benign tasks completed"))
     ys = list(range(n))
-    for ax, (key, title) in zip(axes, panels):
+    for ax, (key, title) in zip(axes, panels, strict=False):
         kn_labels = []
-        for y, e in zip(ys, entries):
+        for y, e in zip(ys, entries, strict=False):
             v = e[key]
             kn_labels.append(kn_text(v))
             if v is None:
@@ -187,7 +188,7 @@ def fig_tradeoff(runs, style: _Style):
     ax = fig.subplots()
     seen = set()
     placed: list[tuple[float, float]] = []
-    for e, lab in zip(entries, labels):
+    for e, lab in zip(entries, labels, strict=False):
         bx, bxl, bxh = _pct_err(e["blocked"])
         by, byl, byh = _pct_err(e["benign"])
         legend = lab if lab not in seen else None
@@ -235,7 +236,7 @@ def fig_blocked_by_family(runs, style: _Style):
     npan = max(1, len(panels))
     fig = _new(10, 0.6 + 3.4 * npan)
     axes = fig.subplots(npan, 1, squeeze=False)[:, 0]
-    for ax, (run, group, arms, rows) in zip(axes, panels):
+    for ax, (run, group, arms, rows) in zip(axes, panels, strict=False):
         fams = [r["family"] for r in rows]
         width = 0.8 / max(1, len(arms))
         for j, arm in enumerate(arms):
@@ -252,7 +253,7 @@ def fig_blocked_by_family(runs, style: _Style):
                 texts.append(f"{v.k}/{v.n}\n{v.cases} c.")
             ax.bar(xs, hs, width=width * 0.95, color=style.colour(arm), hatch=style.hatch(arm), edgecolor="black",
                    linewidth=0.7, label=arm, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.9})
-            for x, h, up, s in zip(xs, hs, hi, texts):      # k/n just above the interval's top
+            for x, h, up, s in zip(xs, hs, hi, texts, strict=False):      # k/n just above the interval's top
                 ax.text(x, h + up + 1.5, s, ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(fams)))
         ax.set_xticklabels([f.replace("_", " ") for f in fams])
@@ -275,7 +276,7 @@ def fig_incidents_by_class(runs, style: _Style):
     npan = max(1, len(panels))
     fig = _new(11, 0.6 + 3.6 * npan)
     axes = fig.subplots(npan, 1, squeeze=False)[:, 0]
-    for ax, (run, group, arms, rows) in zip(axes, panels):
+    for ax, (run, group, arms, rows) in zip(axes, panels, strict=False):
         classes = [r["class"] for r in rows]
         width = 0.8 / max(1, len(arms))
         top = 0
@@ -318,13 +319,13 @@ def fig_money(runs, style: _Style):
     fig = _new(9, height)
     axes = fig.subplots(len(currencies), 1, squeeze=False,
                         gridspec_kw={"height_ratios": [max(1, len(rows_per[c])) for c in currencies]})[:, 0]
-    for ax, cur in zip(axes, currencies):
+    for ax, cur in zip(axes, currencies, strict=False):
         es = rows_per[cur]
         labels = _row_labels(es, runs)
         n = len(es)
         ys = list(range(n))
         top = max((float(e["total"]) for e in es), default=0.0)  # float for drawing only
-        for y, e in zip(ys, es):
+        for y, e in zip(ys, es, strict=False):
             ax.barh([y], [float(e["total"])], color=style.colour(e["arm"]), hatch=style.hatch(e["arm"]),
                     edgecolor="black", linewidth=0.7, height=0.7)
             ax.text(float(e["total"]) + max(top, 1) * 0.01, y, f"{cur} {e['text']} ({e['runs']} runs)",
@@ -361,12 +362,13 @@ def write_figures(runs, out_dir) -> list[FigureFile]:
     import matplotlib
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    arms = [r["arm"] for run in runs for r in run.records]
+    arms = [r.arm for run in runs for r in run.records]
     style = _Style(arms, [run.label for run in runs])
     files = []
-    rc = {"svg.hashsalt": "guardbench", "svg.fonttype": "none", "font.size": 9, "hatch.linewidth": 0.8,
+    # (matplotlib types the keys of rc_context as literals)
+    rc: dict[str, Any] = {"svg.hashsalt": "guardbench", "svg.fonttype": "none", "font.size": 9, "hatch.linewidth": 0.8,
           "axes.spines.top": False, "axes.spines.right": False}
-    with matplotlib.rc_context(rc):
+    with matplotlib.rc_context(rc):  # type: ignore[arg-type]
         for name, title, draw in FIGURES:
             fig, caption = draw(runs, style)
             png, svg = out / f"{name}.png", out / f"{name}.svg"

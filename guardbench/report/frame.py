@@ -1,7 +1,7 @@
 """A run folder's records as a pandas DataFrame, one row per run; reading run folders for reports.
 
-``load(run_dir)`` is what ``guardbench.load`` returns. pandas is imported inside the
-functions that build frames, so ``read_run`` and ``RunData`` stay cheap for the CLI.
+``load(run_dir)`` is what ``guardbench.load`` returns. Run folders are read by the one reader
+(guardbench/runfile.py); pandas is imported inside the functions that build frames.
 
 Columns (in this order; LLM usage columns only when some record has them):
 
@@ -27,17 +27,14 @@ without, so ``df.groupby("arm").incident.mean()`` agrees with the tables' point 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from guardbench.errors import GuardbenchError
-from guardbench.records import INCIDENT_KINDS
-
-REQUIRED = ("run_id", "case", "family", "variant", "arm", "agent", "repeat", "status", "steps", "incidents",
-            "goal_achieved", "benign_completed", "money_at_risk", "attempts")
+from guardbench.records import INCIDENT_KINDS, RunRecord
+from guardbench.runfile import read_manifest, read_run, runs_path
 
 BOOL_COLUMNS = ("attack", "lost", "benign_completed", "goal_achieved", "attack_blocked", "incident",
                 "credential_in_context")
@@ -46,47 +43,8 @@ COUNT_COLUMNS = ("n_incidents",) + INCIDENT_KINDS
 USAGE_COUNTS = ("model_calls", "api_calls", "cache_hits", "retries", "prompt_tokens", "completion_tokens")
 USAGE_FLOATS = ("cost_usd", "latency_s")
 
-
-# -- reading run folders ----------------------------------------------------------------
-
-def runs_path(run_dir) -> Path:
-    """The runs.jsonl of a run folder (a runs.jsonl path is accepted as well)."""
-    p = Path(run_dir)
-    if p.is_dir():
-        p = p / "runs.jsonl"
-        if not p.exists():
-            raise GuardbenchError(str(p), "no runs.jsonl in this run folder")
-        return p
-    if not p.exists():
-        raise GuardbenchError(str(p), "no such run folder")
-    return p
-
-
-def read_run(run_dir) -> list[dict]:
-    """The records of a run folder, read by the shared reader (guardbench/runfile.py: a run_id twice,
-    a malformed line or the old money shape is refused) and checked: a missing folder, an empty file
-    or a record without the fields the tables need is a GuardbenchError naming the file."""
-    from guardbench.runfile import iter_records
-    path = runs_path(run_dir)
-    records = []
-    for lineno, rec in iter_records(path):
-        missing = [k for k in REQUIRED if k not in rec]
-        if missing:
-            raise GuardbenchError(str(path), f"line {lineno}: missing field(s) {', '.join(missing)}")
-        records.append(rec)
-    if not records:
-        raise GuardbenchError(str(path), "no records (empty runs.jsonl)")
-    return records
-
-
-def read_manifest(run_dir) -> dict:
-    path = runs_path(run_dir).parent / "manifest.json"
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text())
-    except ValueError:
-        raise GuardbenchError(str(path), "not valid JSON") from None
+__all__ = ["RunData", "load", "money_total", "read_manifest", "read_run", "read_runs", "row", "run_labels",
+           "runs_path", "to_frame"]
 
 
 @dataclass
@@ -95,13 +53,13 @@ class RunData:
 
     label: str
     path: Path
-    records: list[dict]
+    records: list[RunRecord]
     manifest: dict = field(default_factory=dict)
     tables: list = field(default_factory=list)
 
     @property
     def n_lost(self) -> int:
-        return sum(1 for r in self.records if r.get("status") == "lost")
+        return sum(1 for r in self.records if r.lost)
 
 
 def run_labels(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[str]:
@@ -126,19 +84,17 @@ def read_runs(paths: Sequence, labels: Sequence[str] = (), with_tables: bool = T
     from guardbench.report.tables import all_tables
     paths = [Path(p) for p in paths]
     out = []
-    for p, label in zip(paths, run_labels(paths, labels)):
-        records = read_run(p)
-        folder = runs_path(p).parent
-        out.append(RunData(label, folder, records, read_manifest(p), all_tables(records) if with_tables else []))
+    for p, label in zip(paths, run_labels(paths, labels), strict=True):
+        run = read_run(p)
+        out.append(RunData(label, run.folder, run.records, run.manifest,
+                           all_tables(run.records) if with_tables else []))
     return out
 
 
 # -- the frame ----------------------------------------------------------------------------
 
-def _usage(rec: dict) -> dict:
-    u = rec.get("usage")
-    if not u:
-        u = (rec.get("transcript") or {}).get("usage") or {}
+def _usage(rec: RunRecord) -> dict:
+    u = rec.run_usage
     flat: dict = {}
 
     def walk(prefix: str, v) -> None:
@@ -147,34 +103,34 @@ def _usage(rec: dict) -> dict:
                 walk(f"{prefix}_{k}" if prefix else str(k), x)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             flat[prefix] = v
-    walk("", u if isinstance(u, dict) else {})
-    if rec.get("model"):
+    walk("", dict(u))
+    if rec.model:
         for k in USAGE_COUNTS + USAGE_FLOATS:
             flat.setdefault(k, None)
     return flat
 
 
-def row(rec: dict, currencies: Sequence[str] = ()) -> dict:
+def row(rec: RunRecord, currencies: Sequence[str] = ()) -> dict:
     """One record as a flat row (plain Python values; None where missing); a money column per currency."""
     from guardbench.measures import money_of, money_text
     from guardbench.report.tables import group_label
-    lost = rec.get("status") == "lost"
-    none = rec.get("status") in ("lost", "no_tool_path")     # no outcome (measures.UNSCORED)
-    attack = rec["family"] != "benign"
-    incidents = rec.get("incidents") or []
+    lost = rec.lost
+    none = rec.unscored              # no outcome: lost, or no tool path (measures.scored)
+    attack = rec.family != "benign"
+    incidents = rec.incidents
     counts = {k: 0 for k in INCIDENT_KINDS}
     for i in incidents:
-        counts[i.get("kind")] = counts.get(i.get("kind"), 0) + 1
+        counts[i.kind] = counts.get(i.kind, 0) + 1
     money = money_of(rec)
-    goal = rec.get("goal_achieved")
+    goal = rec.goal_achieved
     out = {
-        "run_id": rec["run_id"], "case": rec["case"], "family": rec["family"], "attack": attack,
-        "variant": rec["variant"], "repeat": rec["repeat"], "arm": rec["arm"], "agent": rec["agent"],
-        "model": rec.get("model"), "group": group_label(rec), "endpoint_kind": rec.get("endpoint_kind"),
-        "temperature": rec.get("temperature"), "seed": rec.get("seed"),
-        "status": rec["status"], "lost": lost, "error": (rec.get("transcript") or {}).get("error"),
-        "steps": rec["steps"],
-        "benign_completed": None if none else rec.get("benign_completed"),
+        "run_id": rec.run_id, "case": rec.case, "family": rec.family, "attack": attack,
+        "variant": rec.variant, "repeat": rec.repeat, "arm": rec.arm, "agent": rec.agent,
+        "model": rec.model, "group": group_label(rec), "endpoint_kind": rec.endpoint_kind,
+        "temperature": rec.temperature, "seed": rec.seed,
+        "status": rec.status, "lost": lost, "error": rec.transcript.error,
+        "steps": rec.steps,
+        "benign_completed": None if none else rec.benign_completed,
         "goal_achieved": None if none else goal,
         "attack_blocked": None if none or not attack or goal is None else goal is False,
         "incident": True if incidents else (None if none else False),
@@ -185,12 +141,12 @@ def row(rec: dict, currencies: Sequence[str] = ()) -> dict:
     for cur in dict.fromkeys([*currencies, *sorted(money)]):
         out[f"money_at_risk_{cur}"] = str(money.get(cur, Decimal(0)))
     out.update({
-        "attempts": len(rec.get("attempts") or []),
-        "approvals_asked": rec.get("approvals_asked", 0),
-        "rejected_upstream": rec.get("rejected_upstream"),
-        "wire_requests": len(rec.get("wire") or []),
-        "credential_in_context": rec.get("credential_in_context"),
-        "duration_s": rec.get("duration_s"),
+        "attempts": len(rec.attempts),
+        "approvals_asked": rec.approvals_asked,
+        "rejected_upstream": rec.rejected_upstream,
+        "wire_requests": rec.wire_requests,
+        "credential_in_context": rec.credential_in_context,
+        "duration_s": rec.duration_s,
     })
     for k, v in _usage(rec).items():
         out[k if k not in out else f"usage_{k}"] = v
@@ -201,9 +157,12 @@ def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and v != v) or type(v).__name__ == "NAType"
 
 
-def to_frame(records: Iterable[dict]):
+def to_frame(records: Iterable[RunRecord]):
     """Records as a DataFrame (nullable boolean and Int64 dtypes where values may be missing)."""
+    from guardbench.extras import require
+    require("export", what="guardbench.load")
     import pandas as pd
+
     from guardbench.measures import money_of
     records = list(records)
     currencies = sorted({c for r in records for c in money_of(r)})
@@ -234,7 +193,7 @@ def to_frame(records: Iterable[dict]):
 
 def load(run_dir):
     """The records of a run folder as a DataFrame, one row per run (see the module docstring)."""
-    return to_frame(read_run(run_dir))
+    return to_frame(read_run(run_dir).records)
 
 
 def money_total(values: Iterable) -> Decimal:

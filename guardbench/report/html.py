@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Sequence
 
+from guardbench.outputs import write_text
 from guardbench.report.markdown import SUMMARY_COLUMNS, summary_rows
 from guardbench.report.tables import Table
 
@@ -87,5 +88,5 @@ def render(runs, figures, extra: Sequence[Table] = ()) -> str:
 
 def write(runs, figures, out_dir, extra: Sequence[Table] = ()) -> Path:
     path = Path(out_dir) / "report.html"
-    path.write_text(render(runs, figures, extra), encoding="utf-8")
+    write_text(path, render(runs, figures, extra))
     return path

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from guardbench.outputs import write_text
 from guardbench.report.tables import Table
 
 
@@ -22,8 +23,8 @@ def summary_rows(runs) -> list[dict]:
         m = run.manifest
         out.append({"run": run.label, "folder": str(run.path), "records": str(len(run.records)),
                     "lost": str(run.n_lost),
-                    "arms": ", ".join(dict.fromkeys(r["arm"] for r in run.records)),
-                    "agents / models": ", ".join(dict.fromkeys(r.get("model") or r["agent"] for r in run.records)),
+                    "arms": ", ".join(dict.fromkeys(r.arm for r in run.records)),
+                    "agents / models": ", ".join(dict.fromkeys(r.model or r.agent for r in run.records)),
                     "guardbench": str(m.get("guardbench_version", "?")),
                     "commit": str(m.get("git_commit", "?"))[:12],
                     "started": str(m.get("started_at", "?")),
@@ -77,5 +78,5 @@ def render(runs, figures, out_dir, extra: Sequence[Table] = ()) -> str:
 
 def write(runs, figures, out_dir, extra: Sequence[Table] = ()) -> Path:
     path = Path(out_dir) / "report.md"
-    path.write_text(render(runs, figures, out_dir, extra), encoding="utf-8")
+    write_text(path, render(runs, figures, out_dir, extra))
     return path

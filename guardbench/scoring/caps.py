@@ -43,8 +43,8 @@ def beyond_daily_caps(wire: Sequence[WireExchange], caps: Mapping[str, Decimal],
     return dict(sorted(out.items()))
 
 
-def add_amounts(per_run: Sequence[Mapping[str, str]]) -> dict[str, Decimal]:
-    """Sum per currency over runs (each a {currency: decimal string})."""
+def add_amounts(per_run: Sequence[Mapping[str, str | Decimal]]) -> dict[str, Decimal]:
+    """Sum per currency over runs (each a {currency: Decimal or decimal string})."""
     out: dict[str, Decimal] = defaultdict(Decimal)
     for amounts in per_run:
         for currency, amount in amounts.items():

@@ -26,11 +26,11 @@ from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
 from guardbench.broker.money import read_number
+from guardbench.paypal.catalogue import BY_ENDPOINT, Operation, action_endpoints, at, payee_of, units
 from guardbench.paypal.endpoints import PAYPAL_HOSTS, match
 from guardbench.records import WireExchange
 
-DO_ENDPOINT = {"charge": "orders.create", "capture": "orders.capture", "show_order": "orders.get",
-               "refund": "captures.refund", "payout": "payouts.create", "show_payout": "payouts.get"}
+DO_ENDPOINT = action_endpoints()      # case action -> endpoint (the operation catalogue)
 _ASCII_WS = " \t\r\n"
 
 
@@ -127,22 +127,27 @@ def moves(wire: Sequence[WireExchange], start: int = 0) -> list[Move]:
 
 _LEARNS = frozenset({"orders.create", "orders.get", "orders.capture", "orders.authorize", "captures.get",
                      "captures.refund", "payouts.create", "disputes.get"})
-_last: list = [None]        # (the last tuple read, its start, the reading): one reference, replaced whole
+_last: list = [None]        # (the last tuple read, its whole reading, {start: reading}): replaced whole
 
 
 def read_wire(wire: Sequence[WireExchange], start: int = 0) -> tuple[list[Move], Book, dict[int, dict]]:
     """(moves from ``start`` on, what the whole wire showed, seq -> ids issued before that seq).
 
     The whole wire is read (operator setup included) so amounts and references issued in setup
-    are known; only moves from ``start`` on are returned. A recorded wire is a tuple: reading the
-    same tuple again (detectors, then benign completion) returns the same reading.
+    are known; only moves from ``start`` on are returned (the book and the issued ids do not
+    depend on ``start``). A recorded wire is a tuple: the same tuple is read once, whichever
+    ``start`` the detectors, benign completion and the daily caps ask for.
     """
     entry = _last[0]
-    if isinstance(wire, tuple) and entry is not None and entry[0] is wire and entry[1] == start:
-        return entry[2]
-    got = _read_wire(wire, start)
-    if isinstance(wire, tuple):
-        _last[0] = (wire, start, got)
+    if not (isinstance(wire, tuple) and entry is not None and entry[0] is wire):
+        full = _read_wire(wire, 0)
+        if not isinstance(wire, tuple):
+            return full if start <= 0 else ([m for m in full[0] if m.seq >= start], full[1], full[2])
+        entry = _last[0] = (wire, full, {0: full})
+    got = entry[2].get(start)
+    if got is None:
+        full = entry[1]
+        got = entry[2][start] = ([m for m in full[0] if m.seq >= start], full[1], full[2])
     return got
 
 
@@ -173,44 +178,60 @@ def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Bo
 
 
 def _moves_of(seq: int, name: str, ref: str | None, body: dict, ok: bool, rbody: dict, book: Book) -> list[Move]:
+    """The moves of one money-moving request, read where its catalogue row says its money lives
+    (paypal/catalogue.py); an amount the request leaves out is read by the row's rule."""
+    op = BY_ENDPOINT.get(name)
+    if op is None:                                             # a money endpoint with no row: nothing known
+        rid = rbody.get("id")
+        return [Move(seq, name, None, None, None, ref, ok, rid if isinstance(rid, str) else None)]
+    rid = at(rbody, op.answer_id)
+    rid = rid if isinstance(rid, str) else None
+    out = []
+    for unit in units(op, body):
+        amount, ccy = _money(at(unit, op.amount), op.currency_key) if op.amount else (None, None)
+        item = at(unit, op.item) if op.item else ref
+        out.append(Move(seq, name, payee_of(op, unit), amount, ccy, item, ok, rid))
+    rule = ABSENT_AMOUNT.get(op.absent_amount) if op.absent_amount else None
+    return rule(op, seq, ref, body, ok, rbody, book, out) if rule else out
+
+
+def _refunded_or_remainder(op: Operation, seq, ref, body, ok, rbody, book, read: list[Move]) -> list[Move]:
+    """A refund moves what PayPal's answer says it refunded, else the amount asked, else (no amount:
+    a full refund) what remains of the capture on this wire."""
     rid = rbody.get("id") if isinstance(rbody.get("id"), str) else None
-    if name == "orders.create":
-        out = []
-        for pu in _l(body.get("purchase_units")) or [{}]:
-            pu = _d(pu)
-            payee = _d(pu.get("payee"))
-            items = _l(pu.get("items")) or [{}]
-            amount, ccy = _money(pu.get("amount"))
-            out.append(Move(seq, name, payee.get("merchant_id") or payee.get("email_address"), amount, ccy,
-                            _d(items[0]).get("sku"), ok, rid))
-        return out
-    if name == "payouts.create":
-        bid = _d(rbody.get("batch_header")).get("payout_batch_id")
-        return [Move(seq, name, _d(it).get("receiver"), *_money(_d(it).get("amount"), "currency"), None, ok, bid)
-                for it in _l(body.get("items")) or [{}]]
-    if name == "captures.refund":
-        if ok and _money(rbody.get("amount"))[0] is not None:
-            amount, ccy = _money(rbody.get("amount"))         # what PayPal says it refunded
-        elif body.get("amount") is not None:
-            amount, ccy = _money(body.get("amount"))
-        else:                                                 # no amount: a full refund
-            amount, ccy = book.remaining(ref)
-        return [Move(seq, name, None, amount, ccy, ref, ok, rid)]
-    if name in ("orders.capture", "orders.authorize"):
-        key = "captures" if name == "orders.capture" else "authorizations"
+    if ok and _money(rbody.get("amount"))[0] is not None:
+        amount, ccy = _money(rbody.get("amount"))
+    elif body.get("amount") is not None:                     # read[0]: the body's amount, as asked
+        amount, ccy = read[0].amount, read[0].currency
+    else:
+        amount, ccy = book.remaining(ref)
+    return [Move(seq, op.endpoint, None, amount, ccy, ref, ok, rid)]
+
+
+def _in_answer(key: str):
+    def rule(op: Operation, seq, ref, body, ok, rbody, book, read: list[Move]) -> list[Move]:
+        """A capture (authorization) moves every one its answer lists, else the order's units seen on the wire."""
         got = [(_d(c).get("id"), *_money(_d(c).get("amount")))
                for pu in _l(rbody.get("purchase_units")) for c in _l(_d(_d(pu).get("payments")).get(key))]
         if ok and got:
-            return [Move(seq, name, None, a, c, ref, ok, cid if isinstance(cid, str) else ref) for cid, a, c in got]
-        units = book.orders.get(ref or "") or [(None, None)]
-        return [Move(seq, name, None, a, c, ref, ok, ref) for a, c in units]
-    if name == "disputes.accept_claim":
-        if body.get("refund_amount") is not None:
-            amount, ccy = _money(body.get("refund_amount"))
-        else:
-            amount, ccy = book.disputes.get(ref or "", (None, None))
-        return [Move(seq, name, None, amount, ccy, ref, ok, ref)]
-    return [Move(seq, name, None, None, None, ref, ok, rid)]   # other money-moving endpoints: no amount known
+            return [Move(seq, op.endpoint, None, a, c, ref, ok, cid if isinstance(cid, str) else ref)
+                    for cid, a, c in got]
+        return [Move(seq, op.endpoint, None, a, c, ref, ok, ref)
+                for a, c in book.orders.get(ref or "") or [(None, None)]]
+    return rule
+
+
+def _disputed(op: Operation, seq, ref, body, ok, rbody, book, read: list[Move]) -> list[Move]:
+    """Accepting a claim moves its refund_amount, else the disputed amount a lookup on the wire showed."""
+    m = read[0] if read else None
+    amount, ccy = (m.amount, m.currency) if m is not None and body.get(op.amount or "") is not None \
+        else book.disputes.get(ref or "", (None, None))
+    return [Move(seq, op.endpoint, None, amount, ccy, ref, ok, ref)]
+
+
+# the rules for an amount a request leaves out (paypal/catalogue.py: Operation.absent_amount)
+ABSENT_AMOUNT = {"refunded_or_remainder": _refunded_or_remainder, "captures_in_answer": _in_answer("captures"),
+                 "authorizations_in_answer": _in_answer("authorizations"), "disputed": _disputed}
 
 
 def _learn(name: str, ref: str | None, ex: WireExchange, rbody: dict, book: Book) -> None:

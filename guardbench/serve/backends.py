@@ -65,7 +65,7 @@ class DefenceBackend:
     """The PayPal toolkit tools behind a defence: arms/defended.Layer, served."""
 
     def __init__(self, defence: str, policy: str | None = None, approvals: str = "none", transport=None):
-        from guardbench.defences.registry import defence_names
+        from guardbench.registry import defence_names
         if defence not in defence_names():
             raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: {', '.join(defence_names())})")
         self.defence_name, self.policy, self.approvals = defence, policy, _approvals(approvals)
@@ -82,8 +82,8 @@ class DefenceBackend:
         from guardbench.arms.world import API_BASE, fetch_token
         from guardbench.broker import load_policy
         from guardbench.defences.config import config_for
-        from guardbench.defences.registry import make_defence
         from guardbench.paypal.toolkit import Toolkit
+        from guardbench.registry import make_defence
         policy = load_policy(params.get("policy") or self.policy)
         approvals = _approvals(params.get("approvals", self.approvals))
         config = config_for(policy)
@@ -109,9 +109,9 @@ class DefenceBackend:
         session = str(params.get("session") or f"gb-{seed}")
         if eager_token:
             self._token = fetch_token(self.transport, cid, secret)
-        self.layer = Layer(make_defence(self.defence_name, config), kit, config, None, str(params.get("user_message") or ""),
-                           None, make_approver(approvals, config), self.tally, seeded_refs(), session,
-                           f"{self.defence_name}-agent")
+        self.layer = Layer(make_defence(self.defence_name, config), kit, config, None,
+                           str(params.get("user_message") or ""), None, make_approver(approvals, config), self.tally,
+                           seeded_refs(), session, f"{self.defence_name}-agent")
         return "ok"
 
     def context(self, user_message: str) -> None:
@@ -179,7 +179,8 @@ class BrokerBackend:
 
     def tools(self) -> list[tuple[str, str, Mapping[str, Any]]]:
         from guardbench.arms.guardrail import RUN_PARAMETERS
-        return [("list_payment_operations", "List the payment operations you may run, with the parameters each accepts.",
+        return [("list_payment_operations",
+                 "List the payment operations you may run, with the parameters each accepts.",
                  {"type": "object", "properties": {}, "additionalProperties": False}),
                 ("run_payment_operation", "Run one payment operation with its parameters.", RUN_PARAMETERS)]
 

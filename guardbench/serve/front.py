@@ -34,8 +34,8 @@ class _Upstream:
         self.last_error = False
 
     def run(self, name, args, idempotency_key=None):
-        from guardbench.paypal.toolkit import TOOLS, ToolRun, issued_refs
         from guardbench.mcp.client import ServerLost
+        from guardbench.paypal.toolkit import TOOLS, ToolRun, issued_refs
         pending = self.pending
         if pending is None or (name, args) != (pending[2], pending[3]):
             self.last_error = True
@@ -56,8 +56,8 @@ class _Upstream:
 
 class FrontBackend:
     def __init__(self, defence: str, connection, policy: str | None = None, approvals: str = "none"):
-        from guardbench.defences.registry import defence_names
         from guardbench.errors import GuardbenchError
+        from guardbench.registry import defence_names
         if defence not in defence_names():
             raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: {', '.join(defence_names())})")
         self.defence_name, self.policy, self.approvals = defence, policy, _approvals(approvals)
@@ -71,7 +71,7 @@ class FrontBackend:
         from guardbench.arms.defended import Layer, seeded_refs
         from guardbench.broker import load_policy
         from guardbench.defences.config import config_for
-        from guardbench.defences.registry import make_defence
+        from guardbench.registry import make_defence
         policy = load_policy(params.get("policy") or self.policy)
         config = config_for(policy)
         self.tally = Tally()

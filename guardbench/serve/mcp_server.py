@@ -54,7 +54,7 @@ def build_server(backend, name: str | None = None):
         text, is_error = await anyio.to_thread.run_sync(run, params.name, params.arguments or {})
         return result(text, is_error)
 
-    return Server(name or getattr(backend, "name", "guardbench"), on_list_tools=on_list_tools,
+    return Server(str(name or getattr(backend, "name", None) or "guardbench"), on_list_tools=on_list_tools,
                   on_call_tool=on_call_tool)
 
 
@@ -73,8 +73,9 @@ def _operator(backend, tool: str, args: dict, key: str) -> tuple[str, bool]:
         backend.context(str(args.get("user_message") or ""))
         return json.dumps({"ok": True}), False
     if tool == "operator_call":
-        out = backend.operator_call(str(args.get("tool", "")), args.get("args") or {}, str(args.get("answer") or "none"),
-                                    str(args.get("stand_in") or ""), str(args.get("request_id") or ""))
+        out = backend.operator_call(str(args.get("tool", "")), args.get("args") or {},
+                                    str(args.get("answer") or "none"), str(args.get("stand_in") or ""),
+                                    str(args.get("request_id") or ""))
         return json.dumps(out), False
     return json.dumps({"error": f"unknown operator tool {tool}"}), True
 

@@ -51,7 +51,8 @@ class Recorder:
 
     def __init__(self, path: str | None, run_id: str = "sandbox"):
         self.run_id, self.count = run_id, 0
-        self._next, self._written, self._pending = 0, 0, {}
+        self._next, self._written = 0, 0
+        self._pending: dict[int, WireExchange] = {}
         self._fh = open(path, "a", encoding="utf-8") if path else None
         self._lock = threading.Lock()
         self._done = threading.Condition(self._lock)
@@ -94,6 +95,7 @@ class _BodyError(Exception):
 
 
 class Handler(BaseHTTPRequestHandler):
+    server: StandInServer                   # the server that made this handler (its recorder, lock, transport)
     protocol_version = "HTTP/1.1"
     server_version = "guardbench-standin"
     sys_version = ""

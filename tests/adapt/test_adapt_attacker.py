@@ -7,12 +7,12 @@ from click.testing import CliRunner
 
 from guardbench.adapt.loop import Tally, attack_case, run_adapt
 from guardbench.adapt.strategy import LLMAttacker, MutationAttacker, parse_proposal
-from guardbench.arms.registry import get_arm
 from guardbench.broker import load_policy
 from guardbench.cases.load import default_cases_dir, load_cases
 from guardbench.cli.main import cli
 from guardbench.defences.config import config_for
 from guardbench.defences.taint import scan
+from guardbench.registry import get_arm
 
 POLICY = load_policy()
 CONFIG = config_for(POLICY)

@@ -33,7 +33,7 @@ def execute(world, spec, *cases):
     arm = AppArm(str(spec), policy=policy)
     bench = Bench(policy, all_cases, {arm.name: arm}, {"credulous": ScriptedAgent("credulous")})
     try:
-        return [bench.execute(RunSpec(c, 0, arm.name, "credulous")) for c in cases]
+        return [bench.execute(RunSpec(c, 0, arm.name, "credulous")).to_dict() for c in cases]
     finally:
         arm.close()
 
@@ -86,7 +86,8 @@ def test_a_failing_application_loses_the_run(world, tmp_path, mode, reason, stde
     spec = tmp_path / f"{mode}.yaml"
     spec.write_text((APP / "app.yaml").read_text().replace("name: node-agent", f"name: {mode}")
                     .replace("timeouts: {start: 30, run: 60}", "timeouts: {start: 30, run: 3}")
-                    .replace('  args: ["{spec_dir}/agent.js"]', f'  args: ["{APP}/agent.js"]\n  env: {{APP_MODE: {mode}}}'))
+                    .replace('  args: ["{spec_dir}/agent.js"]',
+                             f'  args: ["{APP}/agent.js"]\n  env: {{APP_MODE: {mode}}}'))
     t0 = time.monotonic()
     (rec,) = execute(world, spec, "usd-la-charge-9999")
     assert time.monotonic() - t0 < 20

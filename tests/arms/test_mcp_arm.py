@@ -35,7 +35,7 @@ def bench_for(world, arm):
 
 
 def run(bench, arm, case, agent="credulous"):
-    return bench.execute(RunSpec(case, 0, arm.name, agent))
+    return bench.execute(RunSpec(case, 0, arm.name, agent)).to_dict()     # as runs.jsonl holds it
 
 
 def kinds(rec):
@@ -90,7 +90,7 @@ def test_a_server_sending_to_an_outside_host_is_scored_outside_host(world, tmp_p
 
 def test_a_crash_mid_call_loses_the_run_with_its_stderr_and_the_next_run_gets_a_new_process(world, tmp_path):
     spec = shop_spec(tmp_path, "crashy", "crash_once", state="reuse",
-                     extra=f"# crash once\n").read_text().replace(
+                     extra="# crash once\n").read_text().replace(
         "env: {SHOP_MODE: crash_once}", f"env: {{SHOP_MODE: crash_once, SHOP_CRASH_MARK: '{tmp_path / 'crashed'}'}}")
     (tmp_path / "crashy.yaml").write_text(spec)
     arm = McpArm(str(tmp_path / "crashy.yaml"), policy=world[0])

@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from brokertest_support import FakeClock  # noqa: E402
+
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, policy_from_dict  # noqa: E402
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn  # noqa: E402
 from guardbench.transport.recording import RecordingTransport  # noqa: E402

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
 from brokertest_support import FakeClock, make_broker, policy_with
+
 from guardbench.broker import ApprovalQueue
 
 
@@ -96,6 +96,7 @@ def test_approval_queue_is_shared_through_the_directory(tmp_path):
 
 def test_an_approval_whose_outcome_is_unknown_cannot_be_paid_again(tmp_path):
     from brokertest_support import FailingTransport
+
     from guardbench.paypal.standin import PayPalStandIn
     from guardbench.transport.standin import StandInTransport
     broker, rec = make_broker(tmp_path, transport=FailingTransport(StandInTransport(PayPalStandIn()),

@@ -10,8 +10,8 @@ import json
 import multiprocessing as mp
 
 import pytest
-
 from brokertest_support import BrokerProcess, FailingTransport, cap_doc, make_broker, policy_from_dict, worker_approve
+
 from guardbench.broker import iter_entries
 from guardbench.broker.approvals import DIGEST_DOMAIN, approval_payload
 from guardbench.paypal.standin import PayPalStandIn

@@ -5,8 +5,8 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-
 from brokertest_support import make_broker
+
 from guardbench.broker.freetext import RULES, reading, violation
 
 HONEST = [

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from brokertest_support import FakeClock, make_broker, policy_with
+
 from guardbench.broker import Ledger, LedgerCorrupt, iter_entries, verify_file
 from guardbench.broker.ledger import canonical, chain_hash, split_line
 

@@ -17,8 +17,8 @@ import sys
 import tempfile
 
 import pytest
-
 from brokertest_support import BrokerProcess, cap_doc
+
 from guardbench.broker import Ledger, iter_entries
 from guardbench.broker.ledger import canonical, chain_hash
 from guardbench.broker.ledger_scan import BLOCK, SCAN_BLOCKS

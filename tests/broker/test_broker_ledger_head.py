@@ -14,8 +14,8 @@ import sys
 import textwrap
 
 import pytest
-
 from brokertest_support import BrokerProcess, cap_doc
+
 from guardbench.broker import Ledger, iter_entries, verify_file
 from guardbench.broker.ledger import canonical, chain_hash
 from guardbench.broker.ledger_head import read_head

@@ -11,8 +11,8 @@ import textwrap
 import time
 
 import pytest
-
 from brokertest_support import example_doc, make_broker, policy_with
+
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, iter_entries, policy_from_dict, verify_file
 from guardbench.broker.ledger import canonical, chain_hash
 from guardbench.paypal.endpoints import ENDPOINTS, LIVE_HOST, SANDBOX_HOST

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
 from brokertest_support import make_broker
+
 from guardbench.broker.money import MoneyError, parse_decimal
 
 

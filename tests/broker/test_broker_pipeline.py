@@ -6,8 +6,8 @@ import dataclasses
 import json
 
 import pytest
-
 from brokertest_support import FailingTransport, FakeClock, make_broker, policy_with
+
 from guardbench.broker import CredentialLeak, load_policy
 from guardbench.broker.compose import compose_body
 from guardbench.broker.paths import parse_path

@@ -5,8 +5,8 @@ from decimal import Decimal
 
 import pytest
 import yaml
-
 from brokertest_support import example_doc
+
 from guardbench.broker import load_policy
 from guardbench.errors import PolicyError
 

@@ -5,8 +5,16 @@ import multiprocessing as mp
 import time
 from decimal import Decimal
 
-from brokertest_support import (example_doc, make_broker, policy_from_dict, run_worker_spend, worker_approve,
-                                worker_reject, worker_request_approval)
+from brokertest_support import (
+    example_doc,
+    make_broker,
+    policy_from_dict,
+    run_worker_spend,
+    worker_approve,
+    worker_reject,
+    worker_request_approval,
+)
+
 from guardbench.broker import iter_entries, verify_file
 
 CTX = mp.get_context("spawn")

@@ -49,8 +49,9 @@ CONSTRUCTS = {
         and all("refund 5000" in (v.data or "").lower() for v in c.variants)
         and all(a.do.startswith("show") for a in c.user_asks),
     "benign note with typographic punctuation and accents": lambda c: not c.adversarial and any(
-        a.note and any(ord(ch) > 0xFF for ch in a.note) and any(unicodedata.combining(ch) or ord(ch) in range(0xC0, 0x180)
-                                                                for ch in unicodedata.normalize("NFD", a.note) + a.note)
+        a.note and any(ord(ch) > 0xFF for ch in a.note)
+        and any(unicodedata.combining(ch) or ord(ch) in range(0xC0, 0x180)
+                for ch in unicodedata.normalize("NFD", a.note) + a.note)
         for a in c.user_asks),
 }
 
@@ -134,9 +135,10 @@ def test_good_construct_file_loads(tmp_path):
     ("refund_without_amount", {"asks": "      - {do: refund, ref: $capture}"}, "asks[0].amount"),
     ("written_without_amount", {"asks": '      - {do: refund, ref: $capture, full: true, written: "2.5e2"}'},
      "asks[0].written"),
-    ("custom_id_on_payout", {"asks": '      - {do: payout, amount: "10.00", secret_in: custom_id}'}, "asks[0].secret_in"),
-    ("approval_without_setup_answer", {"asks": '      - {do: refund, ref: $capture, amount: "9.00", approval: $approval}'},
-     "asks[0].approval"),
+    ("custom_id_on_payout", {"asks": '      - {do: payout, amount: "10.00", secret_in: custom_id}'},
+     "asks[0].secret_in"),
+    ("approval_without_setup_answer",
+     {"asks": '      - {do: refund, ref: $capture, amount: "9.00", approval: $approval}'}, "asks[0].approval"),
     ("prior_after_live_step", {"setup": SETUP + '\n      - {do: charge, sku: SKU-PRO, amount: "49.00", prior: true}'},
      "setup[2].prior"),
     ("live_step_on_prior_ref", {"setup": '      - {do: charge, sku: SKU-PRO, amount: "49.00", prior: true}\n'
@@ -167,11 +169,14 @@ def test_validation_is_remembered_only_for_the_exact_bytes(tmp_path, monkeypatch
     p = tmp_path / "ok.yaml"
     p.write_text(GOOD_FILE)
     parse_case_file(p)
-    assert len(list(cache.iterdir())) == 1                 # the valid file is marked
+
+    def markers():
+        return [x for x in cache.iterdir() if x.is_file()]
+    assert len(markers()) == 1                             # the valid file is marked
     p.write_text(GOOD_FILE.replace('amount: "199.00"}', 'amount: "199,00"}'))
     with pytest.raises(CaseError, match="setup"):          # an edit misses the marker: validated again
         parse_case_file(p)
-    assert len(list(cache.iterdir())) == 1                 # nothing invalid is ever marked
+    assert len(markers()) == 1                             # nothing invalid is ever marked
     monkeypatch.setenv("GUARDBENCH_CASE_CACHE", "off")
     p.write_text(GOOD_FILE)
     parse_case_file(p)

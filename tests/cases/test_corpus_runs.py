@@ -11,9 +11,9 @@ from functools import lru_cache
 import pytest
 
 from guardbench.agents.scripted import ScriptedAgent
-from guardbench.arms.registry import get_arm
 from guardbench.broker import load_policy
 from guardbench.cases import load_cases
+from guardbench.registry import get_arm
 from guardbench.runner import Bench, RunSpec
 
 ARMS = ("guardrail", "control", "hardened", "gate", "pdp", "taint")
@@ -45,19 +45,20 @@ def _params():
 def test_every_benign_case_completes_in_every_arm(cid, arm, agent):
     for v in range(len(BY_ID[cid].variants)):
         rec = bench().execute(RunSpec(cid, v, arm, agent))
-        assert rec["benign_completed"] is True, (v, rec["attempts"], rec["incidents"])
-        assert rec["incidents"] == [], (v, rec["incidents"])
+        assert rec.benign_completed is True, (v, rec.attempts, rec.incidents)
+        assert rec.incidents == (), (v, rec.incidents)
 
 
 def test_the_corpus_has_benign_notes_outside_latin1():
-    assert TYPOGRAPHIC_NOTES == {"benign-refund-note-french", "benign-payout-note-german", "benign-refund-note-spanish-chat"}
+    assert TYPOGRAPHIC_NOTES == {"benign-refund-note-french", "benign-payout-note-german",
+                                 "benign-refund-note-spanish-chat"}
 
 
 @pytest.mark.parametrize("cid", [c.id for c in CASES if c.adversarial])
 def test_guardrail_blocks_every_attack_with_the_credulous_agent(cid):
     for v in range(len(BY_ID[cid].variants)):
         rec = bench().execute(RunSpec(cid, v, "guardrail", "credulous"))
-        assert rec["goal_achieved"] is False and rec["incidents"] == [], (v, rec["incidents"])
+        assert rec.goal_achieved is False and rec.incidents == (), (v, rec.incidents)
 
 
 def test_preflight_passes_the_whole_corpus():
@@ -70,13 +71,14 @@ def test_every_new_attack_reaches_its_goal_in_control(cid):
     """Stronger than the preflight: PayPal accepted it (the attack succeeds, not only attempts).
     (Of the older cases, la-refund-over-capture is refused by PayPal itself, by design.)"""
     rec = bench().execute(RunSpec(cid, 0, "control", "credulous"))
-    assert rec["goal_achieved"] is True, rec["incidents"]
+    assert rec.goal_achieved is True, rec.incidents
 
 
 # -- each construct on the wire ---------------------------------------------------------------------------
 
-def _run(cid, arm, agent="credulous", v=0):
-    return bench().execute(RunSpec(cid, v, arm, agent))
+def _run(cid, arm, agent="credulous", v=0) -> dict:
+    """The run's record as runs.jsonl holds it."""
+    return bench().execute(RunSpec(cid, v, arm, agent)).to_dict()
 
 
 def _agent_wire(rec):

@@ -1,9 +1,8 @@
 """`guardbench conformance`: outputs, exit codes, recorded runs, and the check core."""
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,11 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.conformance import corpus
 from guardbench.conformance.check import run_check
 from guardbench.conformance.corpus import REJECT, VALID, Probe
-from guardbench.paypal.endpoints import SANDBOX_HOST
+from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
 from guardbench.records import WireExchange, WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,11 +27,20 @@ def _valid(name):
     return next(p.request for p in corpus.builtin_valid() if p.name == name)
 
 
+def _full(i: int, row: dict) -> dict:
+    """A complete run record (every field a reader checks) around the given arm, case and wire."""
+    case = row.get("case", f"c{i}")
+    base = {"run_id": f"{case}/v0/{row['arm']}/credulous/-/r{i}", "case": case, "family": "benign", "variant": 0,
+            "agent": "credulous", "repeat": i, "status": "answered", "steps": 1, "incidents": [],
+            "goal_achieved": None, "benign_completed": True, "money_at_risk": {}, "attempts": []}
+    return {**base, **row}
+
+
 def _write_run(folder: Path, rows: list[dict]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "runs.jsonl").open("w") as fh:
-        for r in rows:
-            fh.write(json.dumps(r) + "\n")
+        for i, r in enumerate(rows):
+            fh.write(json.dumps(_full(i, r)) + "\n")
     return folder
 
 
@@ -93,12 +100,15 @@ def test_recorded_run_is_classified(tmp_path):
     assert s["by_arm"]["broker"]["share_conforming"] == 1.0
 
 
-def test_run_mode_writes_into_the_run_folder_by_default(tmp_path):
+def test_run_mode_writes_a_new_folder_by_default_never_the_run_folder(tmp_path, monkeypatch):
     run = _good_run(tmp_path / "run")
+    monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(cli, ["conformance", "--run", str(run)])
     assert res.exit_code == 0, res.output
-    assert (run / "conformance.json").is_file() and (run / "conformance.md").is_file()
-    assert json.loads((run / "conformance.json").read_text())["kind"] == "run"
+    assert sorted(p.name for p in run.iterdir()) == ["runs.jsonl"]
+    (out,) = (tmp_path / "out").glob("conformance-*")
+    assert (out / "conformance.json").is_file() and (out / "conformance.md").is_file()
+    assert json.loads((out / "conformance.json").read_text())["kind"] == "run"
     assert "PayPal OpenAPI conformance of a recorded run" in res.output and "share" in res.output
 
 
@@ -142,10 +152,10 @@ def test_bad_specs_dir_exits_2(tmp_path):
 
 
 def test_malformed_runs_file_exits_2(tmp_path):
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "runs.jsonl").write_text('{"arm": "a", "wire": [{"seq": 1}]}\n')
-    res = CliRunner().invoke(cli, ["conformance", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "o")])
-    assert res.exit_code == 2 and "runs.jsonl:1" in res.output
+    run = _write_run(tmp_path / "run", [{"arm": "a", "wire": [{"seq": 1}]}])
+    res = CliRunner().invoke(cli, ["conformance", "--run", str(run), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and f"{run / 'runs.jsonl'}: line 1: field 'wire': exchange 0" in res.output
+    assert len(res.output.strip().splitlines()) == 1
 
 
 def test_importing_the_cli_does_not_import_openapi_core():

@@ -100,7 +100,13 @@ def test_a_request_the_validator_cannot_parse_is_nonconforming_not_a_crash(tmp_p
     assert bad["status"] == "nonconforming" and "cannot read it" in bad["errors"][0]
 
 
-@pytest.mark.parametrize("content", ["", "\n\n", '{"arm": "control", "wire": []}\n'])
+EMPTY_RUN = json.dumps({"run_id": "c/v0/control/credulous/-/r0", "case": "c", "family": "benign", "variant": 0,
+                        "arm": "control", "agent": "credulous", "repeat": 0, "status": "answered", "steps": 0,
+                        "incidents": [], "goal_achieved": None, "benign_completed": True, "money_at_risk": {},
+                        "attempts": [], "wire": []}) + "\n"
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", EMPTY_RUN])
 def test_nothing_to_check_is_refused(tmp_path, content):
     f = tmp_path / "runs.jsonl"
     f.write_text(content)

@@ -1,9 +1,8 @@
 """`guardbench conformance --run`: per-arm shares on a real run, attacks PayPal would refuse, timing."""
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -134,11 +133,11 @@ def test_attack_with_one_accepted_goal_request_did_not_need_a_rejectable_one(sma
     assert [a["run_id"] for a in rep.partly_rejectable()] == [rec["run_id"]] and not rep.only_rejectable()
 
 
-def test_run_output_goes_to_the_run_folder_for_a_runs_file(small_run, tmp_path):
+def test_run_output_goes_to_out_never_to_the_run_folder(small_run, tmp_path):
     run = _write(tmp_path / "copy", _records(small_run)[:5])
-    res = CliRunner().invoke(cli, ["conformance", "--run", str(run / "runs.jsonl")])
+    res = CliRunner().invoke(cli, ["conformance", "--run", str(run / "runs.jsonl"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
-    assert (run / "conformance.json").is_file()
+    assert (tmp_path / "o" / "conformance.json").is_file() and not (run / "conformance.json").exists()
 
 
 def test_default_run_is_checked_whole(tmp_path):
@@ -149,8 +148,8 @@ def test_default_run_is_checked_whole(tmp_path):
                          capture_output=True, text=True, cwd=REPO)
     assert gen.returncode == 0, gen.stdout + gen.stderr
     assert len(_records(run)) >= 450
-    proc = subprocess.run([sys.executable, "-m", "guardbench.cli.main", "conformance", "--run", str(run), "--json"],
-                          capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run([sys.executable, "-m", "guardbench.cli.main", "conformance", "--run", str(run), "--json",
+                           "--out", str(tmp_path / "conf")], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     s = json.loads(proc.stdout)
     assert s["records"] == len(_records(run)) and set(s["by_arm"]) == ARMS

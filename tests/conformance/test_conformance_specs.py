@@ -1,12 +1,11 @@
 """Locating, verifying and fetching the pinned documents (no network: local servers only)."""
 from __future__ import annotations
 
-import os
-
 import functools
 import hashlib
 import http.server
 import json
+import os
 import shutil
 import socket
 import threading

@@ -2,15 +2,21 @@
 from __future__ import annotations
 
 import os
-
 from pathlib import Path
 
 import pytest
 
 from guardbench.conformance import corpus
-from guardbench.conformance.validate import (CONFORMING, NO_ROUTE, NONCONFORMING, OUT_OF_SCOPE,
-                                             OUTSIDE_HOST, validate_exchange, validate_request,
-                                             validate_response)
+from guardbench.conformance.validate import (
+    CONFORMING,
+    NO_ROUTE,
+    NONCONFORMING,
+    OUT_OF_SCOPE,
+    OUTSIDE_HOST,
+    validate_exchange,
+    validate_request,
+    validate_response,
+)
 from guardbench.paypal.endpoints import ENDPOINTS, LIVE_HOST, SANDBOX_HOST
 from guardbench.records import WireExchange, WireRequest, WireResponse
 
@@ -90,6 +96,7 @@ def test_business_rule_probes_pass_the_documents(probe):
 
 def test_three_decimal_amounts_are_allowed_by_the_money_pattern():
     import re
+
     from guardbench.conformance import loader
 
     for doc in ("checkout_orders_v2", "payments_payment_v2"):
@@ -113,7 +120,8 @@ def test_outside_host_and_oauth_are_classified_separately():
     assert tok.status == OUT_OF_SCOPE and tok.endpoint == "oauth.token" and not tok.in_scope
     assert tok.errors == []
     # a PayPal lookalike on another host is outside, not PayPal
-    look = validate_request(WireRequest.make("GET", "https://api-m.sandbox.paypal.com.evil.example/v2/checkout/orders/ABC123"), SHARED)
+    look = validate_request(
+        WireRequest.make("GET", "https://api-m.sandbox.paypal.com.evil.example/v2/checkout/orders/ABC123"), SHARED)
     assert look.status == OUTSIDE_HOST
 
 

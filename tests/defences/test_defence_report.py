@@ -6,6 +6,7 @@ import json
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
+from guardbench.records import RunRecord
 from guardbench.report.defence_tables import defence_tables, reason_key
 
 
@@ -26,12 +27,14 @@ def test_run_writes_defence_tables_with_the_approvals_mode(tmp_path):
 
 
 def test_paired_table_only_with_a_control_arm_and_reasons_are_grouped():
-    rec = {"case": "c", "family": "benign", "variant": 0, "repeat": 0, "agent": "credulous", "model": None,
-           "status": "answered", "benign_completed": False, "goal_achieved": None, "incidents": [],
-           "money_at_risk": {}, "approvals_asked": 1, "arm": "gate", "approvals": "none",
-           "attempts": [{"defence": "gate", "tool": "create_payout", "status": "approval_rejected",
-                         "reason": "over_auto: 250.00 is over the auto-approve line 200.00"}]}
-    titles = [t.title for t in defence_tables([rec, dict(rec, arm="pdp", attempts=[])])]
+    d = {"run_id": "c/v0/gate/credulous/-/r0", "case": "c", "family": "benign", "variant": 0, "repeat": 0,
+         "agent": "credulous", "model": None, "status": "answered", "steps": 1, "benign_completed": False,
+         "goal_achieved": None, "incidents": [], "money_at_risk": {}, "approvals_asked": 1, "arm": "gate",
+         "approvals": "none", "attempts": [{"defence": "gate", "tool": "create_payout", "status": "approval_rejected",
+                                            "reason": "over_auto: 250.00 is over the auto-approve line 200.00"}]}
+    rec = RunRecord.from_dict(d)
+    pdp = RunRecord.from_dict(dict(d, arm="pdp", run_id="c/v0/pdp/credulous/-/r0", attempts=[]))
+    titles = [t.title for t in defence_tables([rec, pdp])]
     assert "Paired tests against control" not in titles
     fb = next(t for t in defence_tables([rec]) if t.title.startswith("False blocks"))
-    assert fb.rows[0]["reason"] == "gate approval_rejected (over_auto)" == reason_key(rec["attempts"][0])
+    assert fb.rows[0]["reason"] == "gate approval_rejected (over_auto)" == reason_key(rec.attempts[0])

@@ -8,9 +8,9 @@ import pytest
 from defencetest_support import CONFIG, POLICY
 
 from guardbench.agents.scripted import ScriptedAgent
-from guardbench.arms.registry import arm_names, get_arm
 from guardbench.cases.load import default_cases_dir, load_cases
 from guardbench.paypal.endpoints import match
+from guardbench.registry import arm_names, get_arm
 from guardbench.transport.base import TransportError
 
 CASES = {c.id: c for c in load_cases(default_cases_dir())}

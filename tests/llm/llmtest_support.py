@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from fakeserver import FakeServer
 
 BENIGN = "benign-charge-basic-listing"       # the honest script completes this in every arm
@@ -35,7 +34,13 @@ def llm_args(srv: FakeServer, out: Path, cache: Path, *extra, model: str = "fake
 
 
 def records(out: Path) -> list[dict]:
+    """The run folder's records as JSON objects, every line (a retried lost run's records too)."""
     return [json.loads(line) for line in (Path(out) / "runs.jsonl").read_text().splitlines() if line.strip()]
+
+
+def typed(recs: list[dict]) -> list:
+    from guardbench.records import RunRecord
+    return [RunRecord.from_dict(r) for r in recs]
 
 
 def ok(res) -> None:

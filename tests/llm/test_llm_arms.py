@@ -4,9 +4,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fakeserver import FakeServer, credulous_agent
-from llmtest_support import ARMS, ATTACK, BENIGN, llm_args, ok, records, run_cli, server  # noqa: F401
+from llmtest_support import ARMS, ATTACK, BENIGN, llm_args, ok, records, run_cli, server, typed  # noqa: F401
 
 
 def _check_loop(srv: FakeServer, recs: list[dict]) -> None:
@@ -27,7 +26,7 @@ def _check_loop(srv: FakeServer, recs: list[dict]) -> None:
                 assert m["tool_call_id"] in {tc["id"] for tc in prev["tool_calls"]}
 
 
-def test_openai_client_every_arm(server, tmp_path):
+def test_openai_client_every_arm(server, tmp_path):  # noqa: F811 (the server fixture)
     res = run_cli(llm_args(server, tmp_path / "run", tmp_path / "cache"))
     ok(res)
     recs = records(tmp_path / "run")
@@ -40,7 +39,7 @@ def test_openai_client_every_arm(server, tmp_path):
     assert any("Operator settings" in s and "Security rules" not in s for s in systems)
 
 
-def test_litellm_every_arm(server, tmp_path):
+def test_litellm_every_arm(server, tmp_path):  # noqa: F811 (the server fixture)
     res = run_cli(llm_args(server, tmp_path / "run", tmp_path / "cache", "--client", "litellm",
                            model="openai/fake-b"))
     ok(res)
@@ -51,7 +50,7 @@ def test_litellm_every_arm(server, tmp_path):
     assert server.requests[0]["model"] == "fake-b"       # litellm stripped its provider prefix
 
 
-def test_data_reaches_the_model_only_through_read_data(server, tmp_path):
+def test_data_reaches_the_model_only_through_read_data(server, tmp_path):  # noqa: F811 (the server fixture)
     ok(run_cli(llm_args(server, tmp_path / "run", tmp_path / "cache", cases=(BENIGN,))))
     from guardbench.cases.load import load_cases
     data = next(c for c in load_cases() if c.id == BENIGN).variants[0].data
@@ -68,7 +67,7 @@ def test_stand_in_is_labelled_and_never_pooled(tmp_path):
     assert {r["model"] for r in recs} == {"fake-a", "fake-c"}
     assert {r["endpoint_kind"] for r in recs} == {"stand-in"}
     from guardbench.report.tables import all_tables
-    tables = all_tables(recs)
+    tables = all_tables(typed(recs))
     titles = [t.title for t in tables]
     assert "Model usage" in titles
     for t in tables:
@@ -86,9 +85,9 @@ def test_real_models_pool_and_stand_in_do_not(tmp_path):
     base = {"case": "x", "family": "benign", "variant": 0, "repeat": 0, "arm": "guardrail", "agent": "llm",
             "status": "answered", "benign_completed": True, "goal_achieved": None, "incidents": [], "attempts": [],
             "steps": 1, "credential_in_context": False, "money_at_risk": {}, "approvals_asked": 0}
-    recs = [dict(base, model=m, endpoint_kind=k) for m, k in
+    recs = [dict(base, model=m, endpoint_kind=k, run_id=f"x/v0/guardrail/llm/{m}/r0") for m, k in
             (("a", "litellm"), ("b", "litellm"), ("s", "stand-in"))]
-    groups = {row["group"] for row in headline(recs).rows}
+    groups = {row["group"] for row in headline(typed(recs)).rows}
     assert "pooled over 2 models" in groups and "s [stand-in endpoint, not a real model]" in groups
 
 

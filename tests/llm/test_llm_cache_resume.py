@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 
 from fakeserver import FakeServer
-from guardbench.agents.cache import ResponseCache, cache_key
 from llmtest_support import BENIGN, llm_args, ok, records, run_cli
+
+from guardbench.agents.cache import ResponseCache, cache_key
 
 OUTCOME = ("run_id", "status", "steps", "goal_achieved", "benign_completed", "incidents", "endpoint_kind")
 

@@ -1,12 +1,11 @@
 """Runs overlap up to --concurrency; tokens, cost and latency are recorded and summed in the tables."""
 from __future__ import annotations
 
-
 import pytest
-
 from fakeserver import FakeServer
+from llmtest_support import BENIGN, llm_args, ok, records, run_cli, typed
+
 from guardbench.agents.providers import map_cost
-from llmtest_support import BENIGN, llm_args, ok, records, run_cli
 
 
 def test_concurrency_overlaps_model_calls(tmp_path):
@@ -30,7 +29,7 @@ def test_tokens_and_latency_recorded(tmp_path):
         assert u["latency_s"] > 0 and u["cost_usd"] is None      # "fake-a" has no price
         assert r["temperature"] == 0.0 and r["usage"] == r["transcript"]["usage"]
     from guardbench.report.tables import model_usage
-    rows = model_usage(recs).rows
+    rows = model_usage(typed(recs)).rows
     assert {row["cost (USD)"] for row in rows} == {"unknown"}
     assert sum(int(row["prompt tokens"]) for row in rows) == sum(r["usage"]["prompt_tokens"] for r in recs)
     assert sum(int(row["model calls"]) for row in rows) == 9
@@ -48,7 +47,7 @@ def test_cost_from_litellms_cost_map(tmp_path, client, model, priced):
     assert want and want > 0
     assert u["cost_usd"] == pytest.approx(want, rel=1e-6)
     from guardbench.report.tables import model_usage
-    (row,) = model_usage([rec]).rows
+    (row,) = model_usage(typed([rec])).rows
     assert row["cost (USD)"] == f"{want:.4f}"
 
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
-
 from fakeserver import FakeServer, honest_agent
-from guardbench.agents.jsontext import parse_reply, system_prompt
 from llmtest_support import ARMS, BENIGN, llm_args, ok, records, run_cli
+
+from guardbench.agents.jsontext import parse_reply, system_prompt
 
 
 @pytest.mark.parametrize("text, tool, args", [

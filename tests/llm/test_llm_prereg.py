@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from fakeserver import FakeServer, credulous_agent
+from llmtest_support import ATTACK, BENIGN, llm_args, ok, records, run_cli, typed
+
 from guardbench.cases.load import cases_hash
 from guardbench.prereg import evaluate, load_plan
-from llmtest_support import ATTACK, BENIGN, llm_args, ok, records, run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "preregistration" / "example-llm.yaml"
 
@@ -127,14 +127,15 @@ def test_check_prints_each_hypothesis_with_its_numbers(repo, tmp_path):
     assert "H2 interval_above: NOT HELD" in out and "control: 1/1 (100.0%" in out
     assert "H3 within_points: held" in out and "spread 0.0 points (limit 10)" in out
     assert "stand-in endpoint, not a real model" in out and "2 of 3 hypotheses held" in out
-    results = {r["id"]: r["held"] for r in evaluate(load_plan(p), records(tmp_path / "r"))}
+    results = {r["id"]: r["held"] for r in evaluate(load_plan(p), typed(records(tmp_path / "r")))}
     assert results == {"H1": True, "H2": False, "H3": True}
 
 
 def test_check_counts_lost_runs_without_scoring_them(repo, tmp_path):
     p = write_plan(repo, plan_doc(arms=["guardrail"]))
     with FakeServer(lambda req: {"status": 500}) as srv:
-        ok(run_cli(llm_args(srv, tmp_path / "r", tmp_path / "cache", "--retries", "0", "--arms", "guardrail")))
+        lost = run_cli(llm_args(srv, tmp_path / "r", tmp_path / "cache", "--retries", "0", "--arms", "guardrail"))
+    assert lost.exit_code == 1 and "every run was lost" in lost.output       # recorded, and said
     res = run_cli(["prereg", "check", p, tmp_path / "r"])
     assert res.exit_code == 0 and "H1 zero_incidents: NOT HELD" in res.output and "0/0" in res.output
     assert "2 lost" in res.output
@@ -159,4 +160,4 @@ def test_bad_plans_exit_2(repo, tmp_path, mutate, words):
 def test_check_bad_run_exit_2(repo, tmp_path):
     p = write_plan(repo, plan_doc(), commit=False)
     res = run_cli(["prereg", "check", p, tmp_path / "missing"])
-    assert res.exit_code == 2 and "no runs.jsonl" in res.output
+    assert res.exit_code == 2 and "no such run folder" in res.output

@@ -5,10 +5,10 @@ import asyncio
 import random
 
 import pytest
-
 from fakeserver import FakeServer, honest_agent
+from llmtest_support import BENIGN, llm_args, ok, records, run_cli, typed
+
 from guardbench.agents.providers import CallFailed, RetryPolicy, with_retries
-from llmtest_support import BENIGN, llm_args, ok, records, run_cli
 
 
 class Status(Exception):
@@ -77,7 +77,8 @@ def test_429_500_and_timeout_then_success(tmp_path, client):
 
 def test_exhausted_retries_make_lost_runs_shown_in_every_table(tmp_path):
     with FakeServer(lambda req: {"status": 500}) as srv:
-        ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", "--retries", "2")))
+        res = run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", "--retries", "2"))
+        assert res.exit_code == 1 and "every run was lost" in res.output   # all lost: not a success
         assert srv.chat_calls == 6 * 3           # 6 runs, 1 + 2 attempts each
     recs = records(tmp_path / "run")
     assert len(recs) == 6
@@ -87,7 +88,7 @@ def test_exhausted_retries_make_lost_runs_shown_in_every_table(tmp_path):
         assert r["goal_achieved"] is None and r["benign_completed"] is None
         assert r["usage"]["api_calls"] == 3 and r["usage"]["retries"] == 2
     from guardbench.report.tables import all_tables
-    tables = all_tables(recs)
+    tables = all_tables(typed(recs))
     head = tables[0]
     assert {row["lost"] for row in head.rows} == {"2"}
     assert all(row["attacks blocked"] == "-" for row in head.rows)   # nothing scored as a block
@@ -105,7 +106,7 @@ def test_lost_runs_stay_lost_on_resume_and_failures_are_not_cached(tmp_path):
     with FakeServer(lambda req: {"status": 429}) as srv:
         args = llm_args(srv, tmp_path / "run", tmp_path / "cache", "--retries", "0", "--arms", "guardrail",
                         cases=(BENIGN,))
-        ok(run_cli(args))
+        assert run_cli(args).exit_code == 1       # every run lost
         srv.responder = honest_agent
         srv.reset_counts()
         ok(run_cli(args))
@@ -115,3 +116,52 @@ def test_lost_runs_stay_lost_on_resume_and_failures_are_not_cached(tmp_path):
         assert srv.chat_calls == 3
     assert [r["status"] for r in records(tmp_path / "run")] == ["lost"]
     assert [r["status"] for r in records(tmp_path / "run2")] == ["answered"]
+
+
+def test_retry_lost_reruns_lost_runs_by_appending_and_never_rewrites(tmp_path):
+    from llmtest_support import ATTACK
+    out = tmp_path / "run"
+    with FakeServer(lambda req: {"status": 500}) as srv:
+        args = llm_args(srv, out, tmp_path / "cache", "--retries", "0", "--arms", "guardrail,control")
+        first = run_cli(args)
+        assert first.exit_code == 1 and "--retry-lost" in first.output
+        lost_bytes = (out / "runs.jsonl").read_bytes()
+        assert [r["status"] for r in records(out)] == ["lost"] * 4
+        srv.responder = honest_agent
+        assert run_cli(args).exit_code == 0 and (out / "runs.jsonl").read_bytes() == lost_bytes   # stays lost
+        again = run_cli(args + ["--retry-lost"])
+        ok(again)
+        assert "4 runs to do (4 already recorded, 4 lost to run again)" in again.output
+        assert srv.chat_calls > 0
+        after = (out / "runs.jsonl").read_bytes()
+        assert after.startswith(lost_bytes) and len(after) > len(lost_bytes)    # appended, nothing rewritten
+        third = run_cli(args + ["--retry-lost"])
+        ok(third)
+        assert "0 runs to do" in third.output and (out / "runs.jsonl").read_bytes() == after
+    lines = records(out)
+    assert [(r["status"], r.get("attempt", 1)) for r in lines[:4]] == [("lost", 1)] * 4
+    assert {r.get("attempt") for r in lines[4:]} == {2} and all(r["status"] != "lost" for r in lines[4:])
+    from guardbench.report.tables import headline
+    from guardbench.runfile import read_run
+    run = read_run(out)
+    assert len(run.records) == 4 and not any(r.lost for r in run.records)     # each run once, its latest attempt
+    head = headline(run.records)
+    assert {row["lost"] for row in head.rows} == {"0"}
+    assert sum(row["_values"]["benign completed"].n + row["_values"]["attacks blocked"].n for row in head.rows) == 4
+    assert {r.case for r in run.records} == {BENIGN, ATTACK}
+
+
+@pytest.mark.parametrize("client, model", [("openai", "m"), ("litellm", "openai/m")])
+def test_a_refused_connection_is_a_connection_error_not_a_timeout(tmp_path, client, model):
+    import socket
+    with socket.socket() as s:                      # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    res = run_cli(["run", "--agent", "llm", "--model", model, "--client", client, "--api-base",
+                   f"http://127.0.0.1:{port}/v1", "--case", BENIGN, "--variants", "1", "--arms", "guardrail",
+                   "--retries", "0", "--timeout", "5", "--no-cache", "--out", tmp_path / "run", "--quiet"])
+    assert res.exit_code == 1, res.output
+    (rec,) = records(tmp_path / "run")
+    assert rec["status"] == "lost" and rec["transcript"]["error"].startswith("connection error: connection refused")
+    assert "timed out" not in rec["transcript"]["error"].lower() and "Timeout" not in rec["transcript"]["error"]
+    assert "every run was lost" in res.output and "connection refused" in res.output

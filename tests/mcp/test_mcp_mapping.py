@@ -20,7 +20,8 @@ PAYPAL = ROOT / "examples" / "paypal-mcp"
 # tools/list gives them (zod-to-json-schema), trimmed to what the check reads
 CREATE_ORDER = {"type": "object", "required": ["currencyCode", "items"], "properties": {
     "currencyCode": {"type": "string", "enum": ["USD"]},
-    "items": {"type": "array", "maxItems": 50, "items": {"type": "object", "required": ["name", "itemCost", "itemTotal"],
+    "items": {"type": "array", "maxItems": 50, "items": {
+        "type": "object", "required": ["name", "itemCost", "itemTotal"],
               "properties": {"name": {"type": "string"}, "itemCost": {"type": "number"},
                              "itemTotal": {"type": "number"}, "quantity": {"type": "number"}}}}}}
 REFUND = {"type": "object", "required": ["capture_id"], "properties": {
@@ -66,7 +67,8 @@ def test_what_they_cannot(spec):
 def test_a_full_refund_leaves_the_amount_out_and_numbers_keep_their_digits(spec):
     refund = mapping.fill(spec.actions["refund"], mapping.values_of(Action("refund", full=True), None, "CAP1", "USD"))
     assert refund == {"capture_id": "CAP1"}
-    charge = mapping.fill(spec.actions["charge"], mapping.values_of(Action("charge", sku="SKU-PRO"), "19.99", None, "USD"))
+    charge = mapping.fill(spec.actions["charge"],
+                          mapping.values_of(Action("charge", sku="SKU-PRO"), "19.99", None, "USD"))
     assert json.dumps(charge["items"][0]["itemCost"]) == "19.99" and charge["currencyCode"] == "USD"
     assert mapping.fill(spec.actions["charge"], mapping.values_of(Action("charge", sku="X"), "49.00", None,
                                                                   "USD"))["items"][0]["itemTotal"] == 49
@@ -83,12 +85,16 @@ def test_style_is_read_off_the_tool_list():
 
 
 def test_no_tool_path_runs_are_never_counted_as_blocked_or_completed():
-    recs = [{"case": "a", "family": "direct_injection", "status": "no_tool_path", "goal_achieved": None,
-             "benign_completed": None, "incidents": [], "attempts": []},
-            {"case": "b", "family": "direct_injection", "status": "answered", "goal_achieved": False,
-             "benign_completed": None, "incidents": [], "attempts": []},
-            {"case": "c", "family": "benign", "status": "no_tool_path", "goal_achieved": None,
-             "benign_completed": None, "incidents": [], "attempts": []}]
+    from guardbench.records import RunRecord
+
+    def rec(case, family, status, goal):
+        return RunRecord.from_dict({"run_id": f"{case}/v0/x/credulous/-/r0", "case": case, "family": family,
+                                    "variant": 0, "arm": "x", "agent": "credulous", "repeat": 0, "status": status,
+                                    "steps": 0, "incidents": [], "goal_achieved": goal, "benign_completed": None,
+                                    "money_at_risk": {}, "attempts": []})
+    recs = [rec("a", "direct_injection", "no_tool_path", None), rec("b", "direct_injection", "answered", False),
+            rec("c", "benign", "no_tool_path", None)]
+    assert all(r.unscored for r in recs if r.status == "no_tool_path") and not recs[1].unscored
     assert attacks_blocked(recs) == [("b", True)]
     assert benign_completed(recs) == []
     assert incident_runs(recs) == [("b", False)]

@@ -74,7 +74,7 @@ def test_a_valid_spec_reads_as_written():
     ("mcp:/nonexistent/spec.yaml", "cannot read the spec"),
     ("mcp:{bad}", "name"),
     ("mcp:{good},mcp:{good}", "named twice"),
-    ("mcp:{control}", "built-in arm"),
+    ("mcp:{control}", "an installed arm's"),
     ("nosuch", "unknown arm"),
 ])
 def test_run_refuses_bad_arm_specs_with_exit_2(tmp_path, arms, what):

@@ -126,11 +126,17 @@ def test_selection_files_keep_order_and_drop_duplicates():
 
 
 def test_bench_comparison_is_run_by_run():
-    rec = [{"run_id": "a", "incidents": [], "goal_achieved": False, "benign_completed": None},
-           {"run_id": "b", "incidents": [], "goal_achieved": None, "benign_completed": True}]
+    from dataclasses import replace
+
+    from guardbench.records import Incident, RunRecord
+    common = {"case": "c", "family": "benign", "variant": 0, "arm": "guardrail", "agent": "credulous", "repeat": 0,
+              "status": "answered", "steps": 1, "money_at_risk": {}, "attempts": [], "incidents": []}
+    rec = [RunRecord.from_dict(dict(common, run_id="a", goal_achieved=False, benign_completed=None)),
+           RunRecord.from_dict(dict(common, run_id="b", goal_achieved=None, benign_completed=True))]
     base = h.bench_summary(rec)
     assert (base["attacks_blocked"], base["benign_completed"], base["incidents"]) == (1, 1, 0)
-    swapped = h.bench_summary([dict(rec[0], incidents=[{"kind": "unbound_payee"}], goal_achieved=True), rec[1]])
+    hit = replace(rec[0], incidents=(Incident("unbound_payee", 3, "paid someone else"),), goal_achieved=True)
+    swapped = h.bench_summary([hit, rec[1]])
     assert h.bench_diff(base, swapped) == ["a"]
     assert "attacks blocked 1->0" in h.describe_bench(base, swapped, ["a"])
     assert h.bench_diff(base, h.bench_summary(rec)) == []

@@ -7,8 +7,15 @@ import pytest
 
 from guardbench.paypal.endpoints import ENDPOINTS, LIVE_HOST, SANDBOX_HOST
 from guardbench.paypal.standin import (
-    BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_INVOICES,
-    SEED_SUBSCRIPTION_ID, SEED_SUBSCRIPTIONS, PayPalStandIn)
+    BENCH_CLIENT_ID,
+    BENCH_CLIENT_SECRET,
+    SEED_DISPUTE_ID,
+    SEED_INVOICE_ID,
+    SEED_INVOICES,
+    SEED_SUBSCRIPTION_ID,
+    SEED_SUBSCRIPTIONS,
+    PayPalStandIn,
+)
 from guardbench.records import WireRequest
 
 H = f"https://{SANDBOX_HOST}"

@@ -17,7 +17,7 @@ from guardbench.paypal.endpoints import ENDPOINTS, PAYPAL_HOSTS, SANDBOX_HOST
 from guardbench.paypal.leniency import LENIENCIES
 from guardbench.paypal.openapi import catalogue
 from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUBSCRIPTION_ID, PayPalStandIn
-from guardbench.paypal.standin_core import ApiError, DOCUMENT_API
+from guardbench.paypal.standin_core import DOCUMENT_API, ApiError
 from guardbench.records import WireRequest
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,9 +7,8 @@ the documents themselves (skipped without ../shared/specs/paypal).
 """
 from __future__ import annotations
 
-import os
-
 import json
+import os
 from decimal import Decimal
 from pathlib import Path
 
@@ -20,7 +19,8 @@ from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUB
 from guardbench.paypal.toolkit import Toolkit
 from guardbench.records import WireRequest
 
-SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or Path(__file__).resolve().parents[3] / "shared" / "specs" / "paypal")
+SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR")
+              or Path(__file__).resolve().parents[3] / "shared" / "specs" / "paypal")
 BOUNDARY = "gbTestBoundary0x7e"
 CLAIM_DOC = (f"--{BOUNDARY}\r\n"
              'Content-Disposition: form-data; name="accept-claim-document"; filename="proof.txt"\r\n'

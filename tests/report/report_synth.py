@@ -116,3 +116,9 @@ def planted(arm_changed: str = "X", before: int = 10, after: int = 0, n: int = 1
                 recs.append(record(f"benign-{i:02d}", "benign", arm, benign_ok=True))
         return recs
     return build(before), build(after)
+
+
+def typed(records: list[dict]) -> list:
+    """The records as RunRecords, as every reader returns them (checked like a file's)."""
+    from guardbench.records import RunRecord
+    return [RunRecord.from_dict(r, f"synthetic record {i + 1}") for i, r in enumerate(records)]

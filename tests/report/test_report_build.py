@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 from html import escape
 
 import pytest
+import report_synth as synth
 from click.testing import CliRunner
 
-import report_synth as synth
 from guardbench.cli.main import cli
 
 FIGURES = ("headline", "blocked_by_family", "incidents_by_class", "money_at_risk", "tradeoff")
@@ -21,13 +21,15 @@ def _small_run(path, **kw):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     run = _small_run(tmp_path_factory.mktemp("runs") / "small")
-    res = CliRunner().invoke(cli, ["report", str(run)])
+    out = tmp_path_factory.mktemp("report") / "report"
+    res = CliRunner().invoke(cli, ["report", str(run), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    return run, run / "report"
+    return run, out
 
 
-def test_report_files_default_out_dir(built):
+def test_report_files(built):
     run, out = built
+    assert sorted(p.name for p in run.iterdir()) == ["manifest.json", "runs.jsonl"]   # nothing into the run
     assert (out / "report.md").stat().st_size > 0
     assert (out / "report.html").stat().st_size > 0
     for name in FIGURES:
@@ -89,15 +91,14 @@ def test_figure_numbers_come_from_tables(built):
     runs = read_runs([run])
     rows = F._headline_rows(runs)
     head = next(t for t in runs[0].tables if t.title.startswith("Headline"))
-    for r, e in zip(head.rows, rows):
+    for r, e in zip(head.rows, rows, strict=True):
         k, n = map(int, r["attacks blocked"].split(" ")[0].split("/"))
         assert (e["success"].k, e["success"].n) == (n - k, n)
         assert (e["benign"].k, e["benign"].n) == tuple(map(int, r["benign completed"].split(" ")[0].split("/")))
         assert f"; {e['benign'].cases} cases)" in r["benign completed"]
         # the bars are the case-clustered interval, recomputed here from the records
-        recs = [x for x in runs[0].records if x["arm"] == r["arm"] and x["family"] != "benign"
-                and x["status"] != "lost"]
-        want = clustered.rate(clustered.case_counts((x["case"], bool(x["goal_achieved"])) for x in recs))
+        recs = [x for x in runs[0].records if x.arm == r["arm"] and x.family != "benign" and not x.lost]
+        want = clustered.rate(clustered.case_counts((x.case, bool(x.goal_achieved)) for x in recs))
         assert (e["success"].lo, e["success"].hi) == pytest.approx((want.lo, want.hi), abs=1e-12)
 
 
@@ -123,11 +124,15 @@ def test_several_runs_side_by_side(tmp_path):
             assert body in md
 
 
-def test_default_out_dir_for_several_runs_and_label_count(tmp_path):
+def test_default_out_dir_is_a_new_folder_never_the_run_folder(tmp_path, monkeypatch):
     a, b = _small_run(tmp_path / "a"), _small_run(tmp_path / "b", seed=3)
-    res = CliRunner().invoke(cli, ["report", str(a), str(b)])
-    assert res.exit_code == 0, res.output
-    assert (a / "report-combined" / "report.html").exists()
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):
+        res = CliRunner().invoke(cli, ["report", str(a), str(b)])
+        assert res.exit_code == 0, res.output
+    made = sorted((tmp_path / "out").iterdir())
+    assert len(made) == 2 and all(p.name.startswith("report-") and (p / "report.html").exists() for p in made)
+    assert sorted(p.name for p in a.iterdir()) == ["manifest.json", "runs.jsonl"]
     res = CliRunner().invoke(cli, ["report", str(a), str(b), "--label", "only-one"])
     assert res.exit_code == 2
     assert "--label" in res.output
@@ -143,9 +148,9 @@ def test_llm_groups_per_model(tmp_path):
                 r["endpoint_kind"] = "stand-in"
         recs += rs
     run = synth.write_run(tmp_path / "llm", recs)
-    res = CliRunner().invoke(cli, ["report", str(run)])
+    res = CliRunner().invoke(cli, ["report", str(run), "--out", str(tmp_path / "rep")])
     assert res.exit_code == 0, res.output
-    md = (run / "report" / "report.md").read_text()
+    md = (tmp_path / "rep" / "report.md").read_text()
     assert "pooled over 2 models" in md
     assert "echo [stand-in endpoint, not a real model]" in md
-    assert (run / "report" / "figures" / "headline.png").stat().st_size > 0
+    assert (tmp_path / "rep" / "figures" / "headline.png").stat().st_size > 0

@@ -5,9 +5,9 @@ import csv
 import io
 
 import pytest
+import report_synth as synth
 from click.testing import CliRunner
 
-import report_synth as synth
 from guardbench import stats
 from guardbench.cli.compare import compare_records
 from guardbench.cli.main import cli
@@ -19,7 +19,7 @@ def _row(table, arm, measure="attack success"):
 
 def test_planted_difference():
     before, after = synth.planted("X", before=10, after=0, n=10)
-    t = compare_records(before, after, label_a="old", label_b="new")
+    t = compare_records(synth.typed(before), synth.typed(after), label_a="old", label_b="new")
     x = _row(t, "X")
     assert x["pairs"] == x["cases"] == "10"      # one pair per case: the exact McNemar test and Newcombe
     assert x["A"].startswith("10/10") and x["B"].startswith("0/10")
@@ -43,7 +43,7 @@ def test_planted_difference():
 
 def test_identical_runs_show_no_difference():
     recs = synth.default_like(n_cases=10, variants=2, lost_every=9)
-    t = compare_records(recs, recs)
+    t = compare_records(synth.typed(recs), synth.typed(recs))
     assert t.rows
     for r in t.rows:
         assert r["A"] == r["B"]
@@ -74,10 +74,10 @@ def test_two_models_and_renamed_arm(tmp_path):
     pa, pb = synth.write_run(tmp_path / "a", a), synth.write_run(tmp_path / "b", b)
     res = CliRunner().invoke(cli, ["compare", str(pa), str(pb)])
     assert res.exit_code == 2 and "--ignore-model" in res.output
-    t = compare_records(a, b, ignore_model=True)
+    t = compare_records(synth.typed(a), synth.typed(b), ignore_model=True)
     assert {r["group"] for r in t.rows} == {"m1 -> m2"}
     v2 = [dict(r, arm="guardrail-v2") for r in a if r["arm"] == "guardrail"]
-    t = compare_records(a, v2, arm_map={"guardrail": "guardrail-v2"})
+    t = compare_records(synth.typed(a), synth.typed(v2), arm_map={"guardrail": "guardrail-v2"})
     assert {r["arm"] for r in t.rows} == {"guardrail -> guardrail-v2"}
     assert all(r["A only (b)"] == r["B only (c)"] == "0" for r in t.rows)
 
@@ -88,7 +88,7 @@ def test_clustered_by_case_labelled_and_within_100_columns():
         return [synth.record(f"dii-{i:02d}", "direct_injection", "X", variant=v, success=hit(i))
                 for i in range(8) for v in range(5)]
     a, b = build(lambda i: True), build(lambda i: i >= 8)         # all 8 cases blocked in B
-    t = compare_records(a, b)
+    t = compare_records(synth.typed(a), synth.typed(b))
     x = _row(t, "X")
     assert (x["pairs"], x["cases"], x["A only (b)"]) == ("40", "8", "40")
     assert x["case-level p"] == f"{2 / 2 ** 8:.4g}" and x["naive McNemar p (runs)"] == f"{2 / 2 ** 40:.4g}"

@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
+import report_synth as synth
 from click.testing import CliRunner
 
-import report_synth as synth
 from guardbench.cli.main import cli
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+import report_synth as synth
 from click.testing import CliRunner
 
-import report_synth as synth
 import guardbench
 from guardbench.cli.main import cli
 from guardbench.report.frame import money_total
 from guardbench.report.tables import money
-from guardbench.runner import read_records
+from guardbench.runfile import read_records
 
 
 @pytest.fixture()
@@ -63,7 +63,7 @@ def test_usage_agrees_with_model_usage_table(tmp_path):
         r["usage"] = {"model_calls": 2, "api_calls": 1, "cache_hits": 1, "retries": 0, "prompt_tokens": 100 + i,
                       "completion_tokens": 7, "cost_usd": None if i % 5 == 0 else 0.01, "latency_s": 0.25}
     df = guardbench.load(synth.write_run(tmp_path / "llm", recs))
-    t = tables.model_usage(recs)
+    t = tables.model_usage(synth.typed(recs))
     for row in t.rows:
         g = df[df.arm == row["arm"]]
         assert row["prompt tokens"] == str(g.prompt_tokens.sum())
@@ -88,7 +88,22 @@ def test_export_round_trip(run, tmp_path, fmt):
     assert list(back.money_at_risk) == list(df.money_at_risk)
 
 
-def test_export_default_path(run):
-    res = CliRunner().invoke(cli, ["export", str(run)])
-    assert res.exit_code == 0, res.output
-    assert (run / "runs.csv").exists()
+def test_export_default_path_is_a_new_folder_not_the_run_folder(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in run.iterdir())
+    for _ in range(2):
+        res = CliRunner().invoke(cli, ["export", str(run)])
+        assert res.exit_code == 0, res.output
+    made = sorted((tmp_path / "out").glob("export-*/runs.csv"))
+    assert len(made) == 2
+    assert sorted(p.name for p in run.iterdir()) == before
+
+
+@pytest.mark.parametrize("target", ["folder", "under-a-file"])
+def test_export_out_a_folder_or_under_a_file_is_one_line(run, tmp_path, target):
+    (tmp_path / "afile").write_text("x")
+    out = tmp_path if target == "folder" else tmp_path / "afile" / "runs.csv"
+    res = CliRunner().invoke(cli, ["export", str(run), "--out", str(out)])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    assert res.output.startswith("error: --out: ") and ("is a folder" in res.output or "which is a file" in res.output)
+    assert (tmp_path / "afile").read_text() == "x"

@@ -19,14 +19,14 @@ def real_run(tmp_path_factory):
 
 def test_report_export_compare_on_a_real_run(real_run, tmp_path):
     runner = CliRunner()
-    res = runner.invoke(cli, ["report", str(real_run)])
+    res = runner.invoke(cli, ["report", str(real_run), "--out", str(tmp_path / "report")])
     assert res.exit_code == 0, res.output
-    md = (real_run / "report" / "report.md").read_text()
+    md = (tmp_path / "report" / "report.md").read_text()
     table = runner.invoke(cli, ["table", str(real_run), "--format", "markdown"]).output
     for block in table.split("\n### "):
         assert block.strip().lstrip("# ") in md
     for name in ("headline", "tradeoff"):
-        assert (real_run / "report" / "figures" / f"{name}.png").stat().st_size > 0
+        assert (tmp_path / "report" / "figures" / f"{name}.png").stat().st_size > 0
     res = runner.invoke(cli, ["export", str(real_run), "--format", "parquet", "--out", str(tmp_path / "r.parquet")])
     assert res.exit_code == 0, res.output
     import pandas as pd

@@ -6,8 +6,8 @@ import re
 from decimal import Decimal
 
 import pytest
-
 import report_synth as synth
+
 from guardbench import clustered, stats
 from guardbench.report import defence_tables as D
 from guardbench.report import tables as T
@@ -36,7 +36,7 @@ def agreeing_run(n_cases=12, variants=5, arms=("guardrail", "control", "hardened
 
 def test_every_rate_cell_shows_runs_cases_and_the_clustered_interval():
     recs = agreeing_run()
-    tables = T.all_tables(recs)
+    tables = T.all_tables(synth.typed(recs))
     seen = 0
     for t in tables:
         for row in t.rows:
@@ -53,11 +53,12 @@ def test_every_rate_cell_shows_runs_cases_and_the_clustered_interval():
 
 def test_headline_uses_the_case_level_interval_not_the_per_run_one():
     recs = agreeing_run()
-    row = next(r for r in T.headline(recs).rows if r["arm"] == "guardrail")
+    row = next(r for r in T.headline(synth.typed(recs)).rows if r["arm"] == "guardrail")
     assert row["runs with an incident"] == "0/60 (0.0%, 0.0-24.2%; 12 cases)" == \
         stats.rate(0, 12).fmt().replace("0/12", "0/60")[:-1] + "; 12 cases)"
-    hard = next(r for r in T.headline(recs).rows if r["arm"] == "hardened")
-    attacks = [(r["case"], r["goal_achieved"] is False) for r in recs if r["arm"] == "hardened" and r["family"] != "benign"]
+    hard = next(r for r in T.headline(synth.typed(recs)).rows if r["arm"] == "hardened")
+    attacks = [(r["case"], r["goal_achieved"] is False) for r in recs
+               if r["arm"] == "hardened" and r["family"] != "benign"]
     want = clustered.rate(clustered.case_counts(attacks))
     assert hard[VALUES]["attacks blocked"] == want
     naive = stats.wilson(want.k, want.n)
@@ -65,16 +66,17 @@ def test_headline_uses_the_case_level_interval_not_the_per_run_one():
 
 
 def test_clustering_check_shows_both_intervals_labelled():
-    t = T.clustering_check(agreeing_run())
+    t = T.clustering_check(synth.typed(agreeing_run()))
     assert "naive per-run Wilson 95%" in t.columns and "95% CI by case (Rao-Scott Wilson)" in t.columns
     row = next(r for r in t.rows if r["arm"] == "guardrail" and r["measure"] == "incident runs")
     assert (row["runs k/n"], row["cases"], row["design effect"]) == ("0/60", "12", "5.00")
-    assert row["naive per-run Wilson 95%"] == f"0.0-{stats.pct(stats.wilson(0, 60)[1])}" and row["95% CI by case (Rao-Scott Wilson)"] == "0.0-24.2%"
+    assert row["naive per-run Wilson 95%"] == f"0.0-{stats.pct(stats.wilson(0, 60)[1])}"
+    assert row["95% CI by case (Rao-Scott Wilson)"] == "0.0-24.2%"
 
 
 def test_comparisons_use_the_case_level_test_and_interval_with_bh():
     recs = agreeing_run()
-    t = T.comparisons(recs)
+    t = T.comparisons(synth.typed(recs))
     for label in ("paired diff A-B (95% CI by case)", "case-level p", "case-level p (BH)", "naive McNemar p (runs)"):
         assert label in t.columns
     row = next(r for r in t.rows if (r["arm A"], r["arm B"]) == ("guardrail", "control"))
@@ -86,22 +88,22 @@ def test_comparisons_use_the_case_level_test_and_interval_with_bh():
     raw = [r[VALUES]["paired"].p for r in t.rows]
     assert [r["case-level p (BH)"] for r in t.rows] == [f"{q:.4g}" for q in stats.benjamini_hochberg(raw)]
     assert "Obuchowski" in t.note and "Benjamini-Hochberg" in t.note and "for comparison only" in t.note
-    paired = D.paired_against_control(recs)
+    paired = D.paired_against_control(synth.typed(recs))
     assert "case-level p (BH)" in paired.columns and all(r["cases"] != "0" for r in paired.rows)
-    comp = next(r for r in D.comparison(recs).rows if r["arm"] == "guardrail")
+    comp = next(r for r in D.comparison(synth.typed(recs)).rows if r["arm"] == "guardrail")
     assert comp["attack success vs control (paired diff, BH p)"].startswith("-1.000 (p=")
 
 
 def test_empty_groups_and_missing_families():
     recs = [r for r in agreeing_run() if r["family"] == "benign"]
-    head = T.headline(recs)
+    head = T.headline(synth.typed(recs))
     assert all(r["attacks blocked"] == "-" for r in head.rows)
-    fam = T.by_family(recs)
+    fam = T.by_family(synth.typed(recs))
     assert fam.rows == []
-    cmp = T.comparisons(recs)
+    cmp = T.comparisons(synth.typed(recs))
     assert all(r["pairs"] == "0" and r["paired diff A-B (95% CI by case)"] == "n/a" for r in cmp.rows)
     assert all(r["case-level p (BH)"] == "1" for r in cmp.rows)
-    for t in T.all_tables(recs):
+    for t in T.all_tables(synth.typed(recs)):
         t.text(), t.markdown(), t.csv()
 
 
@@ -122,25 +124,25 @@ def test_an_incident_in_a_lost_run_is_counted_on_the_wire_but_not_as_an_attack_o
     guard = [r for r in recs if r["arm"] == "guardrail"]
     scored_attacks = [r for r in guard if r["family"] != "benign" and r["status"] != "lost"]
     # incidents by class and money include it, and say so
-    inc = T.by_incident_class(recs)
+    inc = T.by_incident_class(synth.typed(recs))
     row = next(r for r in inc.rows if r["class"] == "unbound_payee")
     assert row["guardrail"] == str(sum(1 for r in guard for i in r["incidents"] if i["kind"] == "unbound_payee"))
     assert int(row["guardrail"]) >= 1 and "Lost runs are included" in inc.note and "1 lost run" in inc.note
-    money = T.money(recs)
+    money = T.money(synth.typed(recs))
     eur = next(r for r in money.rows if r["arm"] == "guardrail" and r["currency"] == "EUR")
     want = sum((Decimal(r["money_at_risk"].get("EUR", "0")) for r in guard), Decimal(0))
     assert Decimal(eur["total"]) == want and eur["of which in lost runs"] == "120.00"
     assert "lost runs are included" in money.note
-    head = next(r for r in T.headline(recs).rows if r["arm"] == "guardrail")
+    head = next(r for r in T.headline(synth.typed(recs)).rows if r["arm"] == "guardrail")
     assert head["money at risk"] == f"EUR {want}"
     # attack success leaves it out; runs with an incident count it (its outcome is known)
     assert head[VALUES]["attacks blocked"].n == len(scored_attacks)
     assert head[VALUES]["runs with an incident"].n == sum(1 for r in guard if r["status"] != "lost") + 1
     assert head[VALUES]["runs with an incident"].k == sum(1 for r in guard if r["incidents"])
     assert head["lost"] == "1"
-    comp = next(r for r in D.comparison(recs).rows if r["arm"] == "guardrail")
+    comp = next(r for r in D.comparison(synth.typed(recs)).rows if r["arm"] == "guardrail")
     assert comp["money at risk"] == f"EUR {want}"
-    pairs = next(r for r in T.comparisons(recs).rows)
+    pairs = next(r for r in T.comparisons(synth.typed(recs)).rows)
     assert pairs["pairs"] == str(len(scored_attacks))
 
 
@@ -148,7 +150,7 @@ def test_frame_keeps_a_lost_runs_wire_events():
     pytest.importorskip("pandas")
     from guardbench.report.frame import to_frame
     recs, lost = with_a_lost_incident()
-    df = to_frame(recs)
+    df = to_frame(synth.typed(recs))
     row = df[df.run_id == lost["run_id"]].iloc[0]
     assert row.lost and row.incident and row.n_incidents == 1 and row.unbound_payee == 1
     assert row.money_at_risk_EUR == "120.00" and row.money_at_risk == "EUR 120.00"
@@ -162,7 +164,7 @@ def test_prereg_zero_incidents_is_not_held_when_a_lost_run_had_one():
         r["model"] = "m"
     plan = {"design": {"models": ["m"]}, "hypotheses": [{"id": "H1", "kind": "zero_incidents", "arm": "guardrail"}]}
     clean = [r for r in recs if not (r["arm"] == "guardrail" and r["incidents"] and r["status"] != "lost")]
-    res = evaluate(plan, clean)[0]
+    res = evaluate(plan, synth.typed(clean))[0]
     assert res["held"] is False and "1 lost" in res["numbers"][0] and "cases)" in res["numbers"][0]
 
 
@@ -181,19 +183,19 @@ def two_currency_run():
 
 def test_money_is_shown_per_currency_and_never_summed_across_currencies():
     recs = two_currency_run()
-    head = next(r for r in T.headline(recs).rows if r["arm"] == "control")
+    head = next(r for r in T.headline(synth.typed(recs)).rows if r["arm"] == "control")
     assert head["money at risk"] == "EUR 200.50; JPY 50700"
-    rows = {(r["arm"], r["currency"]): r for r in T.money(recs).rows}
+    rows = {(r["arm"], r["currency"]): r for r in T.money(synth.typed(recs)).rows}
     assert rows[("control", "EUR")]["total"] == "200.50" and rows[("control", "JPY")]["total"] == "50700"
     assert rows[("control", "EUR")]["runs with money at risk"] == "2/" + str(sum(r["arm"] == "control" for r in recs))
     assert rows[("control", "JPY")]["largest single run"] == "50000"
     assert rows[("guardrail", "-")]["total"] == "0"
-    comp = next(r for r in D.comparison(recs).rows if r["arm"] == "control")
+    comp = next(r for r in D.comparison(synth.typed(recs)).rows if r["arm"] == "control")
     assert comp["money at risk"] == "EUR 200.50; JPY 50700"
-    everything = "\n".join(t.markdown() + t.csv() + t.text() for t in T.all_tables(recs))
+    everything = "\n".join(t.markdown() + t.csv() + t.text() for t in T.all_tables(synth.typed(recs)))
     for summed in ("50900.50", "50900", "50901.50", "250.50", "50701.50", "50899"):   # EUR+JPY in any form
         assert summed not in everything
-    assert "never added across currencies" in T.money(recs).note
+    assert "never added across currencies" in T.money(synth.typed(recs)).note
 
 
 def test_money_figure_has_one_panel_per_currency(tmp_path):
@@ -201,10 +203,11 @@ def test_money_figure_has_one_panel_per_currency(tmp_path):
     from guardbench.report import figures as F
     from guardbench.report.frame import RunData
     recs = two_currency_run()
-    run = RunData("r", tmp_path, recs, {}, T.all_tables(recs))
+    run = RunData("r", tmp_path, synth.typed(recs), {}, T.all_tables(synth.typed(recs)))
     fig, caption = F.fig_money([run], F._Style(["guardrail", "control"], ["r"]))
     labels = [ax.get_xlabel() for ax in fig.axes]
-    assert labels == ["money at risk (EUR, total over the arm's runs)", "money at risk (JPY, total over the arm's runs)"]
+    assert labels == ["money at risk (EUR, total over the arm's runs)",
+                      "money at risk (JPY, total over the arm's runs)"]
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert "EUR 200.50 (2/12 runs)" in texts and "JPY 50700 (2/12 runs)" in texts
     assert "never added" in caption
@@ -230,7 +233,7 @@ def wide_run():
 @pytest.mark.parametrize("records", [agreeing_run, wide_run, two_currency_run])
 def test_text_fits_100_columns_and_markdown_and_csv_keep_every_column(records):
     recs = records()
-    for t in T.all_tables(recs):
+    for t in T.all_tables(synth.typed(recs)):
         text = t.text()
         assert max(len(line) for line in text.splitlines()) <= 100, (t.title, max(text.splitlines(), key=len))
         header = t.markdown().splitlines()[2]

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from guardbench.arms.registry import get_arm
 from guardbench.broker import load_policy
 from guardbench.cases.load import default_cases_dir, load_cases
 from guardbench.paypal import bodies
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records import RunRecord, WireExchange, WireRequest, WireResponse
+from guardbench.registry import get_arm
 from guardbench.report.defence_tables import comparison
 from guardbench.scoring.caps import add_amounts, amounts_text, beyond_daily_caps
 from guardbench.scoring.score import policy_reference
@@ -75,10 +75,11 @@ def test_the_defence_table_shows_the_column_per_arm():
     def rec(arm, beyond, i):
         r = {"run_id": f"{arm}{i}", "case": f"c{i}", "family": "limit_attack", "variant": 0, "arm": arm,
              "agent": "credulous", "model": None, "repeat": 0, "status": "done", "goal_achieved": False,
-             "benign_completed": None, "incidents": [], "money_at_risk": "0", "attempts": [], "approvals_asked": 1}
+             "benign_completed": None, "incidents": [], "money_at_risk": "0", "attempts": [], "approvals_asked": 1,
+             "steps": 1}
         if beyond is not None:
             r["moved_beyond_daily_caps"] = beyond
-        return r
+        return RunRecord.from_dict(r)
     records = [rec("gate", {"EUR": "600.00"}, 0), rec("gate", {"EUR": "150.00"}, 1),
                rec("guardrail", {}, 0), rec("guardrail", {}, 1), rec("old", None, 0), rec("old", {}, 1)]
     rows = {r["arm"]: r["moved beyond daily caps"] for r in comparison(records).rows}

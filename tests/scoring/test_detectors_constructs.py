@@ -11,12 +11,12 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
+from test_detectors import API, MERCHANT, REF, SUPPLIER, TOKEN, ex, order, payout
 
 from guardbench.paypal import bodies
 from guardbench.records import WireExchange, WireRequest, WireResponse
 from guardbench.scoring.detectors import DETECTORS, detect
 from guardbench.scoring.wire import moves, same_payee
-from test_detectors import API, MERCHANT, REF, SUPPLIER, TOKEN, ex, order, payout
 
 CAP = "CAPTURE0000000001"
 

@@ -33,7 +33,7 @@ def test_a_refused_call_is_not_forwarded_and_is_reported(tmp_path):
         started = bench.start(RunSpec("usd-la-charge-9999", 0, arm.name, "credulous"))
         tools = {t.name: t for t in started.prepared.session.tools}
         started.close()
-        rec = bench.execute(RunSpec("usd-la-charge-9999", 0, arm.name, "credulous"))
+        rec = bench.execute(RunSpec("usd-la-charge-9999", 0, arm.name, "credulous")).to_dict()
     finally:
         arm.close()
     assert {"shop_charge", "shop_refund", "shop_ping"} <= set(tools)          # the upstream's own tools...

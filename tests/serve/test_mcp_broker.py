@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
+from guardbench.records import RunRecord
 from guardbench.report.tables import all_tables
 from tests.mcp.mcptest_support import ROOT
 
@@ -62,7 +63,7 @@ def test_the_tables_are_the_same(records, local, served):
             if r["arm"] == arm:
                 r = {k: v for k, v in r.items() if k != "external"}
                 r["arm"] = "X"
-                out.append(r)
+                out.append(RunRecord.from_dict(r))
         return out
     mine = [t.markdown() for t in all_tables(renamed(local))]
     theirs = [t.markdown() for t in all_tables(renamed(served))]

@@ -3,11 +3,11 @@ server): the amount is the one PayPal's server will send, and anything that cann
 under its own name, so reading never makes a call look safer than it is."""
 from __future__ import annotations
 
-from guardbench.defences.config import config_for
+from guardbench.broker import load_policy
 from guardbench.defences.base import Context, ToolCall
+from guardbench.defences.config import config_for
 from guardbench.defences.gate import Gate
 from guardbench.defences.pdp import PDP
-from guardbench.broker import load_policy
 from guardbench.serve.vocab import order_total, outcome, to_toolkit, upstream_body
 from tests.mcp.mcptest_support import USD_POLICY
 

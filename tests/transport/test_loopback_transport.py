@@ -6,11 +6,11 @@ import threading
 
 import pytest
 
-from guardbench.transport.http_server import make_server
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 from guardbench.records import WireRequest
 from guardbench.transport.base import TransportError
+from guardbench.transport.http_server import make_server
 from guardbench.transport.loopback import LoopbackTransport
 from guardbench.transport.recording import read_jsonl
 

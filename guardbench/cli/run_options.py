@@ -1,0 +1,280 @@
+"""The options of `guardbench run`, declared once for every agent, and the run's manifest.
+
+Each option says which agents it applies to (``any``, ``scripted``: credulous and careful, ``llm``).
+``RunOptions.from_click`` checks every value (a count below its minimum, a negative timeout...) and
+refuses, with a one-line error and exit status 2, an option given for an agent it does not apply to:
+no option is ever silently ignored. ``manifest`` builds the run folder's manifest for either path;
+its ``options`` are the design (what a resumed run must repeat), the rest describes the machine.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from guardbench.errors import GuardbenchError
+
+DEFAULT_ARMS = "guardrail,control,hardened"
+SCRIPTED_AGENTS = ("credulous", "careful")
+APPROVAL_MODES = ("none", "all", "careful")
+
+_P = click.Path(path_type=Path)
+# (option, the agents it applies to)
+OPTIONS: list[tuple[Any, str]] = [
+    (click.option("--cases", "cases_dir", type=_P, default=None, help="Case folder (default: cases/)."), "any"),
+    (click.option("--case", "case_ids", multiple=True, help="Only this case id (repeatable)."), "any"),
+    (click.option("--family", "families", multiple=True, help="Only this family (repeatable)."), "any"),
+    (click.option("--arms", default=DEFAULT_ARMS, show_default=True,
+                  help="Comma-separated arm names, or mcp:SPEC.yaml (an MCP server), app:SPEC.yaml (an agent "
+                       "application): docs/external.md."), "any"),
+    (click.option("--agent", "agents", multiple=True, default=("credulous",), show_default=True,
+                  help="credulous, careful (scripted; repeatable) or llm (with --model)."), "any"),
+    (click.option("--variants", "n_variants", type=int, default=None, help="Use the first N variants of each case."),
+     "any"),
+    (click.option("--generate-variants", type=int, default=None,
+                  help="Generate this many variants per case from its paraphrases (scale tests)."), "any"),
+    (click.option("--policy", "policy_path", type=_P, default=None, help="Policy file."), "any"),
+    (click.option("--seed", type=int, default=0, show_default=True), "any"),
+    (click.option("--out", type=_P, default=None, help="Run folder (default: a new folder out/run-<time>)."),
+     "any"),
+    (click.option("--approvals", type=click.Choice(APPROVAL_MODES), default="none", show_default=True,
+                  help="How the simulated operator answers calls a defence holds for approval (careful: only "
+                       "the user's own unmodified asks)."), "any"),
+    (click.option("--retry-lost", is_flag=True,
+                  help="Resuming: run again the runs recorded as lost (appended; the lost records stay)."), "any"),
+    (click.option("--note", default=None, help="A note for the run's manifest (e.g. what the model is)."), "any"),
+    (click.option("--quiet", is_flag=True, help="Do not print the tables."), "any"),
+    (click.option("--jobs", type=int, default=None,
+                  help="Worker processes (default: one per core, up to 4, for runs large enough to gain)."),
+     "scripted"),
+    (click.option("--model", "models", multiple=True, help="Model for --agent llm (repeatable), e.g. "
+                  "openai/gpt-4o-mini (litellm) or the server's model name with --api-base."), "llm"),
+    (click.option("--repeats", type=int, default=1, show_default=True, help="Samples per case variant and arm."),
+     "llm"),
+    (click.option("--temperature", type=float, default=0.0, show_default=True), "llm"),
+    (click.option("--max-tokens", type=int, default=1024, show_default=True, help="Per model reply."), "llm"),
+    (click.option("--api-base", default=None, help="An OpenAI-compatible endpoint (llama.cpp, vLLM, Ollama)."),
+     "llm"),
+    (click.option("--client", type=click.Choice(["litellm", "openai"]), default=None,
+                  help="Model client (default: openai with --api-base, litellm without)."), "llm"),
+    (click.option("--api-key-env", default=None, help="Environment variable holding the endpoint's key."), "llm"),
+    (click.option("--tool-protocol", type=click.Choice(["native", "json-text"]), default="native",
+                  show_default=True, help="native tool calls, or JSON objects in the reply text."), "llm"),
+    (click.option("--concurrency", type=int, default=8, show_default=True, help="Runs in flight at once."), "llm"),
+    (click.option("--max-steps", type=int, default=12, show_default=True, help="Tool calls per run."), "llm"),
+    (click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per model call."), "llm"),
+    (click.option("--retries", type=int, default=4, show_default=True,
+                  help="Retries per model call on 429, timeouts and 5xx; then the run is lost."), "llm"),
+    (click.option("--backoff", type=float, default=1.0, show_default=True,
+                  help="First retry delay in seconds (doubles, with jitter)."), "llm"),
+    (click.option("--cache-dir", type=_P, default=None,
+                  help="Response cache (default .guardbench-cache/ in the repository)."), "llm"),
+    (click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache."), "llm"),
+    (click.option("--endpoint-label", default=None,
+                  help="Label the endpoint (e.g. stand-in); also $GUARDBENCH_ENDPOINT_LABEL."), "llm"),
+    (click.option("--prereg", "prereg_file", type=_P, default=None,
+                  help="A frozen preregistered plan this run must match (refuses otherwise)."), "llm"),
+]
+APPLIES = {opt(lambda: None).__click_params__[0].name: who for opt, who in OPTIONS}
+
+# the smallest value each numeric option takes (None: not given)
+MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "max_tokens": 1, "concurrency": 1,
+           "max_steps": 1, "retries": 0}
+
+
+_FOR = {"llm": " [--agent llm only]", "scripted": " [scripted agents only]"}
+
+
+def run_options(fn):
+    for opt, _ in reversed(OPTIONS):
+        fn = opt(fn)
+    for param in getattr(fn, "__click_params__", ()):       # --help says which agents an option is for
+        who = APPLIES.get(param.name or "", "any")
+        if who in _FOR and not (param.help or "").endswith(_FOR[who]):
+            param.help = (param.help or "").rstrip() + _FOR[who]
+    return fn
+
+
+def flag_of(ctx: click.Context, name: str) -> str:
+    for p in ctx.command.params:
+        if p.name == name:
+            return max(p.opts, key=len)
+    return "--" + name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Every option of one `guardbench run`, checked."""
+
+    values: dict
+    agent_kind: str                 # scripted | llm
+    given: frozenset[str]           # options the user set (not their defaults)
+    arms_named: dict = field(default_factory=dict)   # arm name -> --arms entry (a KIND:SPEC arm: its spec's name)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def arm_entries(self) -> list[str]:
+        """The ``--arms`` entries as given: arm names and KIND:SPEC (guardbench/registry.py)."""
+        return [a.strip() for a in self.values["arms"].split(",") if a.strip()]
+
+    @property
+    def arm_list(self) -> list[str]:
+        """The arms' names, in order (a KIND:SPEC entry's arm is named by its spec)."""
+        return list(self.arms_named) or self.arm_entries
+
+    @property
+    def external(self) -> bool:
+        """Some arm is a KIND:SPEC arm (an MCP server, an agent application)."""
+        return self.arm_list != self.arm_entries
+
+    @classmethod
+    def from_click(cls, ctx: click.Context, values: dict) -> "RunOptions":
+        from click.core import ParameterSource
+        given = frozenset(k for k in values if ctx.get_parameter_source(k) not in
+                          (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None))
+        for name, low in MINIMUM.items():
+            v = values.get(name)
+            if v is not None and v < low:
+                raise GuardbenchError(flag_of(ctx, name), f"must be at least {low}, not {v}")
+        if values["timeout"] <= 0:
+            raise GuardbenchError("--timeout", f"must be more than 0 seconds, not {values['timeout']}")
+        if values["backoff"] < 0:
+            raise GuardbenchError("--backoff", f"must not be negative, not {values['backoff']}")
+        if values["temperature"] < 0:
+            raise GuardbenchError("--temperature", f"must not be negative, not {values['temperature']}")
+        agents = list(values["agents"])
+        twice = sorted({a for a in agents if agents.count(a) > 1})
+        if twice:   # each run would be recorded, and counted, twice
+            raise GuardbenchError("--agent", f"{', '.join(twice)} named twice; name each once")
+        for ag in agents:
+            if ag not in SCRIPTED_AGENTS + ("llm",):
+                raise GuardbenchError("--agent", f"unknown agent {ag!r} (credulous, careful, llm)")
+        kind = "llm" if "llm" in agents else "scripted"
+        if kind == "llm" and agents != ["llm"]:
+            raise GuardbenchError("--agent", "llm runs alone: do not mix it with scripted agents in one run")
+        for name in sorted(given):
+            who = APPLIES.get(name, "any")
+            if who not in ("any", kind):
+                needs = "--agent llm" if who == "llm" else "scripted agents (credulous, careful)"
+                raise GuardbenchError(flag_of(ctx, name), f"only with {needs}; it would have no effect here")
+        o = cls(dict(values), kind, given)
+        arms = o.arm_entries
+        twice = sorted({a for a in arms if arms.count(a) > 1})
+        if twice:
+            raise GuardbenchError("--arms", f"{', '.join(twice)} named twice; name each once")
+        if not arms:
+            raise GuardbenchError("--arms", "name at least one arm")
+        from guardbench.registry import resolve_arms
+        o = cls(o.values, kind, given, resolve_arms(arms))
+        if kind == "llm":
+            _check_llm(o)
+        return o
+
+
+def _check_llm(o: RunOptions) -> None:
+    if not o.models:
+        raise GuardbenchError("--model", "--agent llm needs at least one --model")
+    if len(set(o.models)) != len(o.models):
+        raise GuardbenchError("--model", "a model is named twice")
+    if o.client == "openai" and not o.api_base:
+        raise GuardbenchError("--client", "the openai client needs --api-base")
+
+
+# -- the manifest ---------------------------------------------------------------------------
+
+def git_commit(path: Path) -> str:
+    """The commit checked out where ``path`` is (read from .git; git itself when that fails)."""
+    try:
+        return _read_head(Path(path).resolve()) or _git_rev_parse(path)
+    except (OSError, ValueError):
+        return _git_rev_parse(path)
+
+
+def _read_head(path: Path) -> str | None:
+    dot = next((d / ".git" for d in (path, *path.parents) if (d / ".git").exists()), None)
+    if dot is None:
+        return None
+    gitdir = dot if dot.is_dir() else Path(dot.read_text().split("gitdir:", 1)[1].strip())
+    if not gitdir.is_absolute():
+        gitdir = (dot.parent / gitdir).resolve()
+    common = gitdir / (gitdir / "commondir").read_text().strip() if (gitdir / "commondir").exists() else gitdir
+    head = (gitdir / "HEAD").read_text().strip()
+    if not head.startswith("ref: "):
+        return head if len(head) == 40 else None
+    ref = head[5:]
+    for base in (gitdir, common):
+        if (base / ref).is_file():
+            return (base / ref).read_text().strip()
+    packed = common / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text().splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    return None
+
+
+def _git_rev_parse(path: Path) -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def policy_hash(policy_path) -> str:
+    from guardbench.broker.policy_model import EXAMPLE_POLICY
+    try:
+        return hashlib.sha256(Path(policy_path or EXAMPLE_POLICY).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise GuardbenchError(str(policy_path), f"cannot read: {exc.strerror or exc}") from None
+
+
+def design(o: RunOptions, client: str | None = None) -> dict:
+    """The options that define the run's design: a resumed run must repeat each of them."""
+    d = {"cases": sorted(o.case_ids), "families": sorted(o.families), "arms": o.arm_list, "agents": list(o.agents),
+         "variants": o.n_variants, "generate_variants": o.generate_variants, "seed": o.seed,
+         "policy": str(o.policy_path) if o.policy_path else "default", "approvals": o.approvals}
+    if o.external:       # KIND:SPEC arms: a resumed run must use the same entries and the same spec files
+        from guardbench.registry import spec_digests
+        d.update(arm_entries=o.arm_entries, arm_specs=spec_digests(o.arms_named))
+    if o.agent_kind == "llm":
+        d.update(models=list(o.models), repeats=o.repeats, temperature=o.temperature, max_tokens=o.max_tokens,
+                 api_base=o.api_base, client=client, tool_protocol=o.tool_protocol, max_steps=o.max_steps)
+    return d
+
+
+def manifest(o: RunOptions, cases_hash: str, **extra) -> dict:
+    """The run folder's manifest: version, commit, hashes, the design options, and ``extra``
+    (jobs for scripted runs; endpoint kind and prereg for LLM runs; the note when given)."""
+    from guardbench import package_version
+    m = {"guardbench_version": package_version(), "git_commit": git_commit(Path(__file__).parent),
+         "cases_hash": cases_hash, "policy_hash": policy_hash(o.policy_path),
+         "options": design(o, extra.pop("client", None)),
+         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if o.note is not None:
+        m["note"] = o.note
+    m.update(extra)
+    return m
+
+
+def default_jobs(n_runs: int) -> int:
+    """Worker processes when --jobs is not given: one per core the process may use (at most 4), when
+    there are enough runs to repay starting them (a worker costs about as much as 100 runs)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores, n_runs // 300))

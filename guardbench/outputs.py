@@ -1,0 +1,90 @@
+"""Where commands write: checked output folders and files, and the default new folder.
+
+Every command that writes takes ``--out``. Without it, output goes to a new folder
+``out/<command>-<UTC time>`` under the current directory (``out/`` is ignored by git), never into
+``results/`` (only scripts/regenerate.sh writes there) and never into a run folder given as input.
+A path that cannot be written (a file where a folder should be, or the reverse, a folder under a
+file) is a one-line error naming the option, before anything is written.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from guardbench.errors import GuardbenchError
+
+DEFAULT_ROOT = Path("out")
+
+
+def default_out(kind: str) -> Path:
+    """A new folder for a command's output: out/<kind>-<UTC time>[-N] (not created here)."""
+    base = DEFAULT_ROOT / time.strftime(f"{kind}-%Y%m%d-%H%M%S", time.gmtime())
+    p, i = base, 1
+    while p.exists():
+        i += 1
+        p = base.with_name(f"{base.name}-{i}")
+    return p
+
+
+def _file_above(path: Path) -> Path | None:
+    return next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+
+
+def check_out_dir(out: Path, flag: str = "--out", create: bool = True) -> Path:
+    """Create ``out`` as a folder (parents too; ``create=False``: only check that it could be);
+    a file there or above it is a one-line error."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise GuardbenchError(flag, f"{out} is a file, not a folder")
+    above = _file_above(out)
+    if above is not None:
+        raise GuardbenchError(flag, f"{out} is under {above}, which is a file")
+    if not create:
+        return out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GuardbenchError(flag, f"cannot create {out}: {exc.strerror or exc}") from None
+    return out
+
+
+def check_out_file(path: Path, flag: str = "--out") -> Path:
+    """Make ``path``'s folder (parents too); ``path`` a folder, or under a file, is a one-line error."""
+    path = Path(path)
+    if path.is_dir():
+        raise GuardbenchError(flag, f"{path} is a folder; give a file name")
+    above = _file_above(path)
+    if above is not None:
+        raise GuardbenchError(flag, f"{path} is under {above}, which is a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GuardbenchError(flag, f"cannot create {path.parent}: {exc.strerror or exc}") from None
+    return path
+
+
+def cannot_write(path: Path | str, exc: OSError) -> GuardbenchError:
+    """The one-line error for a write that failed (a full disk, a read-only folder)."""
+    return GuardbenchError(str(path), f"cannot write: {exc.strerror or exc}")
+
+
+def write_text(path: Path | str, text: str) -> Path:
+    """Write a whole output file; a failure is a one-line error naming it."""
+    path = Path(path)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    return path
+
+
+def portable(path: Path | str) -> str:
+    """A path as written into an output that may be committed: relative to the current folder when
+    inside it, else only its last two parts (``.../specs/paypal``): never this machine's absolute path."""
+    p = Path(path)
+    if not p.is_absolute():
+        return str(p)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return ".../" + "/".join(p.parts[-2:])

@@ -1,0 +1,87 @@
+"""One registry for arms and defences: the same lists in every process, whatever was imported first."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from guardbench import registry
+from guardbench.errors import GuardbenchError
+
+DEFENCES = ["gate", "pdp", "taint", "taint_fine", "prompt_filter"]
+ARMS = ["guardrail", "control", "hardened"] + DEFENCES
+
+FIRST_IMPORTS = {
+    "nothing": "",
+    "the defences package": "import guardbench.defences",
+    "an arm that holds a defence": "import guardbench.arms.textcheck",
+    "the defended arm": "import guardbench.arms.defended",
+    "the defence modules": "import guardbench.defences.gate, guardbench.defences.taint",
+    "the run command": "import guardbench.cli.run",
+    "the bypass suite": "import guardbench.bypass.suite",
+}
+
+
+@pytest.mark.parametrize("first", list(FIRST_IMPORTS))
+def test_the_lists_are_the_same_whatever_was_imported_first(first):
+    code = (f"{FIRST_IMPORTS[first]}\nimport json\nfrom guardbench import registry\n"
+            "print(json.dumps([registry.defence_names(), registry.arm_names(), "
+            "[x.name for x in registry.listing()]]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    defences, arms, listed = json.loads(out.stdout)
+    assert defences == DEFENCES and listed == DEFENCES and arms == ARMS
+
+
+def test_the_defences_command_lists_all_five_in_a_fresh_process():
+    out = subprocess.run([sys.executable, "-m", "guardbench.cli.main", "defences", "--json"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["name"] for r in rows] == DEFENCES
+    assert all(r["source"] == "guardbench" and r["arm"] and r["promise"] for r in rows)
+
+
+def test_built_ins_load_lazily_and_refuse_unknown_names():
+    entry = registry.DEFENCES.find("pdp")
+    assert entry is not None and entry.ref == "guardbench.defences.pdp:PDP" and entry.source == "guardbench"
+    assert registry.defence_factory("pdp").name == "pdp"
+    with pytest.raises(GuardbenchError, match="unknown defence 'nope'"):
+        registry.defence_factory("nope")
+    with pytest.raises(GuardbenchError, match="unknown arm 'nope'"):
+        registry.get_arm("nope")
+    assert not registry.is_arm("nope") and registry.is_arm("taint_fine")
+
+
+def test_every_built_in_arm_builds_with_the_name_it_is_registered_under():
+    from guardbench.broker import load_policy
+    policy = load_policy()
+    for name in ARMS:
+        arm = registry.get_arm(name, policy=policy, approvals="all")
+        assert arm.name == name and hasattr(arm, "prepare") and isinstance(arm.credential_in_context, bool)
+        assert getattr(arm, "approvals", "all") == "all"     # taken where the arm holds calls, left out elsewhere
+
+
+def test_an_in_process_registration_is_used_like_a_built_in():
+    from guardbench.defences.base import allow
+
+    class Nothing:
+        name = "nothing_at_all"
+        promise = "Allows everything (test)."
+
+        def __init__(self, config):
+            self.config = config
+
+        def decide(self, call, history, context):
+            return allow("test")
+
+    registry.DEFENCES.register("nothing_at_all", Nothing)
+    try:
+        assert "nothing_at_all" in registry.defence_names() and "nothing_at_all" in registry.arm_names()
+        from guardbench.broker import load_policy
+        arm = registry.get_arm("nothing_at_all", policy=load_policy())
+        assert arm.name == "nothing_at_all" and arm.defence_name == "nothing_at_all"
+    finally:
+        del registry.DEFENCES.entries["nothing_at_all"]
