@@ -168,12 +168,13 @@ def money(records: Sequence[RunRecord]) -> Table:
                "of which in lost runs"])
     for label, by_arm in _groups(records).items():
         for arm, rs in by_arm.items():
-            per_run = [(r, M.money_of(r)) for r in rs]
+            ran = [r for r in rs if r.status != "no_tool_path"]     # a run with no tool path sent nothing
+            per_run = [(r, M.money_of(r)) for r in ran]
             currencies = sorted({c for _, m in per_run for c, a in m.items() if a})
             for cur in currencies or ["-"]:
                 amounts = [(r, m[cur]) for r, m in per_run if m.get(cur)]
                 t.rows.append({"group": label, "arm": arm, "currency": cur,
-                               "runs with money at risk": f"{len(amounts)}/{len(rs)}",
+                               "runs with money at risk": f"{len(amounts)}/{len(ran)}",
                                "total": str(sum((a for _, a in amounts), Decimal(0))),
                                "largest single run": str(max((a for _, a in amounts), default=0)),
                                "of which in lost runs": str(sum((a for r, a in amounts if M.is_lost(r)),

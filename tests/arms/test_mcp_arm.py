@@ -154,6 +154,7 @@ def test_the_cli_runs_mcp_arms_and_prints_no_tool_path_apart(tmp_path):
     row = next(line for line in tables.splitlines() if line.startswith("| scripted credulous | shop-http | 6 |"))
     assert "| 2 | 0 |" in row                     # 6 runs, 2 with no tool path, none lost
     assert "0/2 (0.0%" in row and "2/2 (100.0%" in row      # blocked 0 of the 2 attacks it could express
+    assert "| scripted credulous | shop-http | - | 0/4 |" in tables     # money at risk: of the 4 runs that ran
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["options"]["arm_specs"]["shop-http"] and manifest["options"]["arms"] == ["shop-http"]
     # resuming with an edited spec is refused: records of two servers never mix
