@@ -127,9 +127,7 @@ class McpArm:
         try:
             self._connection()
         except ServerLost as exc:
-            tail = " ".join(exc.stderr.strip().splitlines()[-3:])[-300:]
-            raise GuardbenchError(f"--arms mcp:{self.spec.path}", f"{exc.reason}" + (f"; its stderr: {tail}"
-                                                                                   if tail else "")) from None
+            raise GuardbenchError(f"--arms mcp:{self.spec.path}", exc.one_line()) from None
         finally:
             if self.spec.state == "fresh":
                 self._drop()

@@ -92,7 +92,7 @@ def front(defence, policy_path, approvals, transport, port, upstream_protocol, c
     try:
         conn.open()
     except ServerLost as exc:
-        raise GuardbenchError("mcp front", f"{exc.reason}; its stderr: {exc.stderr.strip()[-300:]}") from None
+        raise GuardbenchError("mcp front", exc.one_line()) from None
     try:
         run(FrontBackend(defence, conn, policy_path, approvals), transport, port or 0)
     finally:

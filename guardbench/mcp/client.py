@@ -36,6 +36,20 @@ class ServerLost(Exception):
         self.reason = reason
         self.stderr = stderr
 
+    def one_line(self) -> str:
+        """The reason and the gist of the server's stderr on one line (for a GuardbenchError)."""
+        return self.reason + (f"; its stderr: {gist}" if (gist := stderr_gist(self.stderr)) else "")
+
+
+def stderr_gist(text: str, limit: int = 300) -> str:
+    """One line of a process's stderr: its first line naming an error, and its last line."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    first = next((ln for ln in lines if "error" in ln.lower()), None)
+    picked = [x for x in dict.fromkeys([first, lines[-1]]) if x]
+    return " ... ".join(picked)[:limit]
+
 
 @dataclass(frozen=True)
 class StdioTarget:

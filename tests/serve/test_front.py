@@ -44,3 +44,18 @@ def test_a_refused_call_is_not_forwarded_and_is_reported(tmp_path):
     (attempt,) = rec["attempts"]
     assert attempt["defence"] == "pdp" and attempt["status"] == "denied" and "scope" in attempt["reason"]
     assert json.loads(rec["transcript"]["steps"][0]["result"])["status"] == "denied"
+
+
+def test_an_upstream_that_cannot_start_is_one_line_naming_its_error(tmp_path):
+    import subprocess
+    import sys
+    bad = tmp_path / "bad_server.py"
+    bad.write_text("import sys\nprint('loading the payment module', file=sys.stderr)\n"
+                   "raise SystemExit('ImportError: no module named paypal_sdk')\n")
+    res = subprocess.run([sys.executable, "-m", "guardbench", "mcp", "front", "--defence", "gate",
+                          "--call-timeout", "10", "--", sys.executable, str(bad)],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: mcp front: upstream: could not connect")
+    assert "ImportError: no module named paypal_sdk" in lines[0]
