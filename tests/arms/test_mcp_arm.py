@@ -17,6 +17,7 @@ from guardbench.arms.mcp import McpArm
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
 from guardbench.cli.main import cli
+from guardbench.runfile import read_records
 from guardbench.runner import Bench, RunSpec
 from tests.mcp.mcptest_support import SPECS, USD_CASES, USD_POLICY, shop_processes, shop_spec
 
@@ -144,7 +145,7 @@ def test_the_cli_runs_mcp_arms_and_prints_no_tool_path_apart(tmp_path):
                                    "--case", "usd-di-payee-reseller", "--case", "usd-la-duplicate-charge",
                                    "--variants", "2", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    recs = [r.to_dict() for r in read_records(out / "runs.jsonl")]   # the one reader: every field checked
     by = {(r["case"], r["variant"]): r for r in recs}
     assert {r["arm"] for r in recs} == {"shop-http"}
     assert by[("usd-di-payee-reseller", 0)]["status"] == "no_tool_path"
@@ -209,7 +210,7 @@ def test_worker_processes_run_their_own_servers(tmp_path):
             "--family", "benign", "--variants", "2", "--jobs", "2", "--out", str(out), "--quiet"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
-    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    recs = [r.to_dict() for r in read_records(out / "runs.jsonl")]   # the one reader: every field checked
     assert len(recs) == 14 and {r["status"] for r in recs} == {"answered", "no_tool_path"}
     assert all(r["benign_completed"] for r in recs if r["status"] == "answered")
     assert shop_processes() == []

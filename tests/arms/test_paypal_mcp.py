@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
+from guardbench.runfile import read_records
 from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY
 
 pytest.importorskip("mcp")
@@ -46,7 +47,7 @@ def records(tmp_path_factory):
         args += ["--case", c]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
-    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    recs = [r.to_dict() for r in read_records(out / "runs.jsonl")]   # the one reader: every field checked
     return {(r["arm"], r["case"]): r for r in recs}
 
 

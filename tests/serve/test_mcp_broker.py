@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from guardbench.cli.main import cli
 from guardbench.records import RunRecord
 from guardbench.report.tables import all_tables
+from guardbench.runfile import read_records
 from tests.mcp.mcptest_support import ROOT
 
 pytest.importorskip("mcp")
@@ -31,7 +32,7 @@ def records(tmp_path_factory):
                                                     f"mcp:{EXAMPLES / 'gate.yaml'}",
                                    "--variants", "1", "--out", str(out), "--quiet"])
     assert res.exit_code == 0, res.output
-    return [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    return [r.to_dict() for r in read_records(out / "runs.jsonl")]   # the one reader: every field checked
 
 
 def outcome(r: dict) -> tuple:
@@ -90,7 +91,7 @@ def test_the_broker_over_streamable_http_scores_as_in_process(tmp_path):
         args += ["--case", c]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
-    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    recs = [r.to_dict() for r in read_records(out / "runs.jsonl")]   # the one reader: every field checked
     a = {r["case"]: outcome(r) for r in recs if r["arm"] == "guardrail"}
     b = {r["case"]: outcome(r) for r in recs if r["arm"] == "mcp-broker-http"}
     assert set(a) == set(cases) and a == b
