@@ -7,6 +7,8 @@ jsonschema). The rest are extras (pyproject.toml):
 - ``[report]``: matplotlib: ``report``;
 - ``[export]``: pandas: ``export``, ``guardbench.load``; ``[parquet]``: pandas and pyarrow: ``export --format parquet``;
 - ``[conformance]``: openapi-core, httpx: ``conformance``, ``specs fetch``, the sandbox transport;
+- ``[mcp]``: the MCP SDK, cryptography, h11: ``mcp serve``/``mcp front``, ``run --arms mcp:``/``app:``
+  (the MCP client and the recording proxy with its per-run CA);
 - ``[test]``: all of these, scipy and statsmodels (the statistics cross-checks), pytest, ruff, mypy
   (``mutate`` runs the tests, so it needs this one); ``[all]``: every extra but the test tools.
 
@@ -24,6 +26,7 @@ EXTRAS = {
     "export": ("pandas",),
     "parquet": ("pandas", "pyarrow"),
     "conformance": ("openapi_core", "httpx"),
+    "mcp": ("mcp", "cryptography", "h11"),
     "test": ("pytest",),
 }
 
