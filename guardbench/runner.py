@@ -217,8 +217,33 @@ def _init_worker(factory: Callable[[], Bench] | None) -> None:
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    # A worker ends without atexit: what its arms started (an external arm's server and proxy, in a
+    # session of their own) is stopped by a finalizer, also when the pool is terminated (SIGTERM).
+    from multiprocessing import util
+    signal.signal(signal.SIGTERM, _exit_on_term)
+    util.Finalize(None, _close_worker_arms, exitpriority=10)
     if factory is not None:
         _WORKER = factory()
+
+
+def _exit_on_term(signum, frame) -> None:
+    """The pool is terminated (Ctrl-C, an error): stop what the arms started and leave at once, with no
+    unwinding through a run in flight (its half-done work is the parent's to discard)."""
+    _close_worker_arms()
+    os._exit(128 + signum)
+
+
+def _close_worker_arms() -> None:
+    """Stop what this worker's arms started; arms that start nothing have no close()."""
+    if _WORKER is None:
+        return
+    for arm in _WORKER.arms.values():
+        close = getattr(arm, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:       # a server that will not stop must not hide the run's own outcome
+                pass
 
 
 def _work(spec: RunSpec) -> tuple[str, RunRecord]:

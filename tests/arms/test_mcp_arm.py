@@ -19,7 +19,7 @@ from guardbench.cases.load import load_cases
 from guardbench.cli.main import cli
 from guardbench.runfile import read_records
 from guardbench.runner import Bench, RunSpec
-from tests.mcp.mcptest_support import SPECS, USD_CASES, USD_POLICY, shop_processes, shop_spec
+from tests.mcp.mcptest_support import SPECS, USD_CASES, USD_POLICY, clock_ticks_now, shop_processes, shop_spec
 
 pytest.importorskip("mcp")
 
@@ -205,7 +205,7 @@ def test_a_server_that_cannot_start_or_lacks_a_mapped_tool_stops_the_run_before_
 
 def test_worker_processes_run_their_own_servers(tmp_path):
     """--jobs 2: each worker has its own server and proxy (a forked worker never uses the parent's)."""
-    out = tmp_path / "run"
+    out, since = tmp_path / "run", clock_ticks_now()
     args = ["run", "--cases", str(USD_CASES), "--policy", str(USD_POLICY), "--arms", f"mcp:{SPECS / 'shop-http.yaml'}",
             "--family", "benign", "--variants", "2", "--jobs", "2", "--out", str(out), "--quiet"]
     res = CliRunner().invoke(cli, args)
@@ -213,4 +213,4 @@ def test_worker_processes_run_their_own_servers(tmp_path):
     recs = [r.to_dict() for r in read_records(out / "runs.jsonl")]   # the one reader: every field checked
     assert len(recs) == 14 and {r["status"] for r in recs} == {"answered", "no_tool_path"}
     assert all(r["benign_completed"] for r in recs if r["status"] == "answered")
-    assert shop_processes() == []
+    assert shop_processes(since) == []          # each worker stopped its server when it ended

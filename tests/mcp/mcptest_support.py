@@ -34,17 +34,47 @@ def shop_spec(tmp_path, name="shop", mode="honest", *, http=False, state="fresh"
     return path
 
 
-def shop_processes() -> list[int]:
-    """Live shop-server processes started by this process (a test must leave none behind)."""
+def clock_ticks_now() -> int:
+    """The system's uptime in clock ticks, the unit of a process's start time in /proc/PID/stat."""
+    return int(float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK"))
+
+
+def _stat(pid: str) -> tuple[str, str, int] | None:
+    """(state, parent pid, start time in ticks) of a process, None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+    return fields[0], fields[1], int(fields[19])
+
+
+def _descends_from(pid: str, ancestor: str) -> bool:
+    for _ in range(64):
+        st = _stat(pid)
+        if st is None or st[1] in ("0", "1"):
+            return False
+        if st[1] == ancestor:
+            return True
+        pid = st[1]
+    return False
+
+
+def shop_processes(since: int | None = None) -> list[int]:
+    """Live shop-server processes this process started (a child or any descendant, e.g. through a
+    forked worker) and, with ``since`` (from clock_ticks_now()), any orphaned one started since then:
+    a worker that exits without stopping its server leaves it to init. A test must leave none behind."""
     out, me = [], str(os.getpid())
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
         except OSError:
             continue
-        if str(SHOP).encode() in cmd and fields[0] != "Z" and fields[1] == me:
+        st = _stat(pid)
+        if SHOP.name.encode() not in cmd or st is None or st[0] == "Z" or b"pytest" in cmd:
+            continue
+        orphan = since is not None and st[1] == "1" and st[2] >= since
+        if orphan or _descends_from(pid, me):
             out.append(int(pid))
     return out
