@@ -3,7 +3,7 @@
 The default install carries what `guardbench run` with the scripted agents uses (click, PyYAML,
 jsonschema). The rest are extras (pyproject.toml):
 
-- ``[llm]``: litellm, openai, httpx: ``run --agent llm``, ``adapt --model``;
+- ``[llm]``: litellm, openai, httpx: ``run --agent llm``, ``adapt --attacker-model``;
 - ``[report]``: matplotlib: ``report``;
 - ``[export]``: pandas: ``export``, ``guardbench.load``; ``[parquet]``: pandas and pyarrow: ``export --format parquet``;
 - ``[conformance]``: openapi-core, httpx: ``conformance``, ``specs fetch``, the sandbox transport;
