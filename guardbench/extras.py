@@ -7,6 +7,7 @@ jsonschema). The rest are extras (pyproject.toml):
 - ``[report]``: matplotlib: ``report``;
 - ``[export]``: pandas: ``export``, ``guardbench.load``; ``[parquet]``: pandas and pyarrow: ``export --format parquet``;
 - ``[conformance]``: openapi-core, httpx: ``conformance``, ``specs fetch``, the sandbox transport;
+- ``[inspect]``: inspect_ai, openai: the Inspect task (``inspect eval guardbench/cases``; docs/inspect.md);
 - ``[test]``: all of these, scipy and statsmodels (the statistics cross-checks), pytest, ruff, mypy
   (``mutate`` runs the tests, so it needs this one); ``[all]``: every extra but the test tools.
 
@@ -24,6 +25,7 @@ EXTRAS = {
     "export": ("pandas",),
     "parquet": ("pandas", "pyarrow"),
     "conformance": ("openapi_core", "httpx"),
+    "inspect": ("inspect_ai", "openai"),
     "test": ("pytest",),
 }
 
