@@ -27,13 +27,14 @@ import click
 @click.option("--retries", type=int, default=2, show_default=True, help="Retries of a failed attacker call.")
 @click.option("--backoff", type=float, default=1.0, show_default=True, help="First retry wait, seconds (doubles).")
 @click.option("--api-key-env", default=None, help="Variable holding the attacker endpoint's key.")
+@click.option("--note", default=None, help="Free text recorded with the attacker (e.g. the server and hardware).")
 @click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None, help="Policy file.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Folder for adapt.md and adapt.json (default: a new folder out/adapt-<time>).")
 @click.option("--quiet", is_flag=True, help="Do not print the table.")
 def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacker_temperature, attacker_max_tokens,
-          fmt, timeout, retries, backoff, api_key_env, policy_path, seed, out, quiet):
+          fmt, timeout, retries, backoff, api_key_env, note, policy_path, seed, out, quiet):
     """Feed each refusal back to an attacker that rewrites the attack, within a budget per case.
 
     Per defence: attempts (calls proposed), unauthorized attempts allowed (bypass/oracle.py),
@@ -68,8 +69,9 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacke
     policy = load_policy(policy_path)
     make: Callable[[Any, Any], Any]
     attacker = None
-    if not model and (api_base or client):
-        raise GuardbenchError("--api-base" if api_base else "--client", "applies only with --attacker-model")
+    for flag, given in (("--api-base", api_base), ("--client", client), ("--note", note)):
+        if given and not model:
+            raise GuardbenchError(flag, "applies only with --attacker-model")
     if model:
         from guardbench.extras import require
         require("llm", client or ("openai" if api_base else "litellm"), "httpx", what="adapt --attacker-model")
@@ -107,7 +109,7 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacke
     payload: dict[str, Any] = {"attacker": model or "mutation", "budget": budget, "approvals": approvals}
     if attacker is not None:
         from guardbench.adapt.report import attacker_record, attacker_table
-        meta = attacker_record(attacker)
+        meta = {**attacker_record(attacker), "note": note}
         tables.append(attacker_table(tallies, meta))
         payload["attacker_model"] = meta
     payload.update({"seconds": round(elapsed, 3), "results": [{**x.row(), "log": x.log} for x in tallies]})
