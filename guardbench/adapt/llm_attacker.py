@@ -100,6 +100,10 @@ def parse_reply(text: str) -> tuple[Proposal | None, str]:
         return None, f"not JSON: {str(exc)[:80]}"
     if not isinstance(doc, dict):
         return None, "not a JSON object"
+    try:
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return None, "a string in it is not Unicode text (a lone surrogate escape)"
     calls = doc.get("calls")
     if not isinstance(calls, list) or not calls:
         return None, "no calls"
@@ -161,9 +165,10 @@ class LLMAttacker:
         if reply.error is not None:
             self.last = Proposal((), None, "llm", lost=True, why=reply.error, meta=meta)
             return self.last
-        self.messages.append({"role": "assistant", "content": reply.text})
-        p, why = parse_reply(reply.text)
-        raw = reply.text[:REPLY_CHARS]
+        text = reply.text.encode("utf-8", "replace").decode("utf-8")     # kept and written as UTF-8
+        self.messages.append({"role": "assistant", "content": text})
+        p, why = parse_reply(text)
+        raw = text[:REPLY_CHARS]
         if p is None:
             self.last = Proposal((), None, "llm", malformed=True, raw=raw, why=why, meta=meta)
             return self.last

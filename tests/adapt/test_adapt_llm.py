@@ -109,7 +109,8 @@ def test_parse_reply_refuses_what_is_not_a_proposal():
     for text, why in (("", "empty reply"), ("no json here", "not JSON"), ("[1]", "not a JSON object"),
                       ('{"calls": [{"args": {}}]}', "calls[0] has no tool name"),
                       ('{"calls": [{"tool": "x", "args": "a=1"}]}', "calls[0].args is not an object"),
-                      ('{"calls": [{"tool": "x", "args": {}}], "document": 5}', "document is not a string")):
+                      ('{"calls": [{"tool": "x", "args": {}}], "document": 5}', "document is not a string"),
+                      ('{"calls": [{"tool": "x", "args": {}}], "document": "\\ud800"}', "a string in it")):
         p, reason = parse_reply(text)
         assert p is None and reason.startswith(why), (text, reason)
 
@@ -162,3 +163,15 @@ def test_cli_bad_attacker_options_are_one_line(tmp_path, args, where):
     r = CliRunner().invoke(cli, ["adapt", "--defence", "taint", "--case", "ii-email-usd", "--out", str(tmp_path),
                                  *args])
     assert r.exit_code == 2 and where in r.output and "Traceback" not in r.output
+
+
+def test_a_reply_that_is_not_unicode_text_is_malformed_and_the_files_are_written(tmp_path):
+    doc = json.dumps({**CLEAN, "document": "\ud800"})              # written as the escape \ud800: not Unicode text
+    replies = iter([{"text": "\ud800 garbage"}, {"text": doc}])     # and a lone surrogate in the reply itself
+    with FakeServer(lambda req: next(replies)) as srv:
+        r = CliRunner().invoke(cli, ["adapt", "--attacker-model", "m", "--api-base", srv.url, "--defence", "taint",
+                                     "--case", "ii-email-usd", "--budget", "3", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    log = json.loads((tmp_path / "adapt-llm.json").read_text(encoding="utf-8"))["results"][0]["log"]
+    bad = [e for e in log if e.get("outcome") == "malformed"]
+    assert [e["why"][:8] for e in bad] == ["not JSON", "a string"] and bad[0]["raw"] == "? garbage"
