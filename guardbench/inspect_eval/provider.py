@@ -76,6 +76,18 @@ def from_output(output: Any) -> dict:
             "latency_s": round(float(output.time or 0.0), 6), "fingerprint": None, "served_model": output.model}
 
 
+def tool_choice(choice: Any) -> Any:
+    """An OpenAI ``tool_choice`` (if the agent loop sends one) in Inspect's terms; None: Inspect's default."""
+    from inspect_ai.tool import ToolFunction
+    if choice in ("auto", "none"):
+        return choice
+    if choice == "required":
+        return "any"
+    if isinstance(choice, dict) and (choice.get("function") or {}).get("name"):
+        return ToolFunction(name=choice["function"]["name"])
+    return None
+
+
 class InspectProvider:
     """What agents/llm.py's LLMAgent calls, answered through Inspect's model API."""
 
@@ -98,6 +110,7 @@ class InspectProvider:
                                                        json_schema=JSONSchema.model_validate(spec.get("schema", {})),
                                                        strict=spec.get("strict"))
         output = await self.model.generate(to_inspect_messages(messages), tools=to_tool_infos(tools),
+                                           tool_choice=tool_choice(extra.get("tool_choice")),
                                            config=GenerateConfig(**config))
         if output.error:
             raise RuntimeError(f"inspect model error: {output.error}")
