@@ -49,7 +49,8 @@ def run(tmp_path_factory):
     (["specs", "fetch", "--cache-dir", "{tmp}/s"], "conformance", "specs fetch"),
     (["run", "--agent", "llm", "--model", "m", "--api-base", "http://127.0.0.1:9/v1", "--out", "{tmp}/o"], "llm",
      "--agent llm"),
-    (["adapt", "--model", "m", "--api-base", "http://127.0.0.1:9/v1", "--out", "{tmp}/a"], "llm", "adapt --model"),
+    (["adapt", "--attacker-model", "m", "--api-base", "http://127.0.0.1:9/v1", "--out", "{tmp}/a"], "llm",
+         "adapt --attacker-model"),
 ])
 def test_a_missing_extra_is_named_in_one_line(run, tmp_path, argv, extra, what):
     res = without(HEAVY, *[a.format(run=run, tmp=tmp_path) for a in argv])
