@@ -5,6 +5,9 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+# Inspect AI, for tests/inspect_eval (the [inspect] extra: about 2 minutes the first time on 2 busy cores;
+# its dependencies install cleanly beside the test extra's). Without it those tests are skipped, saying why.
+.venv/bin/python -m pip install --quiet -e '.[inspect]'
 # PayPal's own Python agent toolkit, driven by tests/paypal/test_paypal_toolkit.py. Without its declared
 # dependencies: they (crewai-tools, langchain, ...) conflict with guardbench's and serve adapters the
 # test does not use; the layer it drives needs requests, pydantic and httpx (in the test extra).
