@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = {
-    "run": ["bench/bench_run.py", "--repeats", "5", "--scale", "10,100,360"],
+    "run": ["bench/bench_run.py", "--repeats", "5", "--scale", "10,100"],
     "stats": ["bench/bench_stats.py"],
     "broker": ["bench/bench_broker.py"],
     "conformance": ["bench/bench_conformance.py"],
