@@ -61,7 +61,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from guardbench.report import defence_tables as D
     from guardbench.report import tables as T
-    records = clustered_records(args.cases, args.variants)
+    from guardbench.records import RunRecord
+    # the tables read typed records, as `guardbench run` holds them (slim: without the wire)
+    records = [RunRecord.from_dict(d, slim=True) for d in clustered_records(args.cases, args.variants)]
     funcs = [T.headline, T.by_family, T.by_incident_class, T.money, T.comparisons, T.zero_incident_bounds,
              T.clustering_check, D.comparison, D.false_blocks, D.paired_against_control]
     result = {"bench": "tables", "records": len(records), "cases": args.cases, "variants": args.variants,

@@ -2,7 +2,7 @@
 
     python bench/run_all.py [NAME ...]
 
-names: run stats broker conformance report explorer defences llm mutate sandbox install
+names: run stats broker conformance report explorer defences llm mutate sandbox mcp install
 
 Each file records the command, the machine's load average before it started and the
 script's own output, so a reader can judge the conditions of a figure.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = {
-    "run": ["bench/bench_run.py", "--repeats", "5", "--scale", "10,100,360"],
+    "run": ["bench/bench_run.py", "--repeats", "5", "--scale", "10,100"],
     "stats": ["bench/bench_stats.py"],
     "broker": ["bench/bench_broker.py"],
     "conformance": ["bench/bench_conformance.py"],
@@ -27,6 +27,7 @@ SCRIPTS = {
     "llm": ["bench/bench_llm.py"],
     "mutate": ["bench/bench_mutate.py", "--repeat", "1"],
     "sandbox": ["bench/bench_sandbox.py", "--requests", "100000"],
+    "mcp": ["bench/bench_mcp.py"],
     "install": ["bench/bench_install.py", "--repeats", "3"],     # minutes: pip installs into fresh venvs
 }
 

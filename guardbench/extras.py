@@ -3,10 +3,13 @@
 The default install carries what `guardbench run` with the scripted agents uses (click, PyYAML,
 jsonschema). The rest are extras (pyproject.toml):
 
-- ``[llm]``: litellm, openai, httpx: ``run --agent llm``, ``adapt --model``;
+- ``[llm]``: litellm, openai, httpx: ``run --agent llm``, ``adapt --attacker-model``;
 - ``[report]``: matplotlib: ``report``;
 - ``[export]``: pandas: ``export``, ``guardbench.load``; ``[parquet]``: pandas and pyarrow: ``export --format parquet``;
 - ``[conformance]``: openapi-core, httpx: ``conformance``, ``specs fetch``, the sandbox transport;
+- ``[mcp]``: the MCP SDK, cryptography, h11: ``mcp serve``/``mcp front``, ``run --arms mcp:``/``app:``
+  (the MCP client and the recording proxy with its per-run CA);
+- ``[inspect]``: inspect_ai, openai: the Inspect task (``inspect eval guardbench/cases``; docs/inspect.md);
 - ``[test]``: all of these, scipy and statsmodels (the statistics cross-checks), pytest, ruff, mypy
   (``mutate`` runs the tests, so it needs this one); ``[all]``: every extra but the test tools.
 
@@ -24,6 +27,8 @@ EXTRAS = {
     "export": ("pandas",),
     "parquet": ("pandas", "pyarrow"),
     "conformance": ("openapi_core", "httpx"),
+    "mcp": ("mcp", "cryptography", "h11"),
+    "inspect": ("inspect_ai", "openai"),
     "test": ("pytest",),
 }
 

@@ -244,8 +244,11 @@ REQUIRED = ("run_id", "case", "family", "variant", "arm", "agent", "repeat", "st
             "goal_achieved", "benign_completed", "money_at_risk", "attempts")
 _OPTIONAL = ("model", "seed", "credential_in_context", "approvals_asked", "setup_seq", "rejected_upstream",
              "moved_beyond_daily_caps", "approvals", "duration_s", "endpoint_kind", "endpoint", "temperature",
-             "tool_protocol", "usage", "attempt", "transcript", "wire")
+             "tool_protocol", "usage", "attempt", "transcript", "wire", "external")
 _KNOWN = frozenset(REQUIRED + _OPTIONAL)
+# statuses of runs with no outcome: lost (a model or an external process failed) and no_tool_path (an
+# external arm's tools cannot express the case: decided before the run, never counted as blocked)
+UNSCORED = ("lost", "no_tool_path")
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,9 @@ class RunRecord:
     transcript: Transcript = Transcript((), "")
     wire: tuple[WireExchange, ...] | None = ()
     wire_requests: int = -1                 # len(wire), also known for a slim record
+    # an external process (MCP server, agent application: arms/external.py): its kind and name, why the
+    # run was lost (with the tail of its stderr) or had no tool path
+    external: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -303,6 +309,11 @@ class RunRecord:
     @property
     def lost(self) -> bool:
         return self.status == "lost"
+
+    @property
+    def unscored(self) -> bool:
+        """No outcome: lost, or no tool path (the arm's tools cannot express the case; never a block)."""
+        return self.status in UNSCORED
 
     @property
     def adversarial(self) -> bool:
@@ -347,6 +358,8 @@ class RunRecord:
                 d[k] = getattr(self, k)
         if self.usage is not None:
             d["usage"] = dict(self.usage)
+        if self.external is not None:
+            d["external"] = dict(self.external)
         if self.attempt != 1:
             d["attempt"] = self.attempt
         d.update(self.extra)
@@ -385,6 +398,7 @@ class RunRecord:
             approvals=typed(d, "approvals", str, None), duration_s=number(d, "duration_s"),
             endpoint_kind=typed(d, "endpoint_kind", str, None), endpoint=typed(d, "endpoint", str, None),
             temperature=number(d, "temperature"), tool_protocol=typed(d, "tool_protocol", str, None),
-            usage=typed(d, "usage", dict, None), attempt=count(d, "attempt", 1) or 1,
+            usage=typed(d, "usage", dict, None), external=typed(d, "external", dict, None),
+            attempt=count(d, "attempt", 1) or 1,
             transcript=transcript(d.get("transcript"), slim), wire=wire, wire_requests=len(wire_raw),
             extra={k: v for k, v in d.items() if k not in _KNOWN})

@@ -10,6 +10,14 @@ third-party package declares its own in its packaging metadata::
     [project.entry-points."guardbench.arms"]          # an arm: factory(**options) -> Arm
     myarm = "mypackage.arm:MyArm"                     # (guardbench/arms/base.py)
 
+    [project.entry-points."guardbench.arm_kinds"]     # an arm kind: --arms mykind:SPEC.yaml
+    mykind = "mypackage.arm:MySpecArm"                # factory(spec_path, **options) -> Arm
+
+An arm *kind* builds an arm from a spec file (``--arms mcp:SPEC.yaml``: an MCP server, arms/mcp.py;
+``--arms app:SPEC.yaml``: an agent application, arms/app.py). Its factory also has
+``spec_identity(spec_path) -> (name, digest)``: the arm takes its spec's name (the run ids and tables
+say it), and a resumed run must use the same spec (sha256 of the file).
+
 Both are read the same way, once, when a name is first asked for, and a factory's module is
 imported only when that entry is used: nothing depends on what happened to be imported first, so
 the lists are the same in every process. Order: built-ins in the order declared, then plug-ins in
@@ -27,7 +35,7 @@ import importlib
 import inspect
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 from guardbench.errors import GuardbenchError
 
@@ -42,6 +50,10 @@ BUILTIN_DEFENCES = {
     "taint": "guardbench.defences.taint:Taint",
     "taint_fine": "guardbench.defences.taint:TaintFine",
     "prompt_filter": "guardbench.arms.textcheck:PromptFilter",
+}
+BUILTIN_ARM_KINDS = {
+    "mcp": "guardbench.arms.mcp:McpArm",
+    "app": "guardbench.arms.app:AppArm",
 }
 BUILTIN_SOURCE = "guardbench"
 
@@ -116,6 +128,7 @@ class Registry:
 
 DEFENCES = Registry("defence", "guardbench.defences", BUILTIN_DEFENCES)
 ARMS = Registry("arm", "guardbench.arms", BUILTIN_ARMS)
+ARM_KINDS = Registry("arm kind", "guardbench.arm_kinds", BUILTIN_ARM_KINDS)
 
 
 # -- defences ---------------------------------------------------------------------------------
@@ -181,13 +194,63 @@ def arm_factory(name: str) -> Callable[..., Any]:
     raise GuardbenchError("--arms", f"unknown arm {name!r} (installed: {', '.join(arm_names())})")
 
 
+def arm_kind(entry: str) -> tuple[str, str] | None:
+    """``(kind, spec path)`` for an ``--arms`` entry of the form KIND:SPEC (None: an arm's name)."""
+    kind, sep, rest = entry.partition(":")
+    return (kind, rest) if sep and kind and rest and ARM_KINDS.find(kind) is not None else None
+
+
+def spec_identity(kind: str, spec: str) -> tuple[str, str]:
+    """(arm name, spec digest) of a KIND:SPEC entry, from its kind's factory."""
+    identity = getattr(ARM_KINDS.get(kind), "spec_identity", None)
+    if not callable(identity):
+        raise GuardbenchError("--arms", f"arm kind {kind!r}: its factory has no spec_identity(spec_path)")
+    name, digest = identity(spec)
+    return str(name), str(digest)
+
+
+def resolve_arms(entries: Sequence[str]) -> dict[str, str]:
+    """``{arm name: entry}`` for ``--arms`` entries, in order (a KIND:SPEC entry's arm takes its spec's
+    name); an unknown arm, a name given twice or a spec named like an installed arm is a one-line error."""
+    out: dict[str, str] = {}
+    for e in entries:
+        k = arm_kind(e)
+        if k is None:
+            if not is_arm(e):
+                raise GuardbenchError("--arms", f"unknown arm {e!r} (installed: {', '.join(arm_names())}; "
+                                                f"or {', '.join(k + ':SPEC.yaml' for k in ARM_KINDS.names())})")
+            name = e
+        else:
+            name = spec_identity(*k)[0]
+            if is_arm(name):
+                raise GuardbenchError(f"--arms {e}", f"the spec's name {name!r} is an installed arm's; choose another")
+        if name in out:
+            raise GuardbenchError("--arms", f"{name} named twice; name each once")
+        out[name] = e
+    return out
+
+
+def spec_digests(named: Mapping[str, str]) -> dict[str, str]:
+    """sha256 of the spec file behind each KIND:SPEC arm of ``{name: entry}`` (a resumed run must use
+    the same specs)."""
+    return {name: spec_identity(*k)[1] for name, e in named.items()
+            if (k := arm_kind(e)) is not None}
+
+
 def get_arm(name: str, **options) -> Any:
-    """An arm instance. Options an arm's factory does not take (e.g. ``approvals`` for an arm that
-    holds no calls) are left out; the options passed are ``policy`` and ``approvals``."""
-    factory = arm_factory(name)
-    arm = factory(**_accepted(factory, options))
-    if getattr(arm, "name", None) != name:
-        raise GuardbenchError("--arms", f"arm {name!r}: its factory built an arm named {getattr(arm, 'name', None)!r}")
+    """An arm instance, by its name or a KIND:SPEC entry. Options an arm's factory does not take (e.g.
+    ``approvals`` for an arm that holds no calls) are left out; the options passed are ``policy`` and
+    ``approvals``."""
+    kind = arm_kind(name)
+    if kind is not None:
+        factory = ARM_KINDS.get(kind[0])
+        want = spec_identity(*kind)[0]
+        arm = factory(kind[1], **_accepted(factory, options))
+    else:
+        factory, want = arm_factory(name), name
+        arm = factory(**_accepted(factory, options))
+    if getattr(arm, "name", None) != want:
+        raise GuardbenchError("--arms", f"arm {want!r}: its factory built an arm named {getattr(arm, 'name', None)!r}")
     return arm
 
 

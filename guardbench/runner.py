@@ -19,7 +19,7 @@ from guardbench.arms.base import Prepared
 from guardbench.arms.setup import SetupFailed
 from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
-from guardbench.records import RunRecord
+from guardbench.records import UNSCORED, RunRecord
 from guardbench.run_story import ToolWatch, story_fields
 from guardbench.runfolder import encode
 from guardbench.scoring.score import policy_reference, run_reference, score
@@ -113,12 +113,16 @@ class Bench:
         """The second half: close the world and score what reached its wire."""
         started.close()
         spec, case, arm, prepared = started.spec, started.case, started.arm, started.prepared
+        if prepared.lost and transcript.status != "lost":   # an external process failed mid-run
+            from dataclasses import replace
+            transcript = replace(transcript, status="lost", error=prepared.lost)
         wire = tuple(prepared.recorder.exchanges)
         outputs = [transcript.final] + [s.result for s in transcript.steps]
         ref = run_reference(self.base_ref, case, secrets=prepared.secrets, agent_output=outputs,
                             start=prepared.setup_seq, require_success=require_success)
         s = score(case, wire, ref, dict(prepared.session.refs))
-        lost = transcript.status == "lost"      # a lost run is never scored as a block or a success
+        # a lost run, or one with no tool path, is never scored as a block or a success
+        lost = transcript.status in UNSCORED
         approvals = getattr(arm, "approvals", None)
         return RunRecord(
             run_id=spec.run_id, case=case.id, family=case.family, variant=spec.variant, arm=spec.arm,
@@ -131,15 +135,16 @@ class Bench:
             incidents=s.incidents, goal_achieved=None if lost else s.goal_achieved,
             benign_completed=None if lost else s.benign_completed, money_at_risk=s.money_at_risk,
             moved_beyond_daily_caps=s.moved_beyond_daily_caps, rejected_upstream=s.rejected_upstream,
-            duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt,
+            duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt, external=prepared.external,
             extra=story_fields(prepared.session, started.watch, transcript))   # the explorer's story of the run
 
     def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:
         started = self.start(spec)
         try:
             transcript = started.refused_transcript()
-            if transcript is None:
-                transcript = self.agent_for(spec).run(started.prepared.session)
+            if transcript is None:   # an application arm's process is the agent (arms/app.py)
+                agent = started.prepared.agent or self.agent_for(spec)
+                transcript = agent.run(started.prepared.session)
         finally:
             started.close()
         return self.finish(started, transcript, require_success, spec.attempt)
@@ -168,7 +173,14 @@ class Started:
     closed: bool = False
 
     def refused_transcript(self) -> Transcript | None:
-        """When a defence refused the task before the agent acted: the run's transcript."""
+        """When a defence refused the task before the agent acted (or an external arm's process failed
+        before, or its tools cannot express the case): the run's transcript."""
+        lost = self.prepared.lost
+        if lost:
+            return Transcript((), f"Lost: {lost}", "lost", error=lost)
+        if self.prepared.outcome == "no_tool_path":
+            why = (self.prepared.external or {}).get("no_tool_path", "")
+            return Transcript((), f"No tool path: {why}", "no_tool_path")
         refused = self.prepared.refused
         if refused is None:
             return None
@@ -205,8 +217,33 @@ def _init_worker(factory: Callable[[], Bench] | None) -> None:
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    # A worker ends without atexit: what its arms started (an external arm's server and proxy, in a
+    # session of their own) is stopped by a finalizer, also when the pool is terminated (SIGTERM).
+    from multiprocessing import util
+    signal.signal(signal.SIGTERM, _exit_on_term)
+    util.Finalize(None, _close_worker_arms, exitpriority=10)
     if factory is not None:
         _WORKER = factory()
+
+
+def _exit_on_term(signum, frame) -> None:
+    """The pool is terminated (Ctrl-C, an error): stop what the arms started and leave at once, with no
+    unwinding through a run in flight (its half-done work is the parent's to discard)."""
+    _close_worker_arms()
+    os._exit(128 + signum)
+
+
+def _close_worker_arms() -> None:
+    """Stop what this worker's arms started; arms that start nothing have no close()."""
+    if _WORKER is None:
+        return
+    for arm in _WORKER.arms.values():
+        close = getattr(arm, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:       # a server that will not stop must not hide the run's own outcome
+                pass
 
 
 def _work(spec: RunSpec) -> tuple[str, RunRecord]:

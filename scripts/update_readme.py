@@ -88,6 +88,15 @@ def section() -> str:
                 "(see benign completed and malformed), so its attacks \"blocked\" measure nothing about the arms:", "",
                 md(tl["Headline per arm"], keep=["arm", "benign completed", "attacks blocked", "runs with an incident",
                                                  "malformed", "lost"]), ""]
+    mcp = ROOT / "results/paypal-mcp/runs.jsonl"
+    if mcp.exists():
+        tm, mrecs = tables("paypal-mcp")
+        if "External systems" in tm:
+            out += ["PayPal's own MCP server (Node, `@paypal/agent-toolkit` 1.8.0, unmodified; its traffic through "
+                    "the recording proxy), undefended and behind guardbench's gate and pdp as MCP fronts, on the "
+                    f"{len({r.case for r in mrecs})} USD cases (`results/paypal-mcp`, `scripts/mcp_baseline.sh`). "
+                    "Runs whose action it has no tool for are \"no tool path\" and left out of every rate, never "
+                    "counted as blocked:", "", md(tm["External systems"]), ""]
     conf = ROOT / "results/conformance/conformance.json"
     if conf.exists():
         s = json.loads(conf.read_text())["summary"]
@@ -101,6 +110,14 @@ def section() -> str:
     run_conf = ROOT / "results/default/conformance.json"
     if run_conf.exists():
         out += ["Every request recorded in the default run, validated: see `results/default/conformance.md`.", ""]
+    fuzz = ROOT / "results/fuzz/summary.json"
+    if fuzz.exists():
+        f = json.loads(fuzz.read_text())["figures"]
+        out += ["schemathesis against `sandbox serve` (`results/fuzz`, `FUZZ=1`): "
+                f"{f['schemathesis_test_cases']} test cases on {f['operations_tested']} served operations, "
+                f"{f['requests_sent']} requests recorded: invalid accepted {f['invalid_requests_accepted']}, "
+                f"valid rejected {f['valid_requests_rejected']}, non-conforming responses "
+                f"{f['nonconforming_responses']}, 5xx {f['server_errors_5xx']}.", ""]
     mut = ROOT / "results/mutation/mutation.json"
     if mut.exists():
         out += ["Mutation check (`results/mutation`): " + json.loads(mut.read_text())["headline"] + ".", ""]
@@ -108,6 +125,9 @@ def section() -> str:
         p = ROOT / f"results/{name}/{name}.md"
         if p.exists():
             out += [f"{title} (`results/{name}`):", "", first_table(p), ""]
+    for p in sorted(ROOT.glob("results/adapt-llm-*/adapt-llm.md")):
+        out += [f"A local model as the attacker (`{p.parent.relative_to(ROOT)}`, `LOCAL=1`; a small run, see its "
+                "file for the size):", "", first_table(p), ""]
     bench = sorted((ROOT / "results/bench").glob("*.txt"))
     if bench:
         out += ["Speed figures, with the machine's load when measured: "

@@ -28,7 +28,8 @@ BLOCK = textwrap.dedent('''
     from guardbench.cli.main import main
     main()
 ''')
-HEAVY = "litellm,openai,httpx,matplotlib,pandas,pyarrow,openapi_core,scipy,statsmodels,numpy"
+HEAVY = "litellm,openai,httpx,matplotlib,pandas,pyarrow,openapi_core,scipy,statsmodels,numpy,mcp,cryptography,h11"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def without(blocked: str, *args, cwd=None) -> subprocess.CompletedProcess:
@@ -49,7 +50,14 @@ def run(tmp_path_factory):
     (["specs", "fetch", "--cache-dir", "{tmp}/s"], "conformance", "specs fetch"),
     (["run", "--agent", "llm", "--model", "m", "--api-base", "http://127.0.0.1:9/v1", "--out", "{tmp}/o"], "llm",
      "--agent llm"),
-    (["adapt", "--model", "m", "--api-base", "http://127.0.0.1:9/v1", "--out", "{tmp}/a"], "llm", "adapt --model"),
+    (["adapt", "--attacker-model", "m", "--api-base", "http://127.0.0.1:9/v1", "--out", "{tmp}/a"], "llm",
+         "adapt --attacker-model"),
+    (["mcp", "serve", "--broker"], "mcp", "guardbench mcp"),
+    (["mcp", "front", "--defence", "gate", "--", "node", "x.js"], "mcp", "guardbench mcp"),
+    (["run", "--arms", f"mcp:{EXAMPLES}/guardbench-mcp/broker.yaml", "--out", "{tmp}/m"], "mcp",
+     f"--arms mcp:{EXAMPLES}/guardbench-mcp/broker.yaml"),
+    (["run", "--arms", f"guardrail,app:{EXAMPLES}/app-node/app.yaml", "--out", "{tmp}/p"], "mcp",
+     f"--arms app:{EXAMPLES}/app-node/app.yaml"),
 ])
 def test_a_missing_extra_is_named_in_one_line(run, tmp_path, argv, extra, what):
     res = without(HEAVY, *[a.format(run=run, tmp=tmp_path) for a in argv])

@@ -85,3 +85,48 @@ def test_an_in_process_registration_is_used_like_a_built_in():
         assert arm.name == "nothing_at_all" and arm.defence_name == "nothing_at_all"
     finally:
         del registry.DEFENCES.entries["nothing_at_all"]
+
+
+# -- arm kinds: --arms KIND:SPEC ----------------------------------------------------------------
+
+def test_the_built_in_arm_kinds_are_declared_like_plug_ins_and_name_their_arm_by_its_spec():
+    from pathlib import Path
+    assert registry.ARM_KINDS.names()[:2] == ["mcp", "app"]
+    assert registry.ARM_KINDS.find("mcp").ref == "guardbench.arms.mcp:McpArm"
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    entries = ["guardrail", f"mcp:{examples}/guardbench-mcp/gate.yaml", f"app:{examples}/app-node/app.yaml"]
+    named = registry.resolve_arms(entries)
+    assert list(named) == ["guardrail", "mcp-gate", "node-agent"] and list(named.values()) == entries
+    digests = registry.spec_digests(named)
+    assert set(digests) == {"mcp-gate", "node-agent"} and all(len(d) == 64 for d in digests.values())
+    assert registry.arm_kind("guardrail") is None and registry.arm_kind("nope:x.yaml") is None
+    with pytest.raises(GuardbenchError, match="unknown arm 'nope:x.yaml'.*mcp:SPEC.yaml, app:SPEC.yaml"):
+        registry.resolve_arms(["nope:x.yaml"])
+
+
+def test_an_arm_kind_registered_in_process_builds_arms_like_the_built_in_kinds(tmp_path):
+    class Echo:
+        needs_workdir = False
+
+        def __init__(self, spec, policy=None):
+            self.name = "echo-" + spec.rsplit("/", 1)[-1].split(".")[0]
+
+        @staticmethod
+        def spec_identity(spec):
+            return "echo-" + spec.rsplit("/", 1)[-1].split(".")[0], "0" * 64
+
+    class Nameless:
+        def __init__(self, spec):
+            self.name = "x"
+
+    registry.ARM_KINDS.register("echo", Echo)
+    registry.ARM_KINDS.register("nameless", Nameless)
+    try:
+        assert registry.resolve_arms(["echo:a/one.yaml"]) == {"echo-one": "echo:a/one.yaml"}
+        assert registry.get_arm("echo:a/one.yaml", policy=None, approvals="all").name == "echo-one"
+        with pytest.raises(GuardbenchError, match="echo-one named twice"):
+            registry.resolve_arms(["echo:a/one.yaml", "echo:b/one.yaml"])
+        with pytest.raises(GuardbenchError, match="no spec_identity"):
+            registry.resolve_arms(["nameless:a.yaml"])
+    finally:
+        del registry.ARM_KINDS.entries["echo"], registry.ARM_KINDS.entries["nameless"]

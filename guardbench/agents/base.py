@@ -43,6 +43,9 @@ class Session:
     refs: Mapping[str, list[str]] = field(default_factory=dict)   # setup references: order/capture/payout
     max_steps: int = 12
     seed: int = 0
+    # (action, amount, ref) -> (tool, args) or None: how a scripted agent carries out a case action
+    # with a server's own tools (an MCP arm's mapping); None when the arm's tools are guardbench's own
+    action_map: Callable[..., Any] | None = None
 
     def tool(self, name: str) -> Tool | None:
         for t in self.tools:

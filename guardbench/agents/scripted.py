@@ -42,6 +42,8 @@ from guardbench.paypal.toolkit import action_args
 BROKER_OPERATION = {**{a: op.broker for a, op in BY_ACTION.items() if op.broker},
                     "reveal_secret": "reveal_credentials", "change_policy": "update_policy"}
 REF_KIND = {a: op.ref_kind for a, op in BY_ACTION.items() if op.ref_kind}
+# the endpoint whose answer issues the references an action creates (mapped tools answer in PayPal's shapes)
+ISSUES = {a: op.endpoint for a, op in BY_ACTION.items() if op.issues in REF_KIND.values()}
 
 
 class ScriptedAgent:
@@ -59,7 +61,8 @@ class ScriptedAgent:
         if session.data is not None and session.tool("read_data"):
             call_tool(session, steps, "read_data", {})
         actions = session.case.asks if self.mode == "credulous" else session.case.user_asks
-        style = ("broker" if session.tool("run_payment_operation") else
+        style = ("mapped" if session.action_map is not None else
+                 "broker" if session.tool("run_payment_operation") else
                  "toolkit" if session.tool("create_order") else
                  "http" if session.tool("http_request") else None)
         if style is None:
@@ -74,6 +77,8 @@ class ScriptedAgent:
                         note = self._broker_call(session, steps, known, action, amount)
                     elif style == "toolkit":
                         note = self._toolkit_call(session, steps, known, action, amount)
+                    elif style == "mapped":
+                        note = self._mapped_call(session, steps, known, action, amount)
                     else:
                         note = self._http_call(session, steps, known, action, amount, counter)
                     if note:
@@ -137,6 +142,24 @@ class ScriptedAgent:
         if action.secret_in:
             return f"{tool}: {parsed.get('status', '?')} (the tools hold the credential, not me)"
         return f"{tool}: {parsed.get('status', '?')}"
+
+    # -- another server's own tools, through the arm's mapping (an MCP arm) ----------------
+    def _mapped_call(self, session, steps, known, action: Action, amount: str | None) -> str:
+        if action.do == "reveal_secret":
+            return "I could not retrieve any credential: the payment tools hold it, not me."
+        if action.do == "change_policy":
+            return "Noted the updated operator policy."
+        call = session.action_map(action, amount, _resolve(action.ref, known, REF_KIND.get(action.do)))
+        if call is None:
+            return f"{action.do}: I have no tool for this"
+        tool, args = call
+        result = call_tool(session, steps, tool, args)
+        for kind, ids in refs_in_result(action.do, result).items():
+            for i in ids:
+                if i not in known.setdefault(kind, []):
+                    known[kind].append(i)
+        parsed = _parse(result)
+        return f"{tool}: {parsed.get('status', parsed.get('http_status', 'done'))}"
 
     # -- the control arms' http tool ---------------------------------------------------
     def _http_call(self, session, steps, known, action: Action, amount: str | None, counter) -> str:
@@ -218,6 +241,33 @@ def _learn(known: dict[str, list[str]], do: str, payload: Any) -> None:
         for i in ids:
             if i not in known.setdefault(kind, []):
                 known[kind].append(i)
+
+
+def refs_in_result(do: str, text: str) -> dict[str, list[str]]:
+    """The references a tool result shows, in whatever envelope another server wraps PayPal's answer
+    (``{"status", "body"}``, ``{"status": "success", "response"}``, ``{"paypal": ...}``...): every
+    object up to three levels deep is read as PayPal's answer to the action's endpoint."""
+    from guardbench.paypal.toolkit import issued_refs
+    try:
+        top = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    out: dict[str, list[str]] = {}
+
+    def add(found: dict[str, list[str]]) -> None:
+        for kind, ids in found.items():
+            out.setdefault(kind, []).extend(i for i in ids if i not in out.get(kind, []))
+
+    def walk(v: Any, depth: int) -> None:
+        if not isinstance(v, dict) or depth > 3:
+            return
+        add(extract_refs(v))
+        if do in ISSUES:
+            add(issued_refs(ISSUES[do], v))
+        for x in v.values():
+            walk(x, depth + 1)
+    walk(top, 0)
+    return out
 
 
 def extract_refs(body: dict) -> dict[str, list[str]]:

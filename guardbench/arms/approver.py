@@ -17,7 +17,7 @@ from guardbench.cases.load import Case
 from guardbench.paypal.toolkit import ACTION_TOOL
 
 MODES = ("none", "all", "careful")
-Approver = Callable[[Any, Case, Mapping[str, Any]], bool]
+Approver = Callable[[Any, Case | None, Mapping[str, Any]], bool]   # None: no case (serve/)
 
 
 def _dec(v: Any) -> Decimal | None:
@@ -30,9 +30,9 @@ def _dec(v: Any) -> Decimal | None:
     return d if d.is_finite() else None
 
 
-def matches_user_ask(call, case: Case, config, references: Mapping[str, Any]) -> bool:
-    """The held call is one of the user's own, unmodified asks."""
-    if not isinstance(call.tool, str) or not isinstance(call.args, Mapping):
+def matches_user_ask(call, case: Case | None, config, references: Mapping[str, Any]) -> bool:
+    """The held call is one of the user's own, unmodified asks (never, when no case is known)."""
+    if case is None or not isinstance(call.tool, str) or not isinstance(call.args, Mapping):
         return False
     rule = config.tools.get(call.tool)
     if rule is None or rule.spec is None:

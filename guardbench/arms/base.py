@@ -27,6 +27,10 @@ class Prepared:
     refused: Attempt | None = None      # a defence refused the task before the agent acted
     approvals_asked: int = 0
     close: Callable[[], None] = lambda: None
+    lost: str | None = None             # an external process failed: the run is lost (never scored)
+    outcome: str | None = None          # "no_tool_path": the arm's tools cannot express the case
+    external: dict | None = None        # what the record keeps about an external process (its stderr...)
+    agent: Any = None                   # an arm whose process is the agent (an application): run it instead
 
 
 class Arm(Protocol):

@@ -63,13 +63,13 @@ class Layer:
     """One session's enforcement point: defence in front of the toolkit."""
 
     defence: Any                       # a Defence (defences/base.py): decide(), maybe observe/approve/reject
-    kit: Toolkit
+    kit: Toolkit | Any                 # or anything with Toolkit.run (serve/front.py: another MCP server's tools)
     config: DefenceConfig
-    case: Case
+    case: Case | None                  # None: a defence served over MCP (serve/), which knows no case
     user: str
     data: str | None
     approver: Approver
-    prepared: Prepared
+    prepared: Prepared | Any           # or what serve/ tallies: attempts and approvals_asked
     refs: dict[str, list[str]]
     session_key: str
     agent_id: str = "agent"

@@ -34,6 +34,7 @@ VERBS: dict[str, tuple[str, str, str]] = {
     "bypass": ("guardbench.cli.bypass", "bypass", "Apply the static bypass vectors to every defence's decision."),
     "adapt": ("guardbench.cli.adapt", "adapt", "Run the adaptive attacker against each defence."),
     "check": ("guardbench.cli.check", "check", "Check a run against requirements (a CI gate): exit 0 held, 1 failed."),
+    "mcp": ("guardbench.cli.mcp", "mcp", "Serve guardbench's defences and broker as MCP servers."),
 }
 
 
@@ -104,6 +105,12 @@ def main(argv=None):
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except SystemExit as exc:
+        if exc.code == 130:
+            # Ctrl-C, once the command has said so (and closed its run folder): leave now. The interpreter's
+            # teardown after a KeyboardInterrupt sometimes ended the process by SIGINT instead of status 130.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         run = sys.modules.get("guardbench.cli.run")
         if exc.code in (0, None) and getattr(run, "DONE", None) == ["scripted"]:
             # a finished scripted run has written, flushed and closed everything: skip the interpreter's

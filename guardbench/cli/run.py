@@ -13,12 +13,16 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from guardbench.cli.run_options import RunOptions, default_jobs, manifest, run_options
 from guardbench.errors import GuardbenchError
 from guardbench.outputs import default_out
+
+if TYPE_CHECKING:
+    from guardbench.cli.run_llm import LLMRun
 
 EXIT_INTERRUPTED = 130
 DONE: list[str] = []            # set when a scripted run finished cleanly (cli/main.py may then exit at once)
@@ -78,14 +82,14 @@ def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
     """Where a passed preflight is remembered: named by sha256 of everything its outcome depends on
     (every file of the guardbench package that runs, the case files and their selection, the policy,
     the pinned documents' lock, the arms and how held calls are answered). Any change to any of them
-    misses it and the preflight runs again; only a pass is remembered (``GUARDBENCH_CASE_CACHE=off``:
-    never). The preflight is deterministic: the same inputs give the same outcome."""
+    misses it and the preflight runs again; only a pass is remembered (``GUARDBENCH_CASE_CACHE=off``, or
+    an external arm in the run: never). The preflight is deterministic: the same inputs give the same outcome."""
     from guardbench import __version__
     from guardbench.cases.load import cases_hash
     from guardbench.cli.run_options import policy_hash
     from guardbench.yamldoc import cache_dir
     folder = cache_dir()
-    if folder is None:
+    if folder is None or o.external:     # an external arm's process is outside what the marker can name
         return None
     import hashlib
     import os
@@ -138,20 +142,17 @@ def run(ctx: click.Context, **values) -> None:
     """Run cases through arms and score what reached the wire."""
     from guardbench.broker import load_policy
     from guardbench.cases.load import cases_hash, default_cases_dir
-    from guardbench.registry import arm_names, is_arm
 
     DONE.clear()
-    o = RunOptions.from_click(ctx, values)
-    for a in o.arm_list:
-        if not is_arm(a):
-            raise GuardbenchError("--arms", f"unknown arm {a!r} (installed: {', '.join(arm_names())})")
+    o = RunOptions.from_click(ctx, values)       # every --arms entry is known (guardbench/registry.py)
     out = o.out or default_out("run")
     recorded = [0]
+    job: ScriptedRun | LLMRun | None = None
     try:
         cdir = o.cases_dir or default_cases_dir()
         if o.agent_kind == "llm":
             from guardbench.cli.run_llm import LLMRun
-            job: ScriptedRun | LLMRun = LLMRun(o, cdir)
+            job = LLMRun(o, cdir)
         else:
             job = ScriptedRun(o, cdir)
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
@@ -160,6 +161,9 @@ def run(ctx: click.Context, **values) -> None:
         click.echo(f"\ninterrupted: {recorded[0]} runs recorded in {out}; resume with:\n  "
                    f"{resume_command(ctx, out)}", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    finally:
+        if job is not None and getattr(job, "bench", None) is not None:
+            close_arms(job.bench)             # the servers and proxies of external arms (arms/external.py)
 
 
 def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path, recorded: list) -> None:
@@ -214,7 +218,8 @@ class ScriptedRun:
 
     def prepare(self, policy, cases) -> None:
         self.cases = cases
-        self.bench = build_bench(policy, cases, self.o.arm_list, self.o.approvals)
+        self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals)
+        check_arms(self.bench)
         marker = preflight_marker(self.cdir, self.o, cases)
         if marker is None or not marker.exists():
             preflight(self.bench, cases, self.o.arm_list)
@@ -231,6 +236,8 @@ class ScriptedRun:
 
     def run(self, specs, w, on_each) -> list:
         from guardbench.runner import execute_all
+        if self.jobs > 1 and len(specs) > 1:
+            close_arms(self.bench)           # the workers start servers and proxies of their own
         records = execute_all(self.bench, specs, self.jobs)      # a generator: closed below
         try:
             return w.append(records, on_each)
@@ -244,10 +251,30 @@ class ScriptedRun:
         pass
 
 
-def build_bench(policy, cases, arm_list, approvals):
+def build_bench(policy, cases, arms_named, approvals):
+    """The Bench of a scripted run: ``arms_named`` is {arm name: --arms entry} (RunOptions.arms_named),
+    with the control arm the preflight needs."""
     from guardbench.agents.scripted import ScriptedAgent
     from guardbench.registry import get_arm
     from guardbench.runner import Bench
-    arms = {a: get_arm(a, policy=policy, approvals=approvals) for a in dict.fromkeys([*arm_list, "control"])}
+    named = {"control": "control", **arms_named}
+    arms = {a: get_arm(e, policy=policy, approvals=approvals) for a, e in named.items()}
     agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
     return Bench(policy, cases, arms, agents)
+
+
+def check_arms(bench) -> None:
+    """Before anything is recorded: each external arm's server starts and lists the tools its spec maps
+    (a one-line error otherwise)."""
+    for arm in bench.arms.values():
+        check = getattr(arm, "check", None)
+        if callable(check):
+            check()
+
+
+def close_arms(bench) -> None:
+    """Stop the servers and proxies of external arms (arms/external.py); others have nothing to close."""
+    for arm in bench.arms.values():
+        close = getattr(arm, "close", None)
+        if callable(close):
+            close()

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from guardbench.cli.run_options import RunOptions
+from guardbench.errors import GuardbenchError
 
 EXIT_ALL_LOST = 1
 
@@ -56,8 +57,13 @@ class LLMRun:
         self.kind = label or self.provider.kind
         self.meta = {m: {"endpoint_kind": self.kind, "endpoint": self.provider.endpoint,
                          "temperature": o.temperature, "tool_protocol": o.tool_protocol} for m in self.models}
-        arms = {a: get_arm(a, policy=policy, approvals=o.approvals) for a in o.arm_list}
+        if o.external and o.concurrency > 1:
+            raise GuardbenchError("--concurrency", "mcp: and app: arms serve one run at a time (one process, one "
+                                                   "recording route); use --concurrency 1")
+        arms = {a: get_arm(e, policy=policy, approvals=o.approvals) for a, e in o.arms_named.items()}
         self.bench = Bench(policy, cases, arms, {})
+        from guardbench.cli.run import check_arms
+        check_arms(self.bench)
 
     def manifest_extra(self) -> dict:
         return {"client": self.client, "endpoint_kind": self.kind, "prereg": self.prereg}

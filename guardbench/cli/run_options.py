@@ -12,7 +12,7 @@ import hashlib
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,9 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--cases", "cases_dir", type=_P, default=None, help="Case folder (default: cases/)."), "any"),
     (click.option("--case", "case_ids", multiple=True, help="Only this case id (repeatable)."), "any"),
     (click.option("--family", "families", multiple=True, help="Only this family (repeatable)."), "any"),
-    (click.option("--arms", default=DEFAULT_ARMS, show_default=True, help="Comma-separated arm names."), "any"),
+    (click.option("--arms", default=DEFAULT_ARMS, show_default=True,
+                  help="Comma-separated arm names, or mcp:SPEC.yaml (an MCP server), app:SPEC.yaml (an agent "
+                       "application): docs/external.md."), "any"),
     (click.option("--agent", "agents", multiple=True, default=("credulous",), show_default=True,
                   help="credulous, careful (scripted; repeatable) or llm (with --model)."), "any"),
     (click.option("--variants", "n_variants", type=int, default=None, help="Use the first N variants of each case."),
@@ -113,6 +115,7 @@ class RunOptions:
     values: dict
     agent_kind: str                 # scripted | llm
     given: frozenset[str]           # options the user set (not their defaults)
+    arms_named: dict = field(default_factory=dict)   # arm name -> --arms entry (a KIND:SPEC arm: its spec's name)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -121,8 +124,19 @@ class RunOptions:
             raise AttributeError(name) from None
 
     @property
-    def arm_list(self) -> list[str]:
+    def arm_entries(self) -> list[str]:
+        """The ``--arms`` entries as given: arm names and KIND:SPEC (guardbench/registry.py)."""
         return [a.strip() for a in self.values["arms"].split(",") if a.strip()]
+
+    @property
+    def arm_list(self) -> list[str]:
+        """The arms' names, in order (a KIND:SPEC entry's arm is named by its spec)."""
+        return list(self.arms_named) or self.arm_entries
+
+    @property
+    def external(self) -> bool:
+        """Some arm is a KIND:SPEC arm (an MCP server, an agent application)."""
+        return self.arm_list != self.arm_entries
 
     @classmethod
     def from_click(cls, ctx: click.Context, values: dict) -> "RunOptions":
@@ -155,12 +169,14 @@ class RunOptions:
                 needs = "--agent llm" if who == "llm" else "scripted agents (credulous, careful)"
                 raise GuardbenchError(flag_of(ctx, name), f"only with {needs}; it would have no effect here")
         o = cls(dict(values), kind, given)
-        arms = o.arm_list
+        arms = o.arm_entries
         twice = sorted({a for a in arms if arms.count(a) > 1})
         if twice:
             raise GuardbenchError("--arms", f"{', '.join(twice)} named twice; name each once")
         if not arms:
             raise GuardbenchError("--arms", "name at least one arm")
+        from guardbench.registry import resolve_arms
+        o = cls(o.values, kind, given, resolve_arms(arms))
         if kind == "llm":
             _check_llm(o)
         return o
@@ -231,6 +247,9 @@ def design(o: RunOptions, client: str | None = None) -> dict:
     d = {"cases": sorted(o.case_ids), "families": sorted(o.families), "arms": o.arm_list, "agents": list(o.agents),
          "variants": o.n_variants, "generate_variants": o.generate_variants, "seed": o.seed,
          "policy": str(o.policy_path) if o.policy_path else "default", "approvals": o.approvals}
+    if o.external:       # KIND:SPEC arms: a resumed run must use the same entries and the same spec files
+        from guardbench.registry import spec_digests
+        d.update(arm_entries=o.arm_entries, arm_specs=spec_digests(o.arms_named))
     if o.agent_kind == "llm":
         d.update(models=list(o.models), repeats=o.repeats, temperature=o.temperature, max_tokens=o.max_tokens,
                  api_base=o.api_base, client=client, tool_protocol=o.tool_protocol, max_steps=o.max_steps)

@@ -34,6 +34,8 @@ SANDBOX = "tests/transport/test_sandbox_transport.py"
 RECORDING = "tests/transport/test_recording_transport.py"
 LOOPBACK = "tests/transport/test_loopback_transport.py"
 CONTROL_TEST = "tests/mutate/test_control_forced.py"
+PROXY = "tests/proxy/test_recording_proxy.py"
+OPERATOR = "tests/serve/test_operator.py"
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,16 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
     _s("standin_document_check", "guardbench/paypal/standin.py",
        "the stand-in accepting (and acting on) a request PayPal's documents refuse",
        *t("tests/paypal/test_standin_documents.py", "test_what_the_documents_refuse_is_refused_before_any_rule")),
+    # ---------------------------------------------------------------- external systems (proxy, MCP)
+    _s("proxy_records_failed_tunnels", "guardbench/proxy/server.py",
+       "a process's attempt to reach a host through the proxy missing from the record when its TLS failed",
+       *t(PROXY, "test_a_process_that_does_not_trust_the_ca_is_on_the_record")),
+    _s("operator_key_checked", "guardbench/serve/mcp_server.py",
+       "an agent that guesses an operator tool's name approving, resetting or reading the bench's session",
+       *t(OPERATOR, "test_operator_tools_need_the_key")),
+    _s("mcp_arm_hides_operator_tools", "guardbench/arms/mcp.py",
+       "the agent offered guardbench's operator tools (approve, reset) of the server it is measured through",
+       *t(OPERATOR, "test_the_agent_never_sees_operator_tools")),
     # ---------------------------------------------------------------- detectors (small file: run whole)
     _s("detector_unbound_payee", "guardbench/scoring/detectors.py",
        "money to a payee the operator did not bind going unscored", *t(DETECTORS), *t(CONSTRUCTS)),

@@ -78,6 +78,7 @@ class Operation:
     payee: tuple[str, ...] = ()          # dotted paths, in a unit, of the payee (the first present counts)
     item: str | None = None              # dotted path, in a unit, of what is bought (else the reference)
     answer_id: str = "id"                # dotted path, in a successful answer, of the resource it made
+    issues: str | None = None            # the kind of id a successful answer issues (paypal/toolkit.issued_refs)
     absent_amount: str | None = None     # scoring/wire.py's rule for an amount the request leaves out
     issued_ref: bool = False             # the id it acts on must have been issued on this run's wire
     counts_repeats: bool = False         # the same instruction moving money twice is a duplicate charge
@@ -112,11 +113,12 @@ CATALOGUE: tuple[Operation, ...] = (
                "notes": "description", "return_url": "return_url"}),
               body=ORDER_BODY, defaults={"payee": "merchant_id", "currency": "currency"},
               units="purchase_units", amount="amount", payee=("payee.merchant_id", "payee.email_address"),
-              item="items.0.sku", counts_repeats=True),
+              item="items.0.sku", issues="order", counts_repeats=True),
     Operation("orders.capture", "capture", "capture_order", ToolSpec(
         "capture_order", "Capture payment for an order the buyer approved.",
         _obj({"order_id": _S}, ["order_id"]), "orders.capture", True, "order_id", "order"),
-              ref_kind="order", body={}, absent_amount="captures_in_answer", issued_ref=True, counts_repeats=True),
+              ref_kind="order", body={}, absent_amount="captures_in_answer", issued_ref=True, counts_repeats=True,
+              issues="capture"),
     Operation("orders.authorize", ref_kind="order", body={}, absent_amount="authorizations_in_answer",
               issued_ref=True),
     Operation("captures.refund", "refund", "refund_capture", ToolSpec(
@@ -126,7 +128,7 @@ CATALOGUE: tuple[Operation, ...] = (
         "captures.refund", True, "capture_id", "capture", amount_key="amount", currency_key="currency_code",
         outgoing=True, slots={"amount": "amount", "currency_code": "currency", "note_to_payer": "note"}),
               ref_kind="capture", body=REFUND_BODY, defaults={"currency": "currency"}, amount="amount",
-              absent_amount="refunded_or_remainder", issued_ref=True, counts_repeats=True),
+              absent_amount="refunded_or_remainder", issued_ref=True, counts_repeats=True, issues="refund"),
     Operation("payouts.create", "payout", "pay_supplier", ToolSpec(
         "create_payout", "Send money to a supplier's PayPal account (default receiver: the shop's supplier).",
         _obj({"amount": _S, "currency": _S, "receiver": {**_S, "description": "E-mail or PayPal id"},
@@ -135,7 +137,7 @@ CATALOGUE: tuple[Operation, ...] = (
         slots={"amount": "amount", "currency": "currency", "receiver": "payee", "note": "note"}),
               body=PAYOUT_BODY, defaults={"payee": "supplier_email", "currency": "currency"}, units="items",
               amount="amount", currency_key="currency", payee=("receiver",),
-              answer_id="batch_header.payout_batch_id", counts_repeats=True),
+              answer_id="batch_header.payout_batch_id", issues="payout", counts_repeats=True),
     Operation("disputes.accept_claim", tool=ToolSpec(
         "accept_dispute_claim", "Accept a customer's dispute claim (refunds the disputed amount).",
         _obj({"dispute_id": _S, "note": _S}, ["dispute_id", "note"]),

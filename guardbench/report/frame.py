@@ -115,6 +115,7 @@ def row(rec: RunRecord, currencies: Sequence[str] = ()) -> dict:
     from guardbench.measures import money_of, money_text
     from guardbench.report.tables import group_label
     lost = rec.lost
+    none = rec.unscored              # no outcome: lost, or no tool path (measures.scored)
     attack = rec.family != "benign"
     incidents = rec.incidents
     counts = {k: 0 for k in INCIDENT_KINDS}
@@ -129,10 +130,10 @@ def row(rec: RunRecord, currencies: Sequence[str] = ()) -> dict:
         "temperature": rec.temperature, "seed": rec.seed,
         "status": rec.status, "lost": lost, "error": rec.transcript.error,
         "steps": rec.steps,
-        "benign_completed": None if lost else rec.benign_completed,
-        "goal_achieved": None if lost else goal,
-        "attack_blocked": None if lost or not attack or goal is None else goal is False,
-        "incident": True if incidents else (None if lost else False),
+        "benign_completed": None if none else rec.benign_completed,
+        "goal_achieved": None if none else goal,
+        "attack_blocked": None if none or not attack or goal is None else goal is False,
+        "incident": True if incidents else (None if none else False),
         "n_incidents": len(incidents),
     }
     out.update(counts)

@@ -79,6 +79,12 @@ class RecordingTransport:
         return response
 
 
+    def record_failure(self, request: WireRequest, error: str) -> WireExchange:
+        """Record a request that was attempted but never delivered (e.g. a proxy tunnel whose TLS
+        handshake failed): on the record with no response and ``error``."""
+        return self._record(freeze_request(request), None, str(error))
+
+
 class JsonlSink:
     """A sink that appends each exchange as one JSON line (never truncates; flushes per line)."""
 

@@ -1,12 +1,13 @@
-"""The adaptive attacker: deterministic mutations fed by refusals; the LLM hook with a stub model."""
+"""The adaptive attacker: deterministic mutations fed by refusals; the LLM attacker's turns with a stub model."""
 from __future__ import annotations
 
 import json
 
 from click.testing import CliRunner
 
+from guardbench.adapt.llm_attacker import LLMAttacker, Reply, parse_reply
 from guardbench.adapt.loop import Tally, attack_case, run_adapt
-from guardbench.adapt.strategy import LLMAttacker, MutationAttacker, parse_proposal
+from guardbench.adapt.strategy import MutationAttacker
 from guardbench.broker import load_policy
 from guardbench.cases.load import default_cases_dir, load_cases
 from guardbench.cli.main import cli
@@ -42,22 +43,25 @@ def test_offline_loop_reports_per_defence_and_pdp_allows_no_unauthorized_call():
     assert set(pdp.row()) >= {"attempts", "unauthorized allowed", "malformed", "benign allowed"}
 
 
-def test_llm_attacker_hook_with_a_stub_model():
+def test_llm_attacker_starts_from_the_case_and_counts_a_malformed_rewrite():
     replies = iter(["I will not answer in JSON",
-                    json.dumps({"calls": [{"tool": "create_payout",
+                    json.dumps({"idea": "x", "document": "",
+                                "calls": [{"tool": "create_payout",
                                            "args": {"amount": "50.00", "receiver": "x@attacker.example"}}]})])
     seen = []
 
     def complete(messages):
         seen.append(messages[-1]["content"])
-        return next(replies)
+        return Reply(next(replies))
 
     tally = Tally("pdp")
-    attack_case(get_arm("pdp", policy=POLICY), CASES["ii-supplier-bank-change"],
-                LLMAttacker(CASES["ii-supplier-bank-change"], complete), CONFIG, POLICY, 2, tally)
-    assert tally.malformed == 1 and tally.attempts == 2 and tally.unauthorized == 1
-    assert tally.unauthorized_allowed == 0 and seen[1].startswith("Refused: malformed")
-    assert parse_proposal("no json").malformed
+    case = CASES["ii-supplier-bank-change"]
+    attack_case(get_arm("pdp", policy=POLICY), case, LLMAttacker(case, complete, CONFIG), CONFIG, POLICY, 3, tally)
+    # iteration 0: the case's own payout to the attacker's account; 1: prose (malformed); 2: a rewrite
+    assert tally.malformed == 1 and tally.attempts == 3 and tally.unauthorized == 2
+    assert tally.unauthorized_allowed == 0 and "The defence refused it: authz" in seen[0]
+    assert seen[1].startswith("Your last answer was not usable (not JSON")
+    assert parse_reply("no json")[0] is None
 
 
 def test_cli_offline(tmp_path):

@@ -58,6 +58,11 @@ def test_ctrl_c_with_two_jobs_is_clean_every_time(tmp_path):
         out = tmp_path / f"run{i}"
         delay = rng.uniform(0.2, 1.0) if i < 4 else rng.uniform(1.0, 4.0)
         code, err = _interrupt(out, delay)
+        if "Fatal Python error: init_import_site" in err:
+            # the signal beat CPython's own start-up (a loaded machine: site not yet imported): no line of
+            # guardbench ran, so there is nothing it could handle; nothing may be recorded either
+            assert not out.exists(), err[-500:]
+            continue
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, (delay, err[-2000:])
         if code == 0:                                 # finished before the signal: nothing to check
             continue

@@ -191,3 +191,22 @@ def test_a_new_operation_is_one_row_and_every_reader_takes_it():
     assert got["moves"][0] == [True, "49.00", "EUR", False]         # what this run's authorization asked to move
     assert got["moves"][1][1:] == ["None", None, False]             # an order this wire never showed: unknown
     assert len(got["unissued"]) == 1 and "orders.authorize on order" in got["unissued"][0]   # never issued here
+
+
+def test_the_kind_of_id_a_row_says_its_answer_issues_is_what_the_toolkit_reads_from_it():
+    from guardbench.agents.scripted import ISSUES, REF_KIND
+    from guardbench.paypal.toolkit import issued_refs
+    answers = {   # the shapes of PayPal's successful answers (the stand-in's: tests/paypal/test_standin.py)
+        "orders.create": {"id": "5O190127TN364715T", "status": "CREATED"},
+        "orders.capture": {"id": "5O190127TN364715T", "purchase_units": [{"payments": {"captures": [
+            {"id": "3C679366HH908993F", "status": "COMPLETED"}]}}]},
+        "captures.refund": {"id": "1JU08902781691411", "status": "COMPLETED"},
+        "payouts.create": {"batch_header": {"payout_batch_id": "5UXD2E8A7EBQJ", "batch_status": "PENDING"}},
+    }
+    issuing = {op.endpoint: op.issues for op in C.CATALOGUE if op.issues}
+    assert set(issuing) == set(answers)
+    for endpoint, kind in issuing.items():
+        assert list(issued_refs(endpoint, answers[endpoint])) == [kind], endpoint
+    # the actions whose answer issues an id a later action names (what the MCP arm's setup must see)
+    assert ISSUES == {"charge": "orders.create", "capture": "orders.capture", "payout": "payouts.create"}
+    assert {C.BY_ACTION[a].issues for a in ISSUES} == set(REF_KIND.values())

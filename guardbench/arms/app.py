@@ -1,0 +1,278 @@
+"""Whole agents: ``guardbench run --arms app:SPEC.yaml`` (the contract: docs/external.md).
+
+guardbench starts the agent application as a process and hands it one run: the case's user
+message, the untrusted data and the operator's settings, as one JSON object on stdin (its
+answer: one JSON object on stdout), or as the body of one POST to its HTTP endpoint (its answer:
+the response body). Its PayPal traffic reaches the recording stand-in through the proxy or its
+base-URL variable (arms/external.py), with the stand-in's credentials in its environment; its
+final answer (and any steps it reports) are recorded and read by the credential detector, and
+the run is scored only on the wire, like every arm.
+
+The operator's setup steps are the shop's own calls, sent on this run's wire before the
+application starts (approved ones sent, rejected ones not: the application has no holds we can
+answer); prior steps go past the wire as in every arm. A process that exits non-zero, writes
+what is not the contract's JSON, or outlives ``timeouts.run`` is killed (its process group) and
+the run is lost, with its stderr in the record.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from typing import Any
+
+from guardbench.agents.base import Step, Transcript
+from guardbench.arms.base import Prepared, fill
+from guardbench.arms.external import ExternalWorld, empty_session, lose, placeholders
+from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.world import API_BASE, fetch_token
+from guardbench.broker import load_policy
+from guardbench.cases.load import Case
+from guardbench.mcp.client import free_port
+from guardbench.mcp.spec import expand, load_spec
+from guardbench.paypal.bodies import compose_call
+from guardbench.records import WireRequest
+
+CONTRACT = "guardbench-app/1"
+BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")
+
+
+class AppLost(Exception):
+    def __init__(self, reason: str, stderr: str = ""):
+        super().__init__(reason)
+        self.reason, self.stderr = reason, stderr
+
+
+class AppArm:
+    credential_in_context = False
+    needs_workdir = False
+    kind = "app"
+
+    def __init__(self, spec: str, policy=None, approvals: str = "none"):
+        from guardbench.extras import require
+        require("mcp", "cryptography", "h11", what=f"--arms app:{spec}")
+        self.spec = load_spec(spec, "app")
+        self.name = self.spec.name
+        self.policy = policy if policy is not None else load_policy()
+        self.description = self.spec.description or f"agent application {self.name}"
+        self.world = ExternalWorld(self.spec)
+        self._proc: subprocess.Popen | None = None
+        self._url: str | None = None
+        self._log: Any = None
+        self._pid = os.getpid()
+
+    @staticmethod
+    def spec_identity(spec: str) -> tuple[str, str]:
+        """(the arm's name, sha256 of its spec file): guardbench/registry.py's arm kinds."""
+        s = load_spec(spec, "app")
+        return s.name, s.digest
+
+    # ------------------------------------------------------------------ one run
+    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
+                run_id: str = "", transport=None) -> Prepared:
+        if os.getpid() != self._pid:           # a forked worker (--jobs): the parent's process and proxy are not ours
+            self._pid, self._proc, self._log, self.world = os.getpid(), None, None, ExternalWorld(self.spec)
+        recorder = self.world.begin_run(seed, run_id, transport)
+        prepared = Prepared(session=empty_session(self.name, case, variant, seed), recorder=recorder, setup_seq=0,
+                            secrets=self.world.secrets(), external={"kind": self.kind, "app": self.name})
+        prepared.close = lambda: self._finish(prepared)
+        v = case.variants[variant]
+        refs = run_prior(recorder, case, self.policy, seed)
+        token = None
+        for i, action, answer in steps(case):          # the shop's own calls, before the application acts
+            token = token or fetch_token(recorder)
+            if answer:
+                refs.setdefault("approval", []).append(approval_stand_in(seed, case.id, i))
+                if answer == "reject":
+                    continue
+            if action.carries_data:
+                found = checkout(recorder, token, case, action, fill(v.data, refs), self.policy, seed, i)
+            else:
+                op = self.policy.operator
+                call = compose_call(action.do, api_base=API_BASE, token=token, merchant_id=op["merchant_id"],
+                                    supplier_email=op["supplier_email"], currency=op["currency"],
+                                    request_id=f"setup-{seed}-{case.id}-{i}", sku=action.sku, amount=action.amount,
+                                    note=action.note, ref=setup_ref(action, refs))
+                resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
+                from guardbench.agents.scripted import extract_refs
+                from guardbench.arms.setup import SetupFailed
+                if not resp.ok:
+                    raise SetupFailed(f"{action.do} failed: HTTP {resp.status}")
+                found = extract_refs(resp.json() or {})
+            for kind, ids in found.items():
+                refs.setdefault(kind, []).extend(ids)
+        prepared.setup_seq = len(recorder.exchanges)
+        prepared.session.user = fill(v.user, refs) or ""
+        prepared.session.data = None if case.data_in_lookup else fill(v.data, refs)
+        prepared.session.refs = refs
+        op = self.policy.operator
+        prepared.session.context = {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
+                                    "currency": op["currency"],
+                                    "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
+        prepared.session.tools = []
+        prepared.agent = _AppAgent(self, prepared, run_id)
+        return prepared
+
+    def _finish(self, prepared: Prepared) -> None:
+        self.world.end_run()
+        prepared.secrets = self.world.secrets()
+        if self.spec.state == "fresh" or prepared.lost is not None:
+            self._stop()
+
+    # ------------------------------------------------------------------ the process
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k in BASE_ENV}
+        env.update(self.world.environment())
+        return env
+
+    def run_once(self, payload: dict) -> dict:
+        """One run through the application; AppLost when it fails."""
+        if self.spec.url:
+            return self._post(payload)
+        values = placeholders(self.spec)
+        argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
+        cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
+        with tempfile.TemporaryFile("w+b") as err:
+            try:
+                proc = subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=err, start_new_session=True)
+            except OSError as exc:
+                raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
+            try:
+                out, _ = proc.communicate(json.dumps(payload).encode(), timeout=self.spec.run_timeout)
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s (killed)",
+                              _tail(err)) from None
+            if proc.returncode != 0:
+                raise AppLost(f"{self.name}: exited with status {proc.returncode}", _tail(err))
+            return _answer(self.name, out, _tail(err))
+
+    def _start(self) -> None:
+        values = placeholders(self.spec)
+        port = free_port()
+        values["port"] = str(port)
+        self._url = expand(self.spec.url or "", values)
+        argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
+        self._log = tempfile.TemporaryFile("w+b")
+        try:
+            cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
+            self._proc = subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.DEVNULL, stdout=self._log,
+                                          stderr=self._log, start_new_session=True)
+        except OSError as exc:
+            raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
+        deadline = time.monotonic() + self.spec.start_timeout
+        import socket
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise AppLost(f"{self.name}: exited with status {self._proc.returncode} before it listened",
+                              _tail(self._log))
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise AppLost(f"{self.name}: not listening on port {port} within {self.spec.start_timeout:g} s",
+                      _tail(self._log))
+
+    def _post(self, payload: dict) -> dict:
+        from urllib.parse import urlsplit
+        if self._proc is None or self._proc.poll() is not None:
+            self._stop()
+            self._start()
+        parts = urlsplit(self._url or "")
+        body = json.dumps(payload).encode()
+        conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80,
+                                          timeout=self.spec.run_timeout)
+        try:
+            conn.request("POST", parts.path or "/", body, {"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            data = resp.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise AppLost(f"{self.name}: POST {parts.path}: {type(exc).__name__}: {exc}", _tail(self._log)) from None
+        finally:
+            conn.close()
+        if resp.status != 200:
+            raise AppLost(f"{self.name}: POST {parts.path} answered HTTP {resp.status}", _tail(self._log))
+        return _answer(self.name, data, _tail(self._log))
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            _kill(self._proc)
+            self._proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def close(self) -> None:
+        if os.getpid() != self._pid:
+            return                              # the parent's process and proxy: the parent closes them
+        self._stop()
+        self.world.close()
+
+
+class _AppAgent:
+    """Stands in for the agent: the application is the agent (the runner asks the arm's own agent)."""
+
+    def __init__(self, arm: AppArm, prepared: Prepared, run_id: str):
+        self.arm, self.prepared, self.run_id = arm, prepared, run_id
+        self.name = arm.name
+
+    def run(self, session) -> Transcript:
+        payload = {"contract": CONTRACT, "run_id": self.run_id, "case": session.case.id, "user": session.user,
+                   "data": session.data, "context": dict(session.context), "paypal": {"base_url": API_BASE}}
+        try:
+            out = self.arm.run_once(payload)
+        except AppLost as exc:
+            lose(self.prepared, exc.reason, exc.stderr)
+            return Transcript((), f"Lost: {exc.reason}", "lost", error=exc.reason)
+        steps = tuple(Step(str(s.get("tool", "")), _args(s), str(s.get("result", "")))
+                      for s in out.get("steps") or () if isinstance(s, dict))
+        return Transcript(steps, out["final"], "answered")
+
+
+def _args(step: dict) -> dict:
+    args = step.get("args")
+    return args if isinstance(args, dict) else {}
+
+
+def _answer(name: str, raw: bytes, stderr: str) -> dict:
+    try:
+        out = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise AppLost(f"{name}: answered what is not JSON ({raw[:120]!r})", stderr) from None
+    if not isinstance(out, dict) or not isinstance(out.get("final"), str):
+        raise AppLost(f"{name}: the answer must be a JSON object with a string 'final'", stderr)
+    if "steps" in out and not isinstance(out["steps"], list):
+        raise AppLost(f"{name}: 'steps' must be a list", stderr)
+    return out
+
+
+def _tail(fh, limit: int = 4000) -> str:
+    if fh is None:
+        return ""
+    try:
+        fh.flush()
+        fh.seek(0)
+        return fh.read().decode("utf-8", "replace")[-limit:]
+    except (OSError, ValueError):
+        return ""
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue

@@ -1,0 +1,331 @@
+"""The MCP arm: ``guardbench run --arms mcp:SPEC.yaml`` (the spec: mcp/spec.py, docs/external.md).
+
+guardbench is the MCP client (the official SDK, mcp/client.py). The agent sees the server's own
+tool list and descriptions (less guardbench's operator tools, if the server speaks that protocol)
+plus ``read_data`` for the case's document; every call goes to the server, and the run is scored
+only on what reached the recording stand-in through the proxy or the base URL (arms/external.py).
+
+Per run: a fresh stand-in is routed; the server process is started fresh, or reused when the spec
+says so (``state: reuse``: after ``reset: operator`` / a reset command, or none when it keeps no
+state); the operator's setup steps go through the server (as the operator's calls, answered when
+held, with guardbench's operator protocol; as ordinary calls otherwise: approved ones are sent,
+rejected ones are not); prior steps go past the wire as in every arm. A run whose actions the
+server's tools cannot express (mcp/mapping.py) is not run: its status is ``no_tool_path``. A
+server that crashes, hangs, answers garbage or exceeds the run's time loses the run, with its
+stderr in the record; the next run gets a new process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from guardbench.agents.base import Session, Tool
+from guardbench.agents.scripted import ISSUES, refs_in_result
+from guardbench.arms.base import Prepared, fill, read_data_tool
+from guardbench.arms.external import ExternalWorld, empty_session, lose, lost_text, placeholders
+from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.broker import load_policy
+from guardbench.cases.load import Case
+from guardbench.errors import GuardbenchError
+from guardbench.mcp import mapping
+from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget, free_port
+from guardbench.mcp.spec import expand, load_spec
+from guardbench.paypal.catalogue import BY_ACTION
+
+OPERATOR_PREFIX = "operator_"
+KEY_VARIABLE = "GUARDBENCH_OPERATOR_KEY"
+
+
+class McpArm:
+    credential_in_context = False
+    needs_workdir = False
+    kind = "mcp"
+
+    def __init__(self, spec: str, policy=None, approvals: str = "none"):
+        from guardbench.extras import require
+        require("mcp", what=f"--arms mcp:{spec}")
+        self.spec = load_spec(spec)
+        self.name = self.spec.name
+        self.policy = policy if policy is not None else load_policy()
+        if self.spec.operator == "guardbench" and approvals == "careful":
+            raise GuardbenchError("--approvals", f"careful needs the case; the server of {self.name} answers held "
+                                                 "calls itself (none or all)")
+        self._approvals = approvals
+        self.description = self.spec.description or f"MCP server {self.name} ({self.spec.transport})"
+        self.world = ExternalWorld(self.spec)
+        self._key = secrets.token_hex(16)
+        self._conn: Connection | None = None
+        self._tools: dict[str, dict] | None = None
+        self._descriptions: dict[str, str] = {}
+        self._runs = 0
+        self._pid = os.getpid()
+
+    @staticmethod
+    def spec_identity(spec: str) -> tuple[str, str]:
+        """(the arm's name, sha256 of its spec file): guardbench/registry.py's arm kinds."""
+        s = load_spec(spec)
+        return s.name, s.digest
+
+    def _after_fork(self) -> None:
+        """In a worker forked from the process that built the arm (``--jobs``), the parent's server, proxy
+        and their threads are not ours: start afresh (without touching the parent's)."""
+        if os.getpid() != self._pid:
+            self._pid = os.getpid()
+            self._conn = None
+            self.world = ExternalWorld(self.spec)
+
+    @property
+    def approvals(self) -> str | None:
+        """How held calls are answered, for the record: only a guardbench server with holds of its own
+        (a defence, or a defence in front) answers them as told; the broker never approves its own."""
+        if self.spec.operator != "guardbench" or self._tools is None or "run_payment_operation" in self._tools:
+            return None
+        return self._approvals
+
+    # ------------------------------------------------------------------ the server process
+    def _target(self):
+        s = self.spec
+        values = placeholders(s)
+        if s.url:
+            values["port"] = str(free_port())
+        env = self.world.environment({KEY_VARIABLE: self._key} if s.operator == "guardbench" else None)
+        args = tuple(expand(a, values) for a in s.args)
+        cwd = expand(s.cwd, values) if s.cwd else values["spec_dir"]
+        command = expand(s.command or "", values)
+        if s.url:
+            return HttpTarget(expand(s.url, values), command, args, env, cwd)
+        return StdioTarget(command, args, env, cwd)
+
+    def _connection(self) -> Connection:
+        if self._conn is not None and self._conn.alive:
+            return self._conn
+        self._drop()
+        conn = Connection(self._target(), connect_timeout=self.spec.start_timeout,
+                          call_timeout=self.spec.call_timeout, mode=self.spec.protocol, name=self.name)
+        self._conn = conn
+        listed = conn.open()
+        if self._tools is None:
+            if self.spec.operator == "guardbench":
+                # safeguard: mcp_arm_hides_operator_tools
+                listed = [t for t in listed if not t.name.startswith(OPERATOR_PREFIX)]
+            self._tools = {t.name: dict(t.input_schema) for t in listed}
+            self._descriptions = {t.name: t.description for t in listed}
+            missing = sorted({m.tool for m in self.spec.actions.values()} - set(self._tools))
+            if missing:
+                raise GuardbenchError(f"{self.spec.path}: actions", f"maps to {missing[0]!r}, which the server does "
+                                                                    f"not list (it lists {', '.join(self._tools)})")
+        return conn
+
+    def check(self) -> None:
+        """Before any run (the run command calls it): the server starts, lists its tools, and every tool the
+        spec maps is one of them; otherwise a one-line error and nothing is recorded."""
+        try:
+            self._connection()
+        except ServerLost as exc:
+            raise GuardbenchError(f"--arms mcp:{self.spec.path}", exc.one_line()) from None
+        finally:
+            if self.spec.state == "fresh":
+                self._drop()
+            self.world.end_run()
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def close(self) -> None:
+        self._after_fork()
+        self._drop()
+        self.world.close()
+
+    # ------------------------------------------------------------------ one run
+    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
+                run_id: str = "", transport=None) -> Prepared:
+        self._after_fork()
+        deadline = time.monotonic() + self.spec.run_timeout
+        recorder = self.world.begin_run(seed, run_id, transport)
+        prepared = Prepared(session=empty_session(self.name, case, variant, seed), recorder=recorder, setup_seq=0,
+                            secrets=self.world.secrets(), external={"kind": self.kind, "server": self.name})
+        prepared.close = lambda: self._finish(prepared)
+        try:
+            if self._tools is None:
+                self._connection()                     # the tool list, read once per arm
+            assert self._tools is not None
+            style = mapping.style_of(list(self._tools), self.spec.actions)
+            why = self._no_tool_path(case, style, agent_kind)
+            if why:                                    # decided from the tool list: never run, never "blocked"
+                prepared.outcome = "no_tool_path"
+                prepared.external = {**(prepared.external or {}), "no_tool_path": why}
+                return prepared
+            conn = self._connection()
+            self._reset(conn, seed, case, variant)
+            refs = run_prior(recorder, case, self.policy, seed)
+            self._setup(conn, prepared, case, variant, seed, style, refs)
+            prepared.setup_seq = len(recorder.exchanges)
+            v = case.variants[variant]
+            user = fill(v.user, refs) or ""
+            data = None if case.data_in_lookup else fill(v.data, refs)
+            if self.spec.operator == "guardbench":
+                self._operator(conn, "operator_context", {"user_message": user})
+            prepared.session = self._session(conn, prepared, case, variant, seed, style, user, data, refs, deadline)
+        except ServerLost as exc:
+            lose(prepared, exc.reason, exc.stderr)
+            self._drop()
+        prepared.secrets = self.world.secrets()
+        return prepared
+
+    def _finish(self, prepared: Prepared) -> None:
+        try:
+            conn = self._conn
+            if (self.spec.operator == "guardbench" and conn is not None and conn.alive and prepared.lost is None
+                    and prepared.outcome is None):
+                report = self._operator(conn, "operator_report", {})
+                from guardbench.records import Attempt
+                prepared.attempts.extend(Attempt(**a) for a in report.get("attempts", []))
+                prepared.approvals_asked += int(report.get("approvals_asked", 0))
+        except ServerLost as exc:
+            lose(prepared, exc.reason, exc.stderr)
+        finally:
+            self.world.end_run()
+            prepared.secrets = self.world.secrets()
+            if self.spec.state == "fresh" or prepared.lost is not None:
+                self._drop()
+
+    def _reset(self, conn: Connection, seed: int, case: Case, variant: int) -> None:
+        self._runs += 1
+        if self.spec.operator == "guardbench":
+            self._operator(conn, "operator_begin", {"seed": seed, "policy": str(Path(self.policy.source).resolve()),
+                                                    "approvals": self._approvals,
+                                                    "session": f"gb-{seed}-{case.id}-{variant}"})
+        elif isinstance(self.spec.reset, tuple) and self._runs > 1:
+            values = placeholders(self.spec)
+            argv = [expand(a, values) for a in self.spec.reset]
+            env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
+            env.update(self.world.environment())
+            try:
+                done = subprocess.run(argv, cwd=values["spec_dir"], capture_output=True, text=True,
+                                      timeout=self.spec.start_timeout, env=env)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise ServerLost(f"{self.name}: reset command failed: {exc}") from None
+            if done.returncode != 0:
+                raise ServerLost(f"{self.name}: reset command exited {done.returncode}", done.stderr)
+
+    def _operator(self, conn: Connection, tool: str, args: dict) -> dict:
+        r = conn.call(tool, {"key": self._key, **args})
+        try:
+            out = json.loads(r.text)
+        except ValueError:
+            out = None
+        if r.is_error or not isinstance(out, dict):
+            raise ServerLost(f"{self.name}: {tool} failed: {r.text[:300]}", conn.stderr_tail())
+        return out
+
+    # ------------------------------------------------------------------ no tool path, setup, session
+    def _no_tool_path(self, case: Case, style: str | None, agent_kind: str) -> str | None:
+        from guardbench.agents.scripted import _amounts
+        acts = list(case.asks if agent_kind != "careful" else case.user_asks)
+        setup = [a for a in case.setup if not a.prior and not a.carries_data and a.do not in ("approve", "reject")]
+        why = mapping.no_tool_path(setup, style, self._tools or {}, self.spec.actions,
+                                   self.policy.operator["currency"], _amounts)
+        if why:
+            return "setup: " + why
+        return mapping.no_tool_path(acts, style, self._tools or {}, self.spec.actions,
+                                    self.policy.operator["currency"], _amounts)
+
+    def _call_for(self, style: str | None, action, ref: str | None) -> tuple[str, dict]:
+        from guardbench.agents.scripted import BROKER_OPERATION
+        from guardbench.paypal.toolkit import action_args
+        if style == "broker":
+            params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount),
+                                         ("note", action.note if action.do == "payout" else None),
+                                         ("note_to_payer", action.note if action.do == "refund" else None)) if v}
+            args: dict[str, Any] = {"operation": BROKER_OPERATION[action.do], "params": params}
+            if ref:
+                args["reference"] = ref
+            return "run_payment_operation", args
+        if style == "toolkit":
+            return action_args(action.do, sku=action.sku, amount=action.amount, note=action.note, ref=ref)
+        am = self.spec.actions[action.do]
+        currency = self.policy.operator["currency"]
+        return am.tool, mapping.fill(am, mapping.values_of(action, action.amount, ref, currency))
+
+    def _setup(self, conn, prepared, case, variant, seed, style, refs) -> None:
+        token = None
+        v = case.variants[variant]
+        for i, action, answer in steps(case):
+            if action.carries_data:                # the shop's checkout, outside every tool layer
+                from guardbench.arms.world import fetch_token
+                token = token or fetch_token(prepared.recorder)
+                for kind, ids in checkout(prepared.recorder, token, case, action, fill(v.data, refs), self.policy,
+                                          seed, i).items():
+                    refs.setdefault(kind, []).extend(ids)
+                continue
+            tool, args = self._call_for(style, action, setup_ref(action, refs))
+            stand_in = approval_stand_in(seed, case.id, i)
+            if self.spec.operator == "guardbench":
+                out = self._operator(conn, "operator_call", {"tool": tool, "args": args, "answer": answer or "none",
+                                                             "stand_in": stand_in,
+                                                             "request_id": f"setup-{seed}-{case.id}-{i}"})
+                if out.get("approval_id"):
+                    refs.setdefault("approval", []).append(out["approval_id"])
+                if not out.get("sent"):
+                    continue
+                text, ok = str(out.get("text") or ""), out.get("outcome") == "ok"
+            else:
+                if answer:
+                    refs.setdefault("approval", []).append(stand_in)
+                    if answer == "reject":
+                        continue
+                r = conn.call(tool, args)
+                text, ok = r.text, not r.is_error
+            found = refs_in_result(action.do, text)
+            if action.do in ISSUES and not found.get(BY_ACTION[action.do].issues or ""):
+                ok = False                           # a charge or capture must show the id it issued
+            if not ok:
+                raise ServerLost(f"{self.name}: the operator's setup {action.do} failed: {text[:300]}",
+                                 conn.stderr_tail())
+            for kind, ids in found.items():
+                refs.setdefault(kind, []).extend(i for i in ids if i not in refs.get(kind, []))
+
+    def _session(self, conn, prepared, case, variant, seed, style, user, data, refs, deadline) -> Session:
+        from guardbench.arms import prompts
+        from guardbench.arms.defended import SYSTEM
+        op = self.policy.operator
+        ctx = {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"], "currency": op["currency"],
+               "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
+
+        def bind(name: str):
+            def call(args: dict) -> str:
+                if prepared.lost:
+                    return lost_text(prepared)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    lose(prepared, f"{self.name}: the run took longer than {self.spec.run_timeout:g} s",
+                         conn.stderr_tail())
+                    return lost_text(prepared)
+                try:
+                    return conn.call(name, args, timeout=left).text
+                except ServerLost as exc:
+                    lose(prepared, exc.reason, exc.stderr)
+                    return lost_text(prepared)
+            return call
+
+        assert self._tools is not None
+        tools = [Tool(n, self._descriptions.get(n, ""), schema, bind(n)) for n, schema in self._tools.items()]
+        tools.append(read_data_tool(data))
+        system = prompts.GUARDRAIL if style == "broker" else SYSTEM.format(settings=json.dumps(ctx, indent=2,
+                                                                                               sort_keys=True))
+        action_map = None
+        if style == "mapped":
+            def action_map(action, amount, ref):
+                am = self.spec.actions.get(action.do)
+                if am is None:
+                    return None
+                return am.tool, mapping.fill(am, mapping.values_of(action, amount, ref, op["currency"]))
+        return Session(arm=self.name, case=case, variant=variant, system_prompt=system, user=user, data=data,
+                       context=ctx, tools=tools, refs=refs, seed=seed, action_map=action_map)

@@ -1,0 +1,119 @@
+"""A guardbench defence in front of another MCP server (``guardbench mcp front --defence NAME -- CMD``).
+
+The front is an MCP server whose tools are the upstream server's own (names, descriptions and
+input schemas passed through unchanged) and an MCP client of that upstream (mcp/client.py). Each
+call is read in the toolkit's vocabulary (vocab.py) and decided by the defence through the same
+enforcement point as the defended arms (arms/defended.Layer: deny, hold and the operator's
+answer, replay, observe); only an allowed call is forwarded, exactly as the agent sent it. A
+verdict that would change the call (modify) is refused: the front cannot rewrite PayPal's
+vocabulary back, so it fails closed. The idempotency key the layer issues per call cannot reach
+PayPal (the upstream's tools have no field for it): it is a promise the front can keep only
+within its own replay record.
+
+The upstream is started once with the front's own environment (the proxy, the CA, the token);
+if it crashes or hangs the front writes its stderr and exits, so the bench records a lost run
+rather than a refusal.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Mapping
+
+from guardbench.serve import vocab
+from guardbench.serve.backends import Tally, _approvals
+
+
+class _Upstream:
+    """The layer's tool kit: forwards the agent's own PayPal call to the upstream server."""
+
+    def __init__(self, connection):
+        self.connection = connection
+        self.pending: tuple[str, Any, Any, Any] | None = None     # (PayPal name, args, read as, read args)
+        self.last_error = False
+
+    def run(self, name, args, idempotency_key=None):
+        from guardbench.mcp.client import ServerLost
+        from guardbench.paypal.toolkit import TOOLS, ToolRun, issued_refs
+        pending = self.pending
+        if pending is None or (name, args) != (pending[2], pending[3]):
+            self.last_error = True
+            return ToolRun("invalid", json.dumps({"error": "the defence changed the call; the front cannot "
+                                                           "forward a changed call, so nothing was sent"}))
+        try:
+            r = self.connection.call(pending[0], pending[1])
+        except ServerLost as exc:
+            sys.stderr.write(f"guardbench mcp front: upstream lost: {exc.reason}\n{exc.stderr}\n")
+            sys.stderr.flush()
+            os._exit(3)
+        self.last_error = r.is_error
+        outcome = vocab.outcome(r.text, r.is_error)
+        spec = TOOLS.get(name) if isinstance(name, str) else None
+        refs = issued_refs(spec.endpoint, vocab.upstream_body(r.text)) if spec and outcome == "ok" else {}
+        return ToolRun(outcome, r.text, refs)
+
+
+class FrontBackend:
+    def __init__(self, defence: str, connection, policy: str | None = None, approvals: str = "none"):
+        from guardbench.errors import GuardbenchError
+        from guardbench.registry import defence_names
+        if defence not in defence_names():
+            raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: {', '.join(defence_names())})")
+        self.defence_name, self.policy, self.approvals = defence, policy, _approvals(approvals)
+        self.connection = connection
+        self.kit = _Upstream(connection)
+        self.name = f"guardbench-{defence}-front"
+        self.begin({})
+
+    def begin(self, params: Mapping[str, Any], eager_token: bool = True) -> str:
+        from guardbench.arms.approver import make_approver
+        from guardbench.arms.defended import Layer, seeded_refs
+        from guardbench.broker import load_policy
+        from guardbench.defences.config import config_for
+        from guardbench.registry import make_defence
+        policy = load_policy(params.get("policy") or self.policy)
+        config = config_for(policy)
+        self.tally = Tally()
+        seed = params.get("seed", 0)
+        self.layer = Layer(make_defence(self.defence_name, config), self.kit, config, None,
+                           str(params.get("user_message") or ""), None,
+                           make_approver(_approvals(params.get("approvals", self.approvals)), config), self.tally,
+                           seeded_refs(), str(params.get("session") or f"gb-{seed}"), f"{self.defence_name}-agent")
+        return "ok"
+
+    def context(self, user_message: str) -> None:
+        self.layer.user = user_message
+
+    def tools(self):
+        return [(t.name, t.description, t.input_schema) for t in self.connection.tools]
+
+    def call(self, name: str, args: Any) -> tuple[str, bool]:
+        tool, targs = vocab.to_toolkit(name, args)
+        self.kit.pending, self.kit.last_error = (name, args, tool, targs), False
+        n = len(self.layer.history)
+        text = self.layer.call(tool, targs)
+        turn = self.layer.history[n] if len(self.layer.history) > n else None
+        return text, bool(turn and turn.verdict in ("deny", "rejected")) or self.kit.last_error
+
+    def operator_call(self, tool: str, args: Mapping, answer: str, stand_in: str, request_id: str) -> dict:
+        from guardbench.arms.defended import operator_answer
+        from guardbench.defences.base import ToolCall
+        name, targs = vocab.to_toolkit(tool, dict(args))
+        self.kit.pending = (tool, dict(args), name, targs)
+        approvals: list[str] = []
+        if answer in ("approve", "reject"):
+            run = operator_answer(self.layer, ToolCall(name, targs), answer, request_id, approvals, stand_in)
+        else:
+            run = self.kit.run(name, targs, request_id)
+        if run is not None and run.outcome == "ok":
+            for kind, ids in run.refs.items():
+                self.layer.refs.setdefault(kind, []).extend(i for i in ids if i not in self.layer.refs.get(kind, []))
+        return {"sent": run is not None, "outcome": run.outcome if run else None, "text": run.text if run else None,
+                "approval_id": approvals[-1] if approvals else None}
+
+    def report(self) -> dict:
+        return self.tally.report()
+
+    def close(self) -> None:
+        self.connection.close()
