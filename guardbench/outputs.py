@@ -8,6 +8,7 @@ file) is a one-line error naming the option, before anything is written.
 """
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -88,3 +89,16 @@ def portable(path: Path | str) -> str:
         return str(p.resolve().relative_to(Path.cwd().resolve())) or "."
     except ValueError:
         return ".../" + "/".join(p.parts[-2:])
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.:/])/(?:[\w.+-]+/)+([\w.+-]+/[\w.+-]+)")
+
+
+def scrub_paths(text: str, *roots: Path | str) -> str:
+    """Free text (an error line, a traceback's tail) as written into an output that may be committed:
+    a path under one of ``roots`` becomes relative to it, any other absolute path keeps only its last
+    two parts (``.../json/encoder.py``). URLs are left as they are."""
+    for root in sorted((str(r).rstrip("/") for r in roots), key=len, reverse=True):
+        if root:
+            text = text.replace(root + "/", "")
+    return _ABSOLUTE.sub(lambda m: ".../" + m.group(1), text)

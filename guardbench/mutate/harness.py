@@ -75,6 +75,7 @@ from guardbench.mutate.steps import (  # noqa: F401  (re-exported)
     describe_bench,
     selection_files,
 )
+from guardbench.outputs import scrub_paths
 
 
 # ----------------------------------------------------------------------------- results
@@ -227,6 +228,8 @@ def run_mutant(ctx: Context, sg: reg.Safeguard, full_rerun: bool = True) -> Resu
         return res
     finally:
         res.seconds = round(time.monotonic() - t0, 2)
+        for name in ("bench_detail", "note", "tests_note", "full_rerun"):   # no machine path is committed
+            setattr(res, name, scrub_paths(getattr(res, name), copy, Path.cwd()))
         if not ctx.keep:
             shutil.rmtree(copy, ignore_errors=True)
 
