@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from guardbench.records import RunRecord
 from guardbench.runner import Bench, RunSpec
+from guardbench.scoring.valid_call import made_valid_call
 
 STAND_IN = "stand-in"
 ENDPOINT_LABEL_ENV = "GUARDBENCH_ENDPOINT_LABEL"
@@ -83,6 +84,7 @@ class LLMSweep:
             started.close()
         record = self.bench.finish(started, transcript, attempt=spec.attempt)
         meta = dict(self.meta.get(spec.model, {}))
+        meta["valid_call"] = made_valid_call(started.case, record)
         if transcript.usage.get("stand_in"):
             meta["endpoint_kind"] = STAND_IN
         return replace(record, usage=dict(transcript.usage), **meta)
