@@ -76,3 +76,11 @@ def test_incapable_arms_are_never_pooled():
 def test_scripted_agents_are_not_judged():
     recs = [RunRecord.from_dict(record(f"b{i}", "benign", "guardrail", benign_ok=False)) for i in range(3)]
     assert all(NOT_CAPABLE not in r["group"] for t in all_tables(recs) for r in t.rows if "group" in r)
+
+
+def test_figures_grey_a_model_not_capable_in_an_arm(tmp_path):
+    from guardbench.report import figures
+    style = figures._Style(["guardrail", "control"], ["run"])
+    assert figures._colour(style, {"arm": "control", "group": "m" + NOT_CAPABLE}) == figures.NOT_CAPABLE_GREY
+    assert figures._colour(style, {"arm": "control", "group": "m"}) == style.colour("control")
+    assert "Grey: a model not capable" in figures.GREY_NOTE
