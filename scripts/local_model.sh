@@ -149,7 +149,7 @@ say "running into $OUT"
 T0=$(date +%s)
 set +e
 "$GB" run --agent llm --model "$ALIAS" --api-base "http://127.0.0.1:$PORT/v1" --tool-protocol "$PROTOCOL" \
-  --data "$DATA" --arms guardrail,control,hardened --variants 1 --temperature 0 --max-tokens 256 --max-steps 8 \
+  --data "$DATA" --arms guardrail,control,hardened --variants 1 --temperature 0 --max-tokens 768 --max-steps 8 \
   --concurrency 1 --timeout 900 --retries 2 --endpoint-label "llama.cpp-local" --out "$OUT" --note "$NOTE" \
   "${PASS[@]}"
 STATUS=$?

@@ -15,7 +15,8 @@ from guardbench.agents import textcalls
 
 INSTRUCTIONS = (
     "\n\n## Tools\nYou can use these tools. Each is described as JSON: its name, what it does, and a JSON "
-    "Schema of its arguments.\n{tools}\n\n## How to reply\nReply with JSON only.\nTo call a tool: "
+    "Schema of its arguments.\n{tools}\n\n## How to reply\nReply with JSON only, each object on one line "
+    "(no indentation).\nTo call a tool: "
     "{{\"tool\": \"<tool name>\", \"arguments\": {{...}}}}\n{several}When you are done: "
     "{{\"answer\": \"<your reply to the user>\"}}\nAfter your calls you will get each tool's result in the "
     "next message.")
