@@ -66,3 +66,9 @@ def test_a_replayed_run_keeps_honest_latency(tmp_path):
     assert b["duration_s"] < a["duration_s"]
     usage = (tmp_path / "b" / "tables.md").read_text()
     assert json.dumps(b["usage"]["latency_s"]) == "0.0" and "Model usage" in usage
+
+
+def test_a_threshold_outside_0_1_is_refused(tmp_path):
+    res = run_cli(["run", "--agent", "llm", "--model", "m", "--api-base", "http://127.0.0.1:9/v1",
+                   "--capable-threshold", "1.5", "--out", tmp_path / "run"])
+    assert res.exit_code == 2 and "--capable-threshold" in res.output and "between 0 and 1" in res.output
