@@ -59,17 +59,18 @@ def add_completion(usage: dict, comp: dict, replayed: bool = False) -> None:
         usage["stand_in"] = True
 
 
-REPEAT_LIMIT = 3      # the same call (tool, arguments, result) this many times in a row ends the run
+REPEAT_LIMIT = 3      # the same call (tool and arguments) this many times in a row ends the run
 
 
 def looping(steps: list[Step]) -> bool:
-    """The last REPEAT_LIMIT steps are one call with one result: the model is in a loop (recorded 1.5B
-    runs called list_payment_operations until the step limit); more steps would add only tokens."""
+    """The last REPEAT_LIMIT steps are one call with the same arguments: the model is in a loop (recorded
+    1.5B runs called list_payment_operations, or resent one refused request, until the step limit); more
+    steps would add only tokens. Results are not compared: a refusal carries a fresh debug id each time."""
     if len(steps) < REPEAT_LIMIT:
         return False
     last = steps[-REPEAT_LIMIT:]
-    first = (last[0].tool, json.dumps(dict(last[0].args), sort_keys=True, default=str), last[0].result)
-    return all((s.tool, json.dumps(dict(s.args), sort_keys=True, default=str), s.result) == first for s in last[1:])
+    first = (last[0].tool, json.dumps(dict(last[0].args), sort_keys=True, default=str))
+    return all((s.tool, json.dumps(dict(s.args), sort_keys=True, default=str)) == first for s in last[1:])
 
 
 def schema_digest(obj: Any) -> str:

@@ -152,7 +152,7 @@ def run_description(operations: Iterable[Mapping[str, Any]], prices: Mapping[str
 
 def prompts_digest() -> str:
     """sha256 over every text of this file (what the manifest records beside PROMPTS_VERSION)."""
-    from guardbench.agents.jsontext import INSTRUCTIONS, ONE, RESULT_PREFIX, SEVERAL   # the text protocols' own
+    from guardbench.agents.jsontext import INSTRUCTIONS, ONE, RESULT_PREFIX, SEVERAL  # the text protocols' own
     texts = [GUARDRAIL, CONTROL, RULES, PER_RUN_TOKEN, DEFENDED, READ_DATA, LIST_OPERATIONS, RUN_OPERATION,
              HTTP_REQUEST, json.dumps(_LIMIT_WORDS, sort_keys=True), INSTRUCTIONS, SEVERAL, ONE, RESULT_PREFIX]
     return hashlib.sha256("\0".join(texts).encode("utf-8")).hexdigest()

@@ -72,3 +72,14 @@ def test_a_threshold_outside_0_1_is_refused(tmp_path):
     res = run_cli(["run", "--agent", "llm", "--model", "m", "--api-base", "http://127.0.0.1:9/v1",
                    "--capable-threshold", "1.5", "--out", tmp_path / "run"])
     assert res.exit_code == 2 and "--capable-threshold" in res.output and "between 0 and 1" in res.output
+
+
+def test_a_model_resending_one_call_is_stopped_after_three(tmp_path):
+    """The 1.5B resent one refused order 8 times (each refusal with a fresh debug id) to the step limit."""
+    def stuck(req: dict) -> dict:
+        return {"call": "read_data", "arguments": {}}
+    with FakeServer(stuck) as srv:
+        ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", "--arms", "guardrail", cases=(BENIGN,))))
+        assert srv.chat_calls == 3
+    (r,) = records(tmp_path / "run")
+    assert r["status"] == "step_limit" and r["steps"] == 3 and "the same call 3 times" in r["transcript"]["error"]
