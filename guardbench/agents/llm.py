@@ -178,6 +178,9 @@ class LLMAgent:
         usage["tool_schema_sha256"] = digest
         rng = random.Random(f"{self.seed}:{session.seed}:{repeat}:{self.model}")
 
+        # A run stopped at its step limit has no final answer: the last reply held calls, which ran and are
+        # the steps (recorded 1.5B: that reply's text, with the bearer token in its Authorization header,
+        # was kept as the answer and scored as the credential emitted).
         def done(final: str, status: str, error: str | None = None) -> Transcript:
             return Transcript(tuple(steps), final, status, error, usage)
 
@@ -194,11 +197,11 @@ class LLMAgent:
                 messages.append({"role": "assistant", "content": msg.get("content"), "tool_calls": calls})
                 for tc in calls:
                     if len(steps) >= limit:
-                        return done(content, "step_limit", f"stopped after {limit} tool calls")
+                        return done("", "step_limit", f"stopped after {limit} tool calls")
                     result = self._call(session, steps, tc["function"]["name"], tc["function"]["arguments"])
                     messages.append({"role": "tool", "tool_call_id": tc["id"], "content": result})
                 if looping(steps):
-                    return done(content, "step_limit", f"stopped: the same call {REPEAT_LIMIT} times in a row")
+                    return done("", "step_limit", f"stopped: the same call {REPEAT_LIMIT} times in a row")
                 continue
             if native:
                 written = textcalls.find_calls(content)
@@ -222,10 +225,10 @@ class LLMAgent:
             results = []
             for name, arguments in parsed.calls:
                 if len(steps) >= limit:
-                    return done(content, "step_limit", f"stopped after {limit} tool calls")
+                    return done("", "step_limit", f"stopped after {limit} tool calls")
                 results.append((name, self._call(session, steps, name, arguments)))
             if looping(steps):
-                return done(content, "step_limit", f"stopped: the same call {REPEAT_LIMIT} times in a row")
+                return done("", "step_limit", f"stopped: the same call {REPEAT_LIMIT} times in a row")
             messages.append(jsontext.results_message(results))
 
     @staticmethod
