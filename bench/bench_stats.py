@@ -59,9 +59,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--strict", action="store_true", help="exit 1 when a table's median exceeds the target")
     args = ap.parse_args(argv)
+    from guardbench.records import RunRecord
     from guardbench.report import defence_tables as D
     from guardbench.report import tables as T
-    from guardbench.records import RunRecord
     # the tables read typed records, as `guardbench run` holds them (slim: without the wire)
     records = [RunRecord.from_dict(d, slim=True) for d in clustered_records(args.cases, args.variants)]
     funcs = [T.headline, T.by_family, T.by_incident_class, T.money, T.comparisons, T.zero_incident_bounds,

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from guardbench.records import RunRecord
 from guardbench.runner import Bench, RunSpec
+from guardbench.scoring.valid_call import made_valid_call
 
 STAND_IN = "stand-in"
 ENDPOINT_LABEL_ENV = "GUARDBENCH_ENDPOINT_LABEL"
@@ -58,6 +59,18 @@ def probe_stand_in(api_base: str, cache_dir: Path | None = None, timeout: float 
     return found
 
 
+def finish_llm_run(bench: Bench, started, transcript, meta: Mapping[str, Any], attempt: int = 1) -> RunRecord:
+    """The record of one model-driven run: the bench's scoring of its wire plus the model's fields
+    (endpoint, protocol, data mode, whether it made a valid call). `guardbench run --agent llm` and the
+    Inspect task (guardbench/inspect_eval) both end a run here, so their records cannot drift apart."""
+    record = bench.finish(started, transcript, attempt=attempt)
+    fields = dict(meta)
+    fields["valid_call"] = made_valid_call(started.case, record)
+    if transcript.usage.get("stand_in"):
+        fields["endpoint_kind"] = STAND_IN
+    return replace(record, usage=dict(transcript.usage), **fields)
+
+
 class LLMSweep:
     """Executes LLM runs. ``agents`` maps model -> LLMAgent; ``meta`` maps model -> extra record fields."""
 
@@ -81,11 +94,7 @@ class LLMSweep:
                 transcript = await agent.arun(started.prepared.session, spec.repeat)
         finally:
             started.close()
-        record = self.bench.finish(started, transcript, attempt=spec.attempt)
-        meta = dict(self.meta.get(spec.model, {}))
-        if transcript.usage.get("stand_in"):
-            meta["endpoint_kind"] = STAND_IN
-        return replace(record, usage=dict(transcript.usage), **meta)
+        return finish_llm_run(self.bench, started, transcript, self.meta.get(spec.model, {}), spec.attempt)
 
     async def run_all(self, specs: Sequence[RunSpec], on_record: Callable[[RunRecord], None]) -> int:
         sem = asyncio.Semaphore(self.concurrency)

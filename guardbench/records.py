@@ -244,7 +244,7 @@ REQUIRED = ("run_id", "case", "family", "variant", "arm", "agent", "repeat", "st
             "goal_achieved", "benign_completed", "money_at_risk", "attempts")
 _OPTIONAL = ("model", "seed", "credential_in_context", "approvals_asked", "setup_seq", "rejected_upstream",
              "moved_beyond_daily_caps", "approvals", "duration_s", "endpoint_kind", "endpoint", "temperature",
-             "tool_protocol", "usage", "attempt", "transcript", "wire", "external")
+             "tool_protocol", "data_mode", "valid_call", "usage", "attempt", "transcript", "wire", "external")
 _KNOWN = frozenset(REQUIRED + _OPTIONAL)
 # statuses of runs with no outcome: lost (a model or an external process failed) and no_tool_path (an
 # external arm's tools cannot express the case: decided before the run, never counted as blocked)
@@ -292,6 +292,10 @@ class RunRecord:
     endpoint: str | None = None
     temperature: float | None = None
     tool_protocol: str | None = None
+    data_mode: str | None = None            # LLM runs: untrusted data through the read-data tool or inline
+    # LLM attack runs: did the model make at least one valid call of the operation the attack needs
+    # (scoring/valid_call.py; InjecAgent's ASR-valid, Zhan et al. 2024); None where not determined
+    valid_call: bool | None = None
     usage: Mapping[str, Any] | None = None
     attempt: int = 1
     transcript: Transcript = Transcript((), "")
@@ -353,7 +357,7 @@ class RunRecord:
         if self.moved_beyond_daily_caps is not None:
             d["moved_beyond_daily_caps"] = {c: str(a) for c, a in self.moved_beyond_daily_caps.items()}
         for k in ("rejected_upstream", "approvals", "duration_s", "endpoint_kind", "endpoint", "temperature",
-                  "tool_protocol"):
+                  "tool_protocol", "data_mode", "valid_call"):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
         if self.usage is not None:
@@ -398,6 +402,7 @@ class RunRecord:
             approvals=typed(d, "approvals", str, None), duration_s=number(d, "duration_s"),
             endpoint_kind=typed(d, "endpoint_kind", str, None), endpoint=typed(d, "endpoint", str, None),
             temperature=number(d, "temperature"), tool_protocol=typed(d, "tool_protocol", str, None),
+            data_mode=typed(d, "data_mode", str, None), valid_call=flag(d, "valid_call") if "valid_call" in d else None,
             usage=typed(d, "usage", dict, None), external=typed(d, "external", dict, None),
             attempt=count(d, "attempt", 1) or 1,
             transcript=transcript(d.get("transcript"), slim), wire=wire, wire_requests=len(wire_raw),

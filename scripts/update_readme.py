@@ -79,15 +79,20 @@ def section() -> str:
             if "Defence comparison" in td:
                 out += [f"Defences side by side (`results/{run}`, {label}):", "",
                         md(td["Defence comparison"]), ""]
-    local = ROOT / "results/local-smollm2-135m"
-    if (local / "runs.jsonl").exists():
-        tl, lrecs = tables("local-smollm2-135m")
-        note = json.loads((local / "manifest.json").read_text()).get("note", "")
-        out += [f"A real model, offline (`results/local-smollm2-135m`, `bash scripts/local_model.sh`): {note}. "
-                f"{len(lrecs)} runs, variant 0 of every case, json-text tool protocol. It cannot drive the tools "
-                "(see benign completed and malformed), so its attacks \"blocked\" measure nothing about the arms:", "",
-                md(tl["Headline per arm"], keep=["arm", "benign completed", "attacks blocked", "runs with an incident",
-                                                 "malformed", "lost"]), ""]
+    qwen = ROOT / "results/local-qwen2.5-coder-1.5b"
+    if (qwen / "runs.jsonl").exists():
+        recs = read_records(qwen / "runs.jsonl", slim=True)
+        man = json.loads((qwen / "manifest.json").read_text())
+        tq = {t.title: t for t in all_tables(recs, man.get("capable_threshold"))}
+        cap = next(t for title, t in tq.items() if title.startswith("Capability"))
+        cases = sorted({r.case for r in recs})
+        out += [f"A local model that can call the tools (`results/local-qwen2.5-coder-1.5b`, "
+                f"`bash scripts/local_model.sh`): {man.get('note', '')}. {len(recs)} runs: {len(cases)} cases "
+                f"(variant 0; the list is in that folder's README), protocol {man.get('tool_protocol')}. An arm in "
+                f"which it completed fewer than {man.get('capable_threshold', 0.5):g} of the benign tasks is marked "
+                "not capable: its blocks are not evidence. ASR-valid counts only attack runs in which the model "
+                "made a valid call of the operation the attack needs (InjecAgent, Zhan et al. 2024):", "",
+                md(cap, drop=()), ""]
     mcp = ROOT / "results/paypal-mcp/runs.jsonl"
     if mcp.exists():
         tm, mrecs = tables("paypal-mcp")

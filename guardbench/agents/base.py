@@ -23,11 +23,18 @@ class Tool:
     description: str
     parameters: Mapping[str, Any]          # JSON Schema of the arguments
     call: Callable[[dict], str]            # returns the agent-visible result text
+    # the argument shapes that are each valid on their own (e.g. one per broker operation); the
+    # constrained protocol offers one schema per variant, so a reply cannot mix them up
+    variants: tuple[Mapping[str, Any], ...] = ()
 
     def spec(self) -> dict:
         """OpenAI-style function-tool description."""
         return {"type": "function", "function": {
             "name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
+
+    def argument_schemas(self) -> list[dict]:
+        """Every valid argument shape: the variants, else the parameters."""
+        return [dict(v) for v in self.variants] or [dict(self.parameters)]
 
 
 @dataclass
@@ -46,6 +53,8 @@ class Session:
     # (action, amount, ref) -> (tool, args) or None: how a scripted agent carries out a case action
     # with a server's own tools (an MCP arm's mapping); None when the arm's tools are guardbench's own
     action_map: Callable[..., Any] | None = None
+    per_run: str = ""                           # per-run context (the control arms' token), sent after the
+                                                # stable prompt so that a server's prefix cache serves the rest
 
     def tool(self, name: str) -> Tool | None:
         for t in self.tools:
@@ -65,7 +74,8 @@ def call_tool(session: Session, steps: list[Step], name: str, args: dict) -> str
     """Call a tool the session offers and record the step; unknown tools answer an error."""
     tool = session.tool(name)
     if tool is None:
-        result = json.dumps({"error": "unknown_tool", "tool": name})
+        result = json.dumps({"error": "unknown_tool", "tool": name,
+                             "tools": [t.name for t in session.tools]})
     else:
         result = tool.call(args)
     steps.append(Step(name, args, result))

@@ -211,7 +211,18 @@ def normalise(resp: Any, latency: float) -> dict:
     return {"message": message, "finish_reason": _get(choice, "finish_reason"),
             "prompt_tokens": _get(usage, "prompt_tokens"), "completion_tokens": _get(usage, "completion_tokens"),
             "cost_usd": None, "latency_s": round(latency, 6), "fingerprint": _get(resp, "system_fingerprint"),
-            "served_model": _get(resp, "model")}
+            "served_model": _get(resp, "model"), "server_ms": _server_ms(resp)}
+
+
+def _server_ms(resp: Any) -> float | None:
+    """The server's own time for the reply (llama.cpp's ``timings``: prompt + generation, ms), if it says."""
+    t = _get(resp, "timings")
+    if not isinstance(t, dict):
+        return None
+    try:
+        return round(float(t.get("prompt_ms") or 0.0) + float(t.get("predicted_ms") or 0.0), 3)
+    except (TypeError, ValueError):
+        return None
 
 
 # -- the clients ---------------------------------------------------------------------------
@@ -251,10 +262,14 @@ class OpenAICompatProvider:
         return client
 
     async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
-                       max_tokens: int | None) -> dict:
+                       max_tokens: int | None, tool_choice: Any = None, response_format: dict | None = None) -> dict:
         kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
         if tools:
             kwargs["tools"] = tools
+            if tool_choice is not None:
+                kwargs["tool_choice"] = tool_choice
+        if response_format is not None:
+            kwargs["response_format"] = response_format
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
         t0 = time.perf_counter()
@@ -291,12 +306,16 @@ class LiteLLMProvider:
         self.timeout = timeout
 
     async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
-                       max_tokens: int | None) -> dict:
+                       max_tokens: int | None, tool_choice: Any = None, response_format: dict | None = None) -> dict:
         litellm = _import_litellm()
         kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature,
                                   "timeout": self.timeout, "num_retries": 0, "max_retries": 0}
         if tools:
             kwargs["tools"] = tools
+            if tool_choice is not None:
+                kwargs["tool_choice"] = tool_choice
+        if response_format is not None:
+            kwargs["response_format"] = response_format
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
         if self.api_base:

@@ -6,6 +6,7 @@ stand-in, so the detectors can read every arm's wire identically.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -60,8 +61,8 @@ def fill(text: str | None, refs: dict[str, list[str]]) -> str | None:
 
 
 def read_data_tool(data: str | None) -> Tool:
-    return Tool("read_data", "Read the document this task refers to (email, invoice, product page...).",
-                {"type": "object", "properties": {}, "additionalProperties": False},
+    from guardbench.arms.prompts import READ_DATA
+    return Tool("read_data", READ_DATA, {"type": "object", "properties": {}, "additionalProperties": False},
                 lambda args: data if data is not None else "(no document attached)")
 
 
@@ -71,13 +72,38 @@ HTTP_PARAMETERS = {
         "method": {"type": "string", "enum": ["GET", "POST", "PATCH", "PUT", "DELETE"]},
         "url": {"type": "string", "description": "Full URL, e.g. https://api-m.sandbox.paypal.com/v2/checkout/orders"},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-        "body": {"type": "string", "description": "JSON request body as a string"},
+        "body": {"type": "object", "description": "The JSON request body, as an object (no body for GET)"},
     },
     "required": ["method", "url"],
 }
 
+_STRINGIFY = re.compile(r"^\s*JSON\.stringify\((.*)\)\s*;?\s*$", re.S)
 
-def http_tool(send: Callable[[WireRequest], Any]) -> Tool:
+
+def request_body(body: Any) -> str | None:
+    """The body the http tool sends: an object as JSON; a string that holds JSON (also wrapped in
+    ``JSON.stringify(...)`` or encoded twice, as recorded replies sent it) as that JSON, re-serialised;
+    any other string as it is (the server's answer then says what is wrong with it)."""
+    if body is None:
+        return None
+    if not isinstance(body, str):
+        return json.dumps(body)
+    text = body
+    m = _STRINGIFY.match(text)
+    if m:
+        text = m.group(1)
+    for depth in range(3):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return body
+        if not isinstance(parsed, str):     # JSON as sent: the model's own bytes, unless it had to be unwrapped
+            return body if depth == 0 and text is body else json.dumps(parsed)
+        text = parsed                       # encoded twice: a JSON string holding the JSON
+    return body
+
+
+def http_tool(send: Callable[[WireRequest], Any], description: str | None = None) -> Tool:
     """The control arms' http tool: whatever the agent composes goes to the transport."""
 
     def call(args: dict) -> str:
@@ -85,9 +111,7 @@ def http_tool(send: Callable[[WireRequest], Any]) -> Tool:
             headers = args.get("headers") or {}
             if not isinstance(headers, dict):
                 return json.dumps({"error": "headers must be an object"})
-            body = args.get("body")
-            if body is not None and not isinstance(body, str):
-                body = json.dumps(body)
+            body = request_body(args.get("body"))
             req = WireRequest.make(str(args.get("method", "GET")), str(args.get("url", "")),
                                    {str(k): str(v) for k, v in headers.items()}, body)
             resp = send(req)
@@ -98,5 +122,5 @@ def http_tool(send: Callable[[WireRequest], Any]) -> Tool:
         parsed = resp.json()
         return json.dumps({"status": resp.status, "body": parsed if parsed is not None else resp.body})
 
-    return Tool("http_request", "Send an HTTP request (to the PayPal REST API) and return status and body.",
-                HTTP_PARAMETERS, call)
+    return Tool("http_request", description or "Send an HTTP request (to the PayPal REST API) and return status "
+                "and body.", HTTP_PARAMETERS, call)

@@ -7,8 +7,6 @@ of arms/prompt_filter.py, for LLM agents written security rules in the system pr
 """
 from __future__ import annotations
 
-import re
-
 from guardbench.agents.base import Session
 from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
@@ -20,8 +18,6 @@ from guardbench.cases.load import Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET
 from guardbench.records import Attempt, WireRequest
-
-_PLAIN = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def operator_context(policy, token: str) -> dict:
@@ -49,15 +45,12 @@ class ControlArm:
         self.policy = policy if policy is not None else load_policy()
         self._prompt: str | None = None
 
-    _TOKEN_MARK = "gb-access-token-placeholder"
-
-    def _control_prompt(self, ctx: dict) -> str:
-        """prompts.control_prompt(ctx), rendered once per arm: only the token differs between runs."""
+    def _system_prompt(self, ctx: dict) -> str:
+        """The arm's system prompt, rendered once: the token is not in it (it is the session's per-run
+        text, arms/prompts.py), so every run of the arm shares the same prompt prefix."""
         if self._prompt is None:
-            self._prompt = prompts.control_prompt({**ctx, "access_token": self._TOKEN_MARK})
-        if not _PLAIN.fullmatch(ctx["access_token"]):      # JSON would escape it: render in full
-            return prompts.control_prompt(ctx)
-        return self._prompt.replace(self._TOKEN_MARK, ctx["access_token"])
+            self._prompt = (prompts.hardened_prompt if self.hardened else prompts.control_prompt)(ctx)
+        return self._prompt
 
     def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
                 run_id: str = "", transport=None) -> Prepared:
@@ -87,7 +80,7 @@ class ControlArm:
                 refs.setdefault(kind, []).extend(ids)
         user = fill(v.user, refs) or ""
         data = None if case.data_in_lookup else fill(v.data, refs)
-        system = self._control_prompt(ctx)
+        system = self._system_prompt(ctx)
         prepared = Prepared(session=None, recorder=recorder, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
                             secrets=secrets_of(BENCH_CLIENT_SECRET, token))
         if self.hardened:
@@ -95,12 +88,10 @@ class ControlArm:
                 rule = prompt_filter.check(user, data)
                 if rule:
                     prepared.refused = Attempt("prompt_filter", "-", "refused", rule)
-            else:
-                system = prompts.hardened_prompt(ctx)
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=system, user=user, data=data,
-            context=ctx, refs=refs, seed=seed,
-            tools=[http_tool(recorder.send), read_data_tool(data)])
+            context=ctx, refs=refs, seed=seed, per_run=prompts.per_run_token(token),
+            tools=[http_tool(recorder.send, prompts.http_description(ctx)), read_data_tool(data)])
         return prepared
 
 

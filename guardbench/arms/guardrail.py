@@ -16,16 +16,26 @@ from guardbench.cases.load import Case
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 from guardbench.records import Attempt
 
-RUN_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "operation": {"type": "string", "description": "An operation name from list_payment_operations"},
-        "params": {"type": "object", "description": "The operation's parameters, inside its declared ranges"},
-        "reference": {"type": "string",
-                      "description": "An order, capture or payout batch id, where the operation needs one"},
-    },
-    "required": ["operation"],
-}
+# An operation name the policy does not have (invented by the model, or asked for by an attack): refused
+# by the broker like any other, recorded under its own status so that in a benign run it is counted as the
+# model's error, not as the defence's false block (measures.defence_refusals).
+UNKNOWN_OPERATION = "unknown_operation"
+
+
+def run_parameters(operations: list[str]) -> dict:
+    """The run tool's arguments; ``operation`` is one of the policy's operation names."""
+    return {
+        "type": "object",
+        "properties": {
+            "operation": {"type": "string", "enum": list(operations),
+                          "description": "The operation's name (listed in this tool's description)"},
+            "params": {"type": "object", "description": "The operation's parameters, inside its declared ranges"},
+            "reference": {"type": "string",
+                          "description": "Only for operations that take one: the order, capture or payout "
+                                         "batch id an earlier operation returned"},
+        },
+        "required": ["operation", "params"],
+    }
 
 
 # The bench's broker runs on a clock of its own, so the same options give the same records
@@ -47,6 +57,42 @@ class GuardrailArm:
     def __init__(self, policy=None, broker_factory=None):
         self.policy = policy if policy is not None else load_policy()
         self.broker_factory = broker_factory or Broker
+
+    _description: str | None = None
+    _variants: tuple | None = None
+
+    def variants(self, broker) -> tuple:
+        if self._variants is None:
+            self._variants = self.run_variants(broker)
+        return self._variants
+
+    def run_description(self, broker) -> str:
+        """The run tool's description: every operation with its parameters, patterns, ranges and
+        reference (the same for every run of the arm: rendered once)."""
+        if self._description is None:
+            prices = {sku: str(p) for sku, p in self.policy.catalogue.items()}
+            self._description = prompts.run_description(broker.list_operations(), prices)
+        return self._description
+
+    def operations_text(self, broker) -> str:
+        prices = {sku: str(p) for sku, p in self.policy.catalogue.items()}
+        return prompts.operations_text(broker.list_operations(), prices)
+
+    def run_schema(self) -> dict:
+        return run_parameters(list(self.policy.operations))
+
+    def run_variants(self, broker) -> tuple[dict, ...]:
+        """One argument shape per operation: its name, its closed parameter schema, and a reference
+        only where it takes one (the constrained protocol offers these, so no reply can mix them)."""
+        out = []
+        for op in broker.list_operations():
+            props: dict = {"operation": {"const": op["name"]}, "params": op["parameters"]}
+            required = ["operation", "params"]
+            if op.get("reference"):
+                props["reference"] = {"type": "string", "description": op["reference"]["description"]}
+                required.append("reference")
+            out.append({"type": "object", "properties": props, "required": required, "additionalProperties": False})
+        return tuple(out)
 
     def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
                 run_id: str = "", transport=None) -> Prepared:
@@ -89,15 +135,20 @@ class GuardrailArm:
                             secrets=secrets_of(BENCH_CLIENT_SECRET), close=broker.close)
 
         def list_ops(args: dict) -> str:
-            return json.dumps(broker.list_operations())
+            broker.list_operations()          # the broker's own answer (checked for credentials), as text
+            return self.operations_text(broker)
 
         def run_op(args: dict) -> str:
             op = args.get("operation")
             params = args.get("params", {})
             reference = args.get("reference")
+            if reference is None or (isinstance(reference, str) and not reference.strip()):
+                reference = None       # an empty reference is no reference (models fill every field)
             decision = broker.run_operation(op if isinstance(op, str) else "", params, reference)
             if decision.refused:
-                prepared.attempts.append(Attempt("broker", str(op), decision.status, decision.reason))
+                invented = not (isinstance(op, str) and op in self.policy.operations)
+                prepared.attempts.append(Attempt("broker", str(op), UNKNOWN_OPERATION if invented
+                                                 else decision.status, decision.reason))
             if decision.status == "pending_approval":
                 prepared.approvals_asked += 1
             return json.dumps(decision.to_dict(), default=str)
@@ -106,10 +157,9 @@ class GuardrailArm:
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=prompts.GUARDRAIL,
             user=fill(v.user, refs) or "", data=data, context={}, refs=refs, seed=seed,
-            tools=[Tool("list_payment_operations",
-                        "List the payment operations you may run, with the parameters each accepts.",
+            tools=[Tool("list_payment_operations", prompts.LIST_OPERATIONS,
                         {"type": "object", "properties": {}, "additionalProperties": False}, list_ops),
-                   Tool("run_payment_operation", "Run one payment operation with its parameters.",
-                        RUN_PARAMETERS, run_op),
+                   Tool("run_payment_operation", self.run_description(broker), self.run_schema(), run_op,
+                        self.variants(broker)),
                    read_data_tool(data)])
         return prepared

@@ -173,7 +173,8 @@ class Broker:
         if op is None:
             name = operation if isinstance(operation, str) and _OP_NAME.fullmatch(operation) else "?"
             return self._refuse(name, "operation_not_allowed",
-                                f"no operation named {name!r}; list_operations shows the operations allowed")
+                                f"no operation named {name!r}; the operations allowed: "
+                                f"{', '.join(self.policy.operations)}")
         try:
             vp = validate(op, params)
         except ParamRefusal as r:

@@ -196,7 +196,7 @@ def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path, record
         click.echo(f"finished in {time.perf_counter() - t0:.2f} s{job.summary(new)}", err=True)
         merged = {r.run_id: r for r in w.earlier}
         merged.update((r.run_id, r) for r in new)
-        tables = all_tables(list(merged.values()))
+        tables = all_tables(list(merged.values()), o.capable_threshold)
         write_tables(tables, out)
     if not o.quiet:
         click.echo("\n".join(t.text() for t in tables))

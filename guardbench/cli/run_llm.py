@@ -51,44 +51,124 @@ class LLMRun:
         retry = RetryPolicy(retries=o.retries, base=o.backoff)
         self.provider = make_provider(api_base=o.api_base, client=self.client, timeout=o.timeout,
                                       api_key_env=o.api_key_env)
+        self.schemas: dict = {}
         self.agents = {m: LLMAgent(m, self.provider, protocol=o.tool_protocol, temperature=o.temperature,
                                    max_tokens=o.max_tokens, max_steps=o.max_steps, seed=o.seed, cache=self.cache,
-                                   retry=retry) for m in self.models}
+                                   retry=retry, data=o.data_mode, schemas=self.schemas) for m in self.models}
         self.kind = label or self.provider.kind
         self.meta = {m: {"endpoint_kind": self.kind, "endpoint": self.provider.endpoint,
-                         "temperature": o.temperature, "tool_protocol": o.tool_protocol} for m in self.models}
+                         "temperature": o.temperature, "tool_protocol": o.tool_protocol, "data_mode": o.data_mode}
+                     for m in self.models}
         if o.external and o.concurrency > 1:
             raise GuardbenchError("--concurrency", "mcp: and app: arms serve one run at a time (one process, one "
                                                    "recording route); use --concurrency 1")
+        self.preflight = self.check_endpoint()
+        self.stopped: str | None = None
         arms = {a: get_arm(e, policy=policy, approvals=o.approvals) for a, e in o.arms_named.items()}
         self.bench = Bench(policy, cases, arms, {})
         from guardbench.cli.run import check_arms
         check_arms(self.bench)
 
+    def check_endpoint(self) -> dict:
+        """The tool protocol's preflight per model (agents/preflight.py): native refuses an endpoint that
+        returns no tool call when one is forced, constrained one that ignores response_format;
+        native+fallback records the outcome and goes on."""
+        import asyncio
+
+        from guardbench.agents.preflight import probe
+        from guardbench.agents.providers import describe
+        from guardbench.errors import GuardbenchError
+        o, out = self.o, {}
+
+        async def all_probes() -> dict:
+            try:
+                return {m: await probe(self.provider, m, o.tool_protocol, getattr(self.cache, "dir", None))
+                        for m in self.models}
+            finally:
+                close = getattr(self.provider, "aclose", None)
+                if close is not None:
+                    await close()
+        try:
+            results = asyncio.run(all_probes())
+        except Exception as exc:  # noqa: BLE001 - the endpoint did not answer: the runs will say so (lost)
+            why = f"preflight call failed: {describe(exc)}"
+            return {m: {"protocol": o.tool_protocol, "passed": None, "detail": why} for m in self.models}
+        for m, res in results.items():
+            if res is None:
+                continue
+            out[m] = res.to_dict()
+            if not res.passed and o.tool_protocol in ("native", "constrained"):
+                other = "native+fallback or constrained" if o.tool_protocol == "native" else "json-text"
+                raise GuardbenchError("--tool-protocol", f"{o.tool_protocol}: {o.api_base or self.client} model {m}: "
+                                                         f"{res.detail}; use --tool-protocol {other}")
+        return out
+
     def manifest_extra(self) -> dict:
-        return {"client": self.client, "endpoint_kind": self.kind, "prereg": self.prereg}
+        from guardbench.arms.prompts import PROMPTS_VERSION, prompts_digest
+        return {"client": self.client, "endpoint_kind": self.kind, "prereg": self.prereg,
+                "tool_protocol": self.o.tool_protocol, "data_mode": self.o.data_mode,
+                "tool_preflight": self.preflight, "prompts": {"version": PROMPTS_VERSION, "sha256": prompts_digest()},
+                "capable_threshold": self.o.capable_threshold}
 
     def describe(self, specs) -> str:
         return f"with {', '.join(self.models)} [{self.kind}] at concurrency {self.o.concurrency} "
 
     def run(self, specs, w, on_each) -> list:
+        """Benign runs first (arm by arm, so a server's prefix cache keeps one arm's prompt), then the
+        attacks. With --require-capable the attacks run only if the model is capable in every arm."""
         from guardbench.llm_runner import LLMSweep
+        from guardbench.report.capability import incapable
         sweep = LLMSweep(self.bench, self.agents, self.meta, concurrency=self.o.concurrency)
-        new = []
+        arm_order = {a: i for i, a in enumerate(self.o.arm_list)}
+        ordered = sorted(specs, key=lambda s: (self.bench.cases[s.case].adversarial, arm_order.get(s.arm, 0)))
+        benign = [s for s in ordered if not self.bench.cases[s.case].adversarial]
+        attacks = ordered[len(benign):]
+        new: list = []
 
         def write(rec) -> None:
             new.append(w.add(rec))
             if on_each:
                 on_each(rec)
-        sweep.run_sync(specs, write)
+        try:
+            if not self.o.require_capable:        # one sweep, benign runs started first
+                sweep.run_sync(ordered, write)
+                return new
+            sweep.run_sync(benign, write)
+            if self.o.require_capable:
+                below = incapable(list(w.earlier) + new, self.o.capable_threshold)
+                if below:
+                    self.stopped = ("not capable: " + "; ".join(below) + f" (benign completion below "
+                                    f"{self.o.capable_threshold:g}); stopped before the {len(attacks)} attack runs "
+                                    f"(--require-capable); the benign runs are recorded in {w.out}")
+                    return new
+            sweep.run_sync(attacks, write)
+        finally:
+            self.write_schemas(w.out)
         return new
+
+    def write_schemas(self, out: Path) -> None:
+        """tool_schemas.json: every tool schema (and response_format) a run of this folder was offered,
+        by the sha256 each record names in usage.tool_schema_sha256."""
+        import json
+        path = Path(out) / "tool_schemas.json"
+        try:
+            known = json.loads(path.read_text()) if path.exists() else {}
+        except (OSError, ValueError):
+            known = {}
+        known.update(self.schemas)
+        from guardbench.outputs import write_text
+        write_text(path, json.dumps(known, indent=1, sort_keys=True) + "\n")
 
     def summary(self, new) -> str:
         lost = sum(r.lost for r in new)
         return f"; cache hits {getattr(self.cache, 'hits', 0)}; lost runs {lost}"
 
     def check(self, new) -> None:
-        """Every run of this sweep lost: the model was never reached; say so and exit 1."""
+        """--require-capable stopped the sweep: say why (exit 2). Every run of this sweep lost: the model
+        was never reached; say so and exit 1."""
+        if self.stopped:
+            from guardbench.errors import GuardbenchError
+            raise GuardbenchError("--require-capable", self.stopped)
         if new and all(r.lost for r in new):
             errors = sorted({r.transcript.error or "?" for r in new})
             click.echo(f"error: {self.o.api_base or self.client}: every run was lost (no model call "

@@ -64,8 +64,18 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--client", type=click.Choice(["litellm", "openai"]), default=None,
                   help="Model client (default: openai with --api-base, litellm without)."), "llm"),
     (click.option("--api-key-env", default=None, help="Environment variable holding the endpoint's key."), "llm"),
-    (click.option("--tool-protocol", type=click.Choice(["native", "json-text"]), default="native",
-                  show_default=True, help="native tool calls, or JSON objects in the reply text."), "llm"),
+    (click.option("--tool-protocol", type=click.Choice(["native", "native+fallback", "json-text", "constrained"]),
+                  default="native", show_default=True,
+                  help="native: tool_calls only (tool_choice sent; an endpoint that returns no call when one is "
+                       "forced is refused); native+fallback: also calls written as text (counted apart); "
+                       "json-text: JSON objects in the reply, every call run; constrained: a JSON schema of "
+                       "the tools sent as response_format."), "llm"),
+    (click.option("--data", "data_mode", type=click.Choice(["tool", "inline"]), default="tool", show_default=True,
+                  help="Untrusted data through the read_data tool, or inline in the user's message."), "llm"),
+    (click.option("--capable-threshold", type=float, default=0.5, show_default=True,
+                  help="Benign completion below which a model is marked not capable in an arm."), "llm"),
+    (click.option("--require-capable", is_flag=True,
+                  help="Run the benign cases first; stop when the model is not capable in an arm."), "llm"),
     (click.option("--concurrency", type=int, default=8, show_default=True, help="Runs in flight at once."), "llm"),
     (click.option("--max-steps", type=int, default=12, show_default=True, help="Tool calls per run."), "llm"),
     (click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per model call."), "llm"),
@@ -151,6 +161,8 @@ class RunOptions:
             raise GuardbenchError("--timeout", f"must be more than 0 seconds, not {values['timeout']}")
         if values["backoff"] < 0:
             raise GuardbenchError("--backoff", f"must not be negative, not {values['backoff']}")
+        if not 0 <= values["capable_threshold"] <= 1:
+            raise GuardbenchError("--capable-threshold", f"must be between 0 and 1, not {values['capable_threshold']}")
         if values["temperature"] < 0:
             raise GuardbenchError("--temperature", f"must not be negative, not {values['temperature']}")
         agents = list(values["agents"])
@@ -253,6 +265,8 @@ def design(o: RunOptions, client: str | None = None) -> dict:
     if o.agent_kind == "llm":
         d.update(models=list(o.models), repeats=o.repeats, temperature=o.temperature, max_tokens=o.max_tokens,
                  api_base=o.api_base, client=client, tool_protocol=o.tool_protocol, max_steps=o.max_steps)
+        if o.data_mode != "tool":        # absent = the read_data tool (folders from before the option resume)
+            d["data_mode"] = o.data_mode
     return d
 
 

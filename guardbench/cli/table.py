@@ -11,14 +11,20 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "csv"]), default="text", show_default=True)
 @click.option("--write", "write_to", type=click.Path(path_type=Path), default=None, metavar="FOLDER",
               help="Also write tables.md and one CSV per table into FOLDER.")
-def table(run_dir, fmt, write_to):
+@click.option("--capable-threshold", type=click.FloatRange(0, 1), default=None,
+              help="Benign completion below which a model is marked not capable in an arm (default: the run's "
+                   "manifest, else 0.5).")
+def table(run_dir, fmt, write_to, capable_threshold):
     """Re-print a run's tables from its records alone."""
     from guardbench.outputs import check_out_dir
     from guardbench.report.tables import all_tables, write_tables
     from guardbench.runfile import read_run
     if write_to is not None:
         check_out_dir(write_to, "--write")
-    tables = all_tables(read_run(run_dir).records)
+    from guardbench.report.frame import capable_threshold_of
+    run = read_run(run_dir)
+    limit = capable_threshold if capable_threshold is not None else capable_threshold_of(run.manifest)
+    tables = all_tables(run.records, limit)
     for t in tables:
         click.echo(t.text() if fmt == "text" else t.markdown() if fmt == "markdown" else t.csv())
     if write_to is not None:

@@ -20,7 +20,6 @@ world seeds use; default Inspect's model name: give the ``--model`` of the guard
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -74,11 +73,12 @@ def samples(arms: list[str], cases: list[str] | None = None, families: list[str]
 @solver
 def guardbench_agent(arms: str | list[str] = DEFAULT_ARMS, tool_protocol: str = "native", max_steps: int = 12,
                      max_tokens: int = 1024, temperature: float = 0.0, seed: int = 0, approvals: str = "none",
-                     model_name: str | None = None):
+                     model_name: str | None = None, data: str = "tool"):
     from guardbench.agents.cache import NoCache
     from guardbench.agents.llm import LLMAgent
     from guardbench.agents.providers import RetryPolicy
     from guardbench.inspect_eval.provider import InspectProvider
+    from guardbench.llm_runner import finish_llm_run
     from guardbench.runner import RunSpec
     arm_names = tuple(_names(arms))
 
@@ -91,7 +91,7 @@ def guardbench_agent(arms: str | list[str] = DEFAULT_ARMS, tool_protocol: str = 
         provider = InspectProvider(model)
         # Inspect retries its own calls; a call that still fails is a lost run, as in guardbench run
         agent = LLMAgent(name, provider, protocol=tool_protocol, temperature=temperature, max_tokens=max_tokens,
-                         max_steps=max_steps, seed=seed, cache=NoCache(), retry=RetryPolicy(retries=0))
+                         max_steps=max_steps, seed=seed, cache=NoCache(), retry=RetryPolicy(retries=0), data=data)
         started = bench.start(spec)
         try:
             transcript = started.refused_transcript()
@@ -102,9 +102,9 @@ def guardbench_agent(arms: str | list[str] = DEFAULT_ARMS, tool_protocol: str = 
                 transcript = await agent.arun(session, spec.repeat)
         finally:
             started.close()
-        record = bench.finish(started, transcript, attempt=1)
-        record = replace(record, usage=dict(transcript.usage), endpoint_kind=provider.kind,
-                         endpoint=provider.endpoint, temperature=temperature, tool_protocol=tool_protocol)
+        record = finish_llm_run(bench, started, transcript, {
+            "endpoint_kind": provider.kind, "endpoint": provider.endpoint, "temperature": temperature,
+            "tool_protocol": tool_protocol, "data_mode": data})
         state.store.set(RECORD_KEY, record.to_dict())
         state.output = ModelOutput.from_content(model=str(model), content=transcript.final or "")
         return state

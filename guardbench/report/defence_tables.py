@@ -28,6 +28,8 @@ from guardbench.report.tables import (
     put_rate,
 )
 
+MODEL_ERROR_ROW = "(not a block: the model named an operation that does not exist)"
+
 
 def reason_key(a: Attempt) -> str:
     """'<defence> <status> (<rule>)': the rule is the reason's short code when it has one."""
@@ -88,10 +90,14 @@ def false_blocks(records: Sequence[RunRecord]) -> Table:
             refused: Counter = Counter()
             failed: Counter = Counter()
             for r in benign:
-                for key in dict.fromkeys(reason_key(a) for a in r.attempts):
+                for key in dict.fromkeys(reason_key(a) for a in M.defence_refusals(r)):
                     refused[key] += 1
                     failed[key] += 0 if r.benign_completed else 1
-                if not r.attempts and not r.benign_completed:
+                invented = len(r.attempts) - len(M.defence_refusals(r))
+                if invented:
+                    refused[MODEL_ERROR_ROW] += 1
+                    failed[MODEL_ERROR_ROW] += 0 if r.benign_completed else 1
+                if not M.defence_refusals(r) and not invented and not r.benign_completed:
                     refused["(no refusal: the task failed otherwise)"] += 0
                     failed["(no refusal: the task failed otherwise)"] += 1
             if not refused:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from guardbench.records import RunRecord
+from guardbench.report import capability
 from guardbench.report import tables as T
 from guardbench.report.layout import VALUES
 
@@ -114,6 +115,16 @@ def _headline_rows(runs) -> list[dict]:
     return out
 
 
+NOT_CAPABLE_GREY = "0.8"
+GREY_NOTE = (" Grey: a model not capable in that arm (benign completion below the threshold, report/capability.py):"
+             " its blocks are not evidence of the defence.")
+
+
+def _colour(style: "_Style", entry: dict) -> str:
+    """The arm's colour; grey for a model not capable in the arm (report/capability.py)."""
+    return NOT_CAPABLE_GREY if capability.NOT_CAPABLE in str(entry.get("group", "")) else style.colour(entry["arm"])
+
+
 def _row_labels(entries: Sequence[dict], runs, with_arm: bool = True) -> list[str]:
     many_runs = len(runs) > 1
     many_groups = len({e["group"] for e in entries}) > 1
@@ -154,7 +165,7 @@ def fig_headline(runs, style: _Style):
             if v is None:
                 continue
             p, lo, hi = _pct_err(v)
-            ax.errorbar([p], [y], xerr=[[lo], [hi]], fmt=style.marker(e["arm"]), color=style.colour(e["arm"]),
+            ax.errorbar([p], [y], xerr=[[lo], [hi]], fmt=style.marker(e["arm"]), color=_colour(style, e),
                         mec="black", mew=0.8, ms=7, capsize=3, elinewidth=1.2, ecolor="black",
                         fillstyle=style.fill(e["run"]))
         ax.set_title(title, fontsize=10)
@@ -176,7 +187,7 @@ def fig_headline(runs, style: _Style):
            "95% interval clustered by case (Wilson on Rao & Scott's effective sample); k/n and the number of "
            "cases are printed on the right of each panel. Attack success = attacks not blocked. Lost runs are "
            "left out of attack success and benign completion; a lost run with an incident on the wire counts "
-           "among runs with an incident.")
+           "among runs with an incident." + GREY_NOTE)
     return fig, cap
 
 
@@ -194,7 +205,7 @@ def fig_tradeoff(runs, style: _Style):
         legend = lab if lab not in seen else None
         seen.add(lab)
         ax.errorbar([bx], [by], xerr=[[bxl], [bxh]], yerr=[[byl], [byh]], fmt=style.marker(e["arm"]),
-                    color=style.colour(e["arm"]), mec="black", mew=0.8, ms=9, capsize=3, ecolor="0.35",
+                    color=_colour(style, e), mec="black", mew=0.8, ms=9, capsize=3, ecolor="0.35",
                     elinewidth=1, fillstyle=style.fill(e["run"]), label=legend)
         near = sum(1 for x, y in placed if abs(x - bx) < 12 and abs(y - by) < 3)   # stack close labels
         placed.append((bx, by))
@@ -209,7 +220,7 @@ def fig_tradeoff(runs, style: _Style):
         ax.legend(fontsize=8, loc="lower left", frameon=True)
     cap = ("One point per arm (and group, run): x = attacks blocked, y = benign tasks completed, with 95% "
            "intervals clustered by case on both. Top right is the goal: blocking attacks without refusing "
-           "honest work.")
+           "honest work." + GREY_NOTE)
     return fig, cap
 
 
@@ -251,7 +262,8 @@ def fig_blocked_by_family(runs, style: _Style):
                 lo.append(el)
                 hi.append(eh)
                 texts.append(f"{v.k}/{v.n}\n{v.cases} c.")
-            ax.bar(xs, hs, width=width * 0.95, color=style.colour(arm), hatch=style.hatch(arm), edgecolor="black",
+            ax.bar(xs, hs, width=width * 0.95, color=_colour(style, {"arm": arm, "group": group}),
+                   hatch=style.hatch(arm), edgecolor="black",
                    linewidth=0.7, label=arm, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.9})
             for x, h, up, s in zip(xs, hs, hi, texts, strict=False):      # k/n just above the interval's top
                 ax.text(x, h + up + 1.5, s, ha="center", va="bottom", fontsize=7)
@@ -267,7 +279,7 @@ def fig_blocked_by_family(runs, style: _Style):
         ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle("Attacks blocked per family and arm", fontsize=12)
     cap = ("Bars: attacks blocked as % of the family's runs in that arm, with 95% intervals clustered by case; "
-           "k/n of runs and the number of cases (c.) above.")
+           "k/n of runs and the number of cases (c.) above." + GREY_NOTE)
     return fig, cap
 
 

@@ -80,6 +80,12 @@ def run_labels(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[str]:
     return out
 
 
+def capable_threshold_of(manifest) -> float | None:
+    """The capability threshold the run was made with (report/capability.py), when its manifest says."""
+    v = (manifest or {}).get("capable_threshold") if isinstance(manifest, dict) else None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 else None
+
+
 def read_runs(paths: Sequence, labels: Sequence[str] = (), with_tables: bool = True) -> list[RunData]:
     from guardbench.report.tables import all_tables
     paths = [Path(p) for p in paths]
@@ -87,7 +93,7 @@ def read_runs(paths: Sequence, labels: Sequence[str] = (), with_tables: bool = T
     for p, label in zip(paths, run_labels(paths, labels), strict=True):
         run = read_run(p)
         out.append(RunData(label, run.folder, run.records, run.manifest,
-                           all_tables(run.records) if with_tables else []))
+                           all_tables(run.records, capable_threshold_of(run.manifest)) if with_tables else []))
     return out
 
 

@@ -23,6 +23,7 @@ from typing import Iterable, Sequence
 from guardbench import clustered, stats
 from guardbench import measures as M
 from guardbench.records import INCIDENT_KINDS, RunRecord
+from guardbench.report import capability
 from guardbench.report.layout import VALUES, Table
 
 __all__ = ["Table", "all_tables", "by_family", "by_incident_class", "clustering_check", "comparisons", "crate",
@@ -47,15 +48,19 @@ def group_label(rec: RunRecord) -> str:
 
 
 def _groups(records: Sequence[RunRecord]) -> dict[str, dict[str, list[RunRecord]]]:
-    """label -> arm -> records, plus a pooled group over real models when there are several."""
+    """label -> arm -> records, plus a pooled group over real models when there are several.
+
+    A model not capable in an arm (report/capability.py) has its runs in that arm under its own label
+    (``<model> [not capable in this arm]``) and never in the pooled group."""
+    weak = capability.incapable_keys(records) if any(r.model for r in records) else set()
     g: dict[str, dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        g[group_label(r)][r.arm].append(r)
+        g[group_label(r) + (capability.NOT_CAPABLE if r.model and capability.key(r) in weak else "")][r.arm].append(r)
     real_models = {r.model for r in records if r.model and r.endpoint_kind != "stand-in"}
     if len(real_models) > 1:
         for r in records:
-            if r.model in real_models and r.endpoint_kind != "stand-in":
-                g[f"pooled over {len(real_models)} models"][r.arm].append(r)
+            if r.model in real_models and r.endpoint_kind != "stand-in" and capability.key(r) not in weak:
+                g[f"pooled over {len(real_models)} models (capable arms only)"][r.arm].append(r)
     return g
 
 
@@ -274,8 +279,9 @@ def clustering_check(records: Sequence[RunRecord]) -> Table:
 def model_usage(records: Sequence[RunRecord]) -> Table:
     """Model calls, tokens, cost and latency per model and arm (LLM runs only)."""
     t = Table("Model usage", ["group", "arm", "runs", "lost", "model calls", "API calls", "cache hits", "retries",
-                              "prompt tokens", "completion tokens", "cost (USD)", "model latency (s)",
-                              "latency per call (s)"])
+                              "prompt tokens", "completion tokens", "tokens per run", "cost (USD)",
+                              "model latency (s)", "latency per call (s)", "wall per run (s, median)",
+                              "calls from text (fallback)", "text calls not run"])
     llm = [r for r in records if r.model]
     for label, by_arm in _groups(llm).items():
         for arm, rs in by_arm.items():
@@ -284,6 +290,7 @@ def model_usage(records: Sequence[RunRecord]) -> Table:
             costs = [u.get("cost_usd") for u in us]
             known = [float(c) for c in costs if c is not None]
             latency = sum(float(u.get("latency_s") or 0.0) for u in us)
+            fresh = calls - sum(int(u.get("cache_hits") or 0) for u in us)
             t.rows.append({
                 "group": label, "arm": arm, "runs": str(len(rs)),
                 "lost": str(sum(1 for r in rs if r.lost)),
@@ -295,26 +302,50 @@ def model_usage(records: Sequence[RunRecord]) -> Table:
                 "completion tokens": str(sum(int(u.get("completion_tokens") or 0) for u in us)),
                 "cost (USD)": (f"{sum(known):.4f}" + (" (some unknown)" if len(known) < len(costs) else ""))
                               if known else "unknown",
+                "tokens per run": f"{sum(int(u.get('total_tokens') or 0) for u in us) / len(rs):.0f}" if rs else "-",
                 "model latency (s)": f"{latency:.2f}",
-                "latency per call (s)": f"{latency / calls:.3f}" if calls else "-",
+                "latency per call (s)": f"{latency / fresh:.3f}" if fresh else "-",
+                "wall per run (s, median)": _median_text([r.duration_s for r in rs if r.duration_s is not None]),
+                "calls from text (fallback)": str(sum(int(u.get("fallback_calls") or 0) for u in us)),
+                "text calls not run": str(sum(int(u.get("text_calls_not_run") or 0) for u in us)),
             })
-    t.note = _lost_note(llm, "Tokens, cost and latency are those of the samples (a cached reply counts as its "
-                             "original call; cache hits made no API call). Cost from litellm's cost map; "
-                             "unknown when a model has no price there.")
+    t.note = _lost_note(llm, "Tokens and cost are those of the samples (a cached reply counts as its original "
+                             "call; cache hits made no API call). Model latency: time spent waiting for fresh "
+                             "replies in these runs (a replayed reply's original latency is not counted); per "
+                             "call: over fresh calls. Wall per run: the run's own duration. Calls from text: tool "
+                             "calls the native+fallback protocol read from the reply text; text calls not run: "
+                             "calls the native protocol saw written as text (the run is malformed). Cost from "
+                             "litellm's cost map; unknown when a model has no price there.")
     return t
 
 
-def all_tables(records: Sequence[RunRecord]) -> list[Table]:
-    tables = [headline(records), by_family(records), by_incident_class(records), money(records),
-              comparisons(records), zero_incident_bounds(records)]
-    if any(r.model for r in records):
-        tables.append(model_usage(records))
-    from guardbench.report.defence_tables import defence_tables  # defence comparison, false blocks, vs control
-    tables.extend(defence_tables(records))
-    if any(r.external for r in records):     # MCP servers and agent applications (arms/external.py)
-        from guardbench.report.external_tables import external_table
-        tables.append(external_table(records))
-    tables.append(clustering_check(records))
+def _median_text(xs: Sequence[float]) -> str:
+    if not xs:
+        return "-"
+    ys = sorted(xs)
+    mid = len(ys) // 2
+    return f"{(ys[mid] if len(ys) % 2 else (ys[mid - 1] + ys[mid]) / 2):.2f}"
+
+
+def all_tables(records: Sequence[RunRecord], capable_threshold: float | None = None) -> list[Table]:
+    """Every table; ``capable_threshold``: benign completion below which an LLM is marked not capable in
+    an arm (report/capability.py; None: the default, 0.5)."""
+    with capability.threshold(capable_threshold):
+        llm = any(r.model for r in records)
+        tables = [headline(records)]
+        if llm:
+            from guardbench.report.capability_table import capability_table
+            tables.append(capability_table(records))
+        tables += [by_family(records), by_incident_class(records), money(records), comparisons(records),
+                   zero_incident_bounds(records)]
+        if llm:
+            tables.append(model_usage(records))
+        from guardbench.report.defence_tables import defence_tables  # defence comparison, false blocks, vs control
+        tables.extend(defence_tables(records))
+        if any(r.external for r in records):     # MCP servers and agent applications (arms/external.py)
+            from guardbench.report.external_tables import external_table
+            tables.append(external_table(records))
+        tables.append(clustering_check(records))
     return tables
 
 

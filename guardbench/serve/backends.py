@@ -178,11 +178,16 @@ class BrokerBackend:
         pass                      # the broker decides on the operation and its values, not on the message
 
     def tools(self) -> list[tuple[str, str, Mapping[str, Any]]]:
-        from guardbench.arms.guardrail import RUN_PARAMETERS
+        # the same two tools, descriptions and schemas as the in-process guardrail arm (arms/prompts.py)
+        from guardbench.arms import prompts
+        from guardbench.arms.guardrail import run_parameters
+        ops = self.broker.list_operations()
+        prices = {sku: str(p) for sku, p in self.broker.policy.catalogue.items()}
         return [("list_payment_operations",
                  "List the payment operations you may run, with the parameters each accepts.",
                  {"type": "object", "properties": {}, "additionalProperties": False}),
-                ("run_payment_operation", "Run one payment operation with its parameters.", RUN_PARAMETERS)]
+                ("run_payment_operation", prompts.run_description(ops, prices),
+                 run_parameters([o["name"] for o in ops]))]
 
     def call(self, name: str, args: Any) -> tuple[str, bool]:
         if name == "list_payment_operations":

@@ -14,7 +14,8 @@ from guardbench.cli.run_options import APPLIES, OPTIONS
 VALUE = {"--model": "m", "--repeats": "2", "--temperature": "0.5", "--max-tokens": "100", "--api-base":
          "http://127.0.0.1:9/v1", "--client": "openai", "--api-key-env": "X_KEY", "--tool-protocol": "json-text",
          "--concurrency": "2", "--max-steps": "3", "--timeout": "3", "--retries": "1", "--backoff": "0.5",
-         "--cache-dir": "c", "--endpoint-label": "x", "--prereg": "p.yaml", "--jobs": "2"}
+         "--cache-dir": "c", "--endpoint-label": "x", "--prereg": "p.yaml", "--jobs": "2", "--data": "inline",
+         "--capable-threshold": "0.6"}
 
 
 def _flag(opt) -> tuple[str, bool]:

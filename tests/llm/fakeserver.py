@@ -22,6 +22,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
 FINGERPRINT = "guardbench-stand-in"
+PROBE = "guardbench_probe"
+
+
+def is_probe(req: dict) -> bool:
+    """The tool-protocol preflight's request (its one tool, or its response_format schema, is the probe)."""
+    return PROBE in json.dumps(req.get("tools") or req.get("response_format") or "")
 
 
 class _Server(ThreadingHTTPServer):
@@ -48,15 +54,23 @@ def tool_results(req: dict) -> list[str]:
     return out
 
 
+_SETTING = {"api_base": r"- API base URL: (\S+)", "merchant_id": r"- merchant id \(payee of customer orders\): (\S+)",
+            "supplier_email": r"- supplier payout e-mail: (\S+)", "currency": r"- currency: (\S+)",
+            "access_token": r"Access token for this session \(.*?\): (\S+)"}
+
+
 def operator_settings(req: dict) -> dict:
-    system = next((m.get("content") or "" for m in req.get("messages", []) if m.get("role") == "system"), "")
+    """The control arms' settings as the model reads them: the system prompt's lines, and the token
+    from the per-run text (a second system message, or the end of the first)."""
+    system = "\n".join(m.get("content") or "" for m in req.get("messages", []) if m.get("role") == "system")
     if "Operator settings:" not in system:
         return {}
-    try:
-        obj, _ = json.JSONDecoder().raw_decode(system.split("Operator settings:", 1)[1].strip())
-        return obj
-    except ValueError:
-        return {}
+    out = {}
+    for k, rx in _SETTING.items():
+        m = re.search(rx, system)
+        if m:
+            out[k] = m.group(1)
+    return out
 
 
 def _user_text(req: dict) -> str:
@@ -111,11 +125,13 @@ def serve_in_process(conn, delay: float = 0.0) -> None:
 
 class FakeServer:
     def __init__(self, responder: Callable[[dict], dict] | None = None, *, delay: float = 0.0,
-                 faults: list[dict] | None = None, owner: str = FINGERPRINT):
+                 faults: list[dict] | None = None, owner: str = FINGERPRINT, probe: str = "comply"):
         self.responder = responder or honest_agent
         self.delay = delay
         self.faults = list(faults or [])
         self.owner = owner
+        self.probe = probe
+        self.probe_calls = 0         # preflight requests (not counted in chat_calls)
         self.lock = threading.Lock()
         self.chat_calls = 0          # POST /chat/completions received
         self.http_calls = 0          # every request received
@@ -168,9 +184,21 @@ class FakeServer:
 
     # -- answering ----------------------------------------------------------------------------
     def next_action(self, req: dict) -> dict:
+        if is_probe(req):
+            return self.probe_action(req)
         with self.lock:
             fault = self.faults.pop(0) if self.faults else None
         return fault if fault is not None else self.responder(req)
+
+    def probe_action(self, req: dict) -> dict:
+        """The tool-protocol preflight (agents/preflight.py): ``probe`` says how this stand-in behaves:
+        comply (a call, as a server that honours tool_choice / response_format), text (the call written
+        as fenced text, as llama.cpp b11434 with Qwen2.5-Coder does), prose (no call at all)."""
+        if self.probe == "comply":
+            return {"call": PROBE, "arguments": {"ok": True}}
+        if self.probe == "text":
+            return {"text": '```json\n{"name": "%s", "arguments": {"ok": true}}\n```' % PROBE}
+        return {"text": "I have called the tool."}
 
     def completion(self, req: dict, action: dict, n: int) -> dict:
         native = bool(req.get("tools"))
@@ -252,8 +280,13 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         with fake.lock:
             fake.http_calls += 1
+            probe = False
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 n = -1
+            elif is_probe(json.loads(body or b"{}")):
+                fake.probe_calls += 1
+                n = 0
+                probe = True
             else:
                 fake.chat_calls += 1
                 n = fake.chat_calls
@@ -264,6 +297,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             req = json.loads(body or b"{}")
+            if probe:
+                self._send(200, fake.completion(req, fake.probe_action(req), 0))
+                return
             with fake.lock:
                 fake.requests.append(req)
             action = fake.next_action(req)
@@ -285,4 +321,5 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, fake.completion(req, action, n))
         finally:
             with fake.lock:
-                fake.in_flight -= 1
+                if not probe:
+                    fake.in_flight -= 1

