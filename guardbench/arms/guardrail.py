@@ -22,6 +22,11 @@ from guardbench.records import Attempt
 UNKNOWN_OPERATION = "unknown_operation"
 
 
+def refusal_status(policy, op, decision) -> str:
+    """How a refused broker call is recorded: an operation the policy does not have is the model's error."""
+    return decision.status if isinstance(op, str) and op in policy.operations else UNKNOWN_OPERATION
+
+
 def run_parameters(operations: list[str]) -> dict:
     """The run tool's arguments; ``operation`` is one of the policy's operation names."""
     return {
@@ -146,9 +151,8 @@ class GuardrailArm:
                 reference = None       # an empty reference is no reference (models fill every field)
             decision = broker.run_operation(op if isinstance(op, str) else "", params, reference)
             if decision.refused:
-                invented = not (isinstance(op, str) and op in self.policy.operations)
-                prepared.attempts.append(Attempt("broker", str(op), UNKNOWN_OPERATION if invented
-                                                 else decision.status, decision.reason))
+                prepared.attempts.append(Attempt("broker", str(op), refusal_status(self.policy, op, decision),
+                                                 decision.reason))
             if decision.status == "pending_approval":
                 prepared.approvals_asked += 1
             return json.dumps(decision.to_dict(), default=str)

@@ -198,8 +198,10 @@ class BrokerBackend:
         op = args.get("operation")
         decision = self.broker.run_operation(op if isinstance(op, str) else "", args.get("params", {}),
                                              args.get("reference"))
-        if decision.refused:
-            self.tally.attempts.append(Attempt("broker", str(op), decision.status, decision.reason))
+        if decision.refused:   # classified as the in-process guardrail arm does (an invented name: the model's error)
+            from guardbench.arms.guardrail import refusal_status
+            self.tally.attempts.append(Attempt("broker", str(op), refusal_status(self.broker.policy, op, decision),
+                                               decision.reason))
         if decision.status == "pending_approval":
             self.tally.approvals_asked += 1
         return json.dumps(decision.to_dict(), default=str), decision.refused
