@@ -19,7 +19,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import time
@@ -35,6 +34,7 @@ from guardbench.cases.load import Case
 from guardbench.mcp.client import free_port
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
+from guardbench.processes import stop_group
 from guardbench.records import WireRequest
 
 CONTRACT = "guardbench-app/1"
@@ -264,15 +264,4 @@ def _tail(fh, limit: int = 4000) -> str:
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
-        if proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    stop_group(proc, 2.0)

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from guardbench.processes import stop_group
+
 GRACE = 5.0          # seconds past a timeout before this side gives up on the SDK
 CLOSE_TIMEOUT = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM to the group, SIGKILL
 
@@ -285,19 +287,8 @@ class Connection:
                     await anyio.sleep(0.05)
 
     def _stop_http_process(self) -> None:
-        proc = self._proc
-        if proc is None or proc.poll() is not None:
-            return
-        for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
-            try:
-                os.killpg(proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-            try:
-                proc.wait(wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        if self._proc is not None:
+            stop_group(self._proc, 3.0)
 
     # ------------------------------------------------------------------ helpers
     def _lose(self, reason: str):

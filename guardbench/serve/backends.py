@@ -135,17 +135,22 @@ class DefenceBackend:
             run = operator_answer(self.layer, ToolCall(tool, dict(args)), answer, request_id, approvals, stand_in)
         else:
             run = self.layer.kit.run(tool, dict(args), request_id)
-        if run is not None and run.outcome == "ok":
-            for kind, ids in run.refs.items():
-                self.layer.refs.setdefault(kind, []).extend(i for i in ids if i not in self.layer.refs.get(kind, []))
-        return {"sent": run is not None, "outcome": run.outcome if run else None, "text": run.text if run else None,
-                "approval_id": approvals[-1] if approvals else None}
+        return run_answer(self.layer.refs, run, approvals)
 
     def report(self) -> dict:
         return self.tally.report()
 
     def close(self) -> None:
         pass
+
+
+def run_answer(refs: dict, run, approvals) -> dict:
+    """What a served call answers, keeping the references an executed call issued (for later steps)."""
+    if run is not None and run.outcome == "ok":
+        for kind, ids in run.refs.items():
+            refs.setdefault(kind, []).extend(i for i in ids if i not in refs.get(kind, []))
+    return {"sent": run is not None, "outcome": run.outcome if run else None, "text": run.text if run else None,
+            "approval_id": approvals[-1] if approvals else None}
 
 
 class BrokerBackend:

@@ -22,7 +22,7 @@ import sys
 from typing import Any, Mapping
 
 from guardbench.serve import vocab
-from guardbench.serve.backends import Tally, _approvals
+from guardbench.serve.backends import Tally, _approvals, run_answer
 
 
 class _Upstream:
@@ -106,11 +106,7 @@ class FrontBackend:
             run = operator_answer(self.layer, ToolCall(name, targs), answer, request_id, approvals, stand_in)
         else:
             run = self.kit.run(name, targs, request_id)
-        if run is not None and run.outcome == "ok":
-            for kind, ids in run.refs.items():
-                self.layer.refs.setdefault(kind, []).extend(i for i in ids if i not in self.layer.refs.get(kind, []))
-        return {"sent": run is not None, "outcome": run.outcome if run else None, "text": run.text if run else None,
-                "approval_id": approvals[-1] if approvals else None}
+        return run_answer(self.layer.refs, run, approvals)
 
     def report(self) -> dict:
         return self.tally.report()
