@@ -64,18 +64,12 @@ class AttackerClient:
             out = normalise(resp, time.perf_counter() - t0)
             out["cost_usd"] = map_cost(self.model, out["prompt_tokens"], out["completion_tokens"])
             return out
-        from guardbench.agents.providers import _import_litellm
+        from guardbench.agents.providers import _import_litellm, with_cost
         litellm = _import_litellm()
         if self.api_base:
             kwargs.update(api_base=self.api_base, api_key=self.api_key)
         resp = litellm.completion(timeout=self.timeout, num_retries=0, max_retries=0, **kwargs)
-        out = normalise(resp, time.perf_counter() - t0)
-        try:
-            cost = litellm.completion_cost(completion_response=resp)
-            out["cost_usd"] = float(cost) if cost is not None else None
-        except Exception:  # noqa: BLE001 - a model not in the cost map: cost unknown
-            out["cost_usd"] = None
-        return out
+        return with_cost(litellm, resp, normalise(resp, time.perf_counter() - t0))
 
     def __call__(self, messages: list[dict]) -> Reply:
         t = self.totals

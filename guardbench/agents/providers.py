@@ -323,13 +323,7 @@ class LiteLLMProvider:
             kwargs["api_key"] = self.api_key
         t0 = time.perf_counter()
         resp = await asyncio.wait_for(litellm.acompletion(**kwargs), self.timeout + 5)
-        out = normalise(resp, time.perf_counter() - t0)
-        try:
-            cost = litellm.completion_cost(completion_response=resp)
-            out["cost_usd"] = float(cost) if cost is not None else None
-        except Exception:  # noqa: BLE001 - a model not in the cost map: cost unknown
-            out["cost_usd"] = None
-        return out
+        return with_cost(litellm, resp, normalise(resp, time.perf_counter() - t0))
 
     async def aclose(self) -> None:
         return None
@@ -345,3 +339,13 @@ def make_provider(*, api_base: str | None, client: str | None = None, timeout: f
             raise ValueError("the openai client needs --api-base")
         return OpenAICompatProvider(api_base, key, timeout)
     return LiteLLMProvider(api_base, key, timeout)
+
+
+def with_cost(litellm: Any, resp: Any, out: dict) -> dict:
+    """A normalised reply with litellm's cost estimate (None for a model not in its cost map)."""
+    try:
+        cost = litellm.completion_cost(completion_response=resp)
+        out["cost_usd"] = float(cost) if cost is not None else None
+    except Exception:  # noqa: BLE001 - a model not in the cost map: cost unknown
+        out["cost_usd"] = None
+    return out
