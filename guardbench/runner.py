@@ -227,9 +227,11 @@ def _init_worker(factory: Callable[[], Bench] | None) -> None:
 
 
 def _exit_on_term(signum, frame) -> None:
-    """The pool is terminated (Ctrl-C, an error): stop what the arms started and leave at once, with no
-    unwinding through a run in flight (its half-done work is the parent's to discard)."""
-    _close_worker_arms()
+    """The pool is terminated (Ctrl-C, an error): kill the process groups the arms started and leave at
+    once, with no unwinding through a run in flight (its half-done work is the parent's to discard). No
+    arm's close() here: a signal handler that takes a lock the interrupted code holds never returns."""
+    from guardbench.processes import kill_started_groups
+    kill_started_groups()
     os._exit(128 + signum)
 
 

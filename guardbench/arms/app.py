@@ -34,7 +34,7 @@ from guardbench.cases.load import Case
 from guardbench.mcp.client import free_port
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
-from guardbench.processes import stop_group
+from guardbench.processes import started, stop_group
 from guardbench.records import WireRequest
 
 CONTRACT = "guardbench-app/1"
@@ -161,8 +161,8 @@ class AppArm:
         self._log = tempfile.TemporaryFile("w+b")
         try:
             cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
-            self._proc = subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.DEVNULL, stdout=self._log,
-                                          stderr=self._log, start_new_session=True)
+            self._proc = started(subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.DEVNULL,
+                                                  stdout=self._log, stderr=self._log, start_new_session=True))
         except OSError as exc:
             raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
         deadline = time.monotonic() + self.spec.start_timeout

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from guardbench.processes import stop_group
+from guardbench.processes import started, stop_group
 
 GRACE = 5.0          # seconds past a timeout before this side gives up on the SDK
 CLOSE_TIMEOUT = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM to the group, SIGKILL
@@ -263,8 +263,8 @@ class Connection:
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
         env.update(t.env)
         try:
-            self._proc = subprocess.Popen([t.command, *t.args], cwd=t.cwd, env=env, stdin=subprocess.DEVNULL,
-                                          stdout=self._errlog, stderr=self._errlog, start_new_session=True)
+            self._proc = started(subprocess.Popen([t.command, *t.args], cwd=t.cwd, env=env, stdin=subprocess.DEVNULL,
+                                                  stdout=self._errlog, stderr=self._errlog, start_new_session=True))
         except OSError as exc:
             self._lose(f"{self.name}: cannot start {t.command!r}: {exc}")
 
