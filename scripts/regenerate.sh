@@ -4,7 +4,7 @@
 # nothing here edits a number by hand.
 #
 #   bash scripts/regenerate.sh            # everything but the slow parts
-#   MUTATE=1 bash scripts/regenerate.sh   # also `guardbench mutate` (about 3 minutes)
+#   MUTATE=1 bash scripts/regenerate.sh   # also `guardbench mutate` (7.4 minutes on 2 cores at load 3)
 #   BENCH=1 bash scripts/regenerate.sh    # also the speed figures (results/bench/)
 #   LOCAL=1 bash scripts/regenerate.sh    # also the local-model run (llama.cpp + Qwen2.5-Coder-1.5B from PyPI;
 #                                         # an hour or more on 2 cores; LOCAL_CASES: its case options)

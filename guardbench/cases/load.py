@@ -133,7 +133,9 @@ def _validated_marker(text: str) -> Path | None:
     return (base if where else base / "cases-valid") / h.hexdigest()
 
 
-def _mark_valid(marker: Path | None) -> None:
+def touch_marker(marker: Path | None) -> None:
+    """Leave a cache marker (a passed check, remembered for its exact inputs); a cache that cannot be
+    written only costs the check next time."""
     if marker is None:
         return
     try:
@@ -166,7 +168,7 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
             err = errors[0]
             case, fld = _where(doc, err.absolute_path)
             raise CaseError(str(path), f"case {case}: field {fld}: {err.message}")
-        _mark_valid(marker)
+        touch_marker(marker)
     cases = []
     for raw in doc["cases"]:
         user_asks = tuple(Action.from_dict(a) for a in raw["user_asks"])

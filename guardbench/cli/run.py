@@ -109,16 +109,6 @@ def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
     return folder.parent / "preflight-passed" / h.hexdigest()
 
 
-def _touch(marker: Path | None) -> None:
-    if marker is None:
-        return
-    try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except OSError:
-        pass                         # a cache that cannot be written costs the check next time
-
-
 def resume_command(ctx: click.Context, out: Path) -> str:
     """The `guardbench run` command line that resumes this run: every option the user gave, and --out."""
     from click.core import ParameterSource
@@ -223,7 +213,8 @@ class ScriptedRun:
         marker = preflight_marker(self.cdir, self.o, cases)
         if marker is None or not marker.exists():
             preflight(self.bench, cases, self.o.arm_list)
-            _touch(marker)
+            from guardbench.cases.load import touch_marker
+            touch_marker(marker)
         n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \
             * len(self.o.arm_list) * len(self.agent_names)
         self.jobs = self.o.jobs or default_jobs(n)

@@ -1,18 +1,5 @@
-"""Locate, fetch and verify PayPal's pinned OpenAPI documents.
-
-The pin lives in ``specs/paypal.lock.json`` at the repository root: the upstream
-repository, the commit, and for each document its path (``openapi/<file>``) and
-sha256. The documents themselves are never copied into this repository; they are
-read from one folder, chosen in this order:
-
-1. an explicit folder (``--specs-dir``),
-2. the environment variable ``GUARDBENCH_SPECS_DIR``,
-3. ``../shared/specs/paypal`` beside the repository checkout, if it exists,
-4. the download cache, ``$XDG_CACHE_HOME/guardbench/specs/<commit>/`` (by default
-   ``~/.cache/guardbench/specs/<commit>/``), filled by ``guardbench specs fetch``.
-
-Every document is hashed before use, wherever it came from; a missing or altered
-file raises :class:`guardbench.errors.SpecError` naming the file and both hashes.
+"""Fetch and verify PayPal's pinned OpenAPI documents: the lock, the folder order and the hash
+checks are guardbench/paypal/documents.py's (re-exported here); this module adds `specs fetch`.
 
 Nothing here imports openapi-core; httpx is imported only by :func:`fetch`.
 """

@@ -9,15 +9,15 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
-from guardbench.transport.http_server import Handler, make_server
+from guardbench.transport.http_server import Handler
 from guardbench.transport.recording import read_jsonl
+from tests.transport.serve_support import served
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
@@ -27,16 +27,8 @@ ORDER = json.dumps({"intent": "CAPTURE", "purchase_units": [{"amount": {"currenc
 
 @pytest.fixture
 def server(tmp_path):
-    record = tmp_path / "wire.jsonl"
-    srv = make_server(0, record=str(record), max_connections=2, idle_timeout=0.5)
-    th = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    th.start()
-    try:
-        yield srv, record
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        srv.recorder.close()
+    with served(tmp_path, max_connections=2, idle_timeout=0.5) as s:
+        yield s
 
 
 def _connect(srv) -> socket.socket:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import base64
-import threading
 
 import pytest
 
@@ -10,9 +9,9 @@ from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 from guardbench.records import WireRequest
 from guardbench.transport.base import TransportError
-from guardbench.transport.http_server import make_server
 from guardbench.transport.loopback import LoopbackTransport
 from guardbench.transport.recording import read_jsonl
+from tests.transport.serve_support import served
 
 
 def _wait_for(record, n: int, timeout: float = 10.0):
@@ -29,16 +28,8 @@ def _wait_for(record, n: int, timeout: float = 10.0):
 
 @pytest.fixture
 def server(tmp_path):
-    record = tmp_path / "wire.jsonl"
-    srv = make_server(0, record=str(record))
-    th = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    th.start()
-    try:
-        yield srv, record
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        srv.recorder.close()
+    with served(tmp_path) as s:
+        yield s
 
 
 def test_loopback_round_trip_and_record(server):
