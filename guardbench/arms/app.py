@@ -31,14 +31,20 @@ from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_
 from guardbench.arms.world import API_BASE, fetch_token
 from guardbench.broker import load_policy
 from guardbench.cases.load import Case
-from guardbench.mcp.client import free_port
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
-from guardbench.processes import started, stop_group
+from guardbench.processes import free_port, listener_is_ours, started, stop_group
 from guardbench.records import WireRequest
 
 CONTRACT = "guardbench-app/1"
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")
+
+
+PORT_ATTEMPTS = 3          # an application whose port another program took first gets this many ports in all
+
+
+class PortTaken(Exception):
+    """The port free_port() handed out was bound by another program before the application bound it."""
 
 
 class AppLost(Exception):
@@ -153,8 +159,17 @@ class AppArm:
             return _answer(self.name, out, _tail(err))
 
     def _start(self) -> None:
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                return self._start_on(free_port())
+            except PortTaken:
+                self._stop()
+                if attempt == PORT_ATTEMPTS - 1:
+                    raise AppLost(f"{self.name}: {PORT_ATTEMPTS} ports in a row were taken by other programs "
+                                  "before the application bound them") from None
+
+    def _start_on(self, port: int) -> None:
         values = placeholders(self.spec)
-        port = free_port()
         values["port"] = str(port)
         self._url = expand(self.spec.url or "", values)
         argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
@@ -167,15 +182,22 @@ class AppArm:
             raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
         deadline = time.monotonic() + self.spec.start_timeout
         import socket
+        foreign = False
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
+                if foreign:                    # its bind failed: another program took the port first
+                    raise PortTaken()
                 raise AppLost(f"{self.name}: exited with status {self._proc.returncode} before it listened",
                               _tail(self._log))
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
-                return
             except OSError:
                 time.sleep(0.05)
+                continue
+            if listener_is_ours(port, self._proc.pid) is not False:
+                return
+            foreign = True
+            time.sleep(0.05)
         raise AppLost(f"{self.name}: not listening on port {port} within {self.spec.start_timeout:g} s",
                       _tail(self._log))
 

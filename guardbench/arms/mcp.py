@@ -33,12 +33,15 @@ from guardbench.broker import load_policy
 from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError
 from guardbench.mcp import mapping
-from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget, free_port
+from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.catalogue import BY_ACTION
+from guardbench.processes import free_port
 
 OPERATOR_PREFIX = "operator_"
 KEY_VARIABLE = "GUARDBENCH_OPERATOR_KEY"
+PORT_ATTEMPTS = 3          # a started HTTP server whose port was taken gets this many fresh ports in all
+PORT_EXIT_WAIT = 5.0       # seconds a failed server gets to exit (the sign that its port was taken)
 
 
 class McpArm:
@@ -105,10 +108,23 @@ class McpArm:
         if self._conn is not None and self._conn.alive:
             return self._conn
         self._drop()
-        conn = Connection(self._target(), connect_timeout=self.spec.start_timeout,
-                          call_timeout=self.spec.call_timeout, mode=self.spec.protocol, name=self.name)
-        self._conn = conn
-        listed = conn.open()
+        for attempt in range(PORT_ATTEMPTS):
+            conn = Connection(self._target(), connect_timeout=self.spec.start_timeout,
+                              call_timeout=self.spec.call_timeout, mode=self.spec.protocol, name=self.name)
+            self._conn = conn
+            try:
+                listed = conn.open()
+                break
+            except ServerLost:
+                # free_port() releases the port before the server binds it: another process can take it in
+                # between, then our server exits and the client may even reach the other one. A server we
+                # started that has exited gets a fresh port (a server that failed for any other reason, or
+                # PORT_ATTEMPTS times, is reported as it failed).
+                lost_port = bool(self.spec.url and self.spec.command and conn.exits_within(PORT_EXIT_WAIT))
+                conn.close()
+                self._conn = None
+                if not lost_port or attempt == PORT_ATTEMPTS - 1:
+                    raise
         if self._tools is None:
             if self.spec.operator == "guardbench":
                 # safeguard: mcp_arm_hides_operator_tools

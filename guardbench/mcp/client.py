@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -24,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from guardbench.processes import started, stop_group
+from guardbench.processes import free_port, listener_is_ours, started, stop_group  # noqa: F401 (free_port: re-exported)
 
 GRACE = 5.0          # seconds past a timeout before this side gives up on the SDK
 CLOSE_TIMEOUT = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM to the group, SIGKILL
@@ -182,6 +181,18 @@ class Connection:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def exits_within(self, seconds: float) -> bool:
+        """The HTTP server process guardbench started has exited, or does within ``seconds`` (a server
+        whose port another process took first exits when it fails to bind; the client may have reached
+        the other listener before that)."""
+        if self._proc is None:
+            return False
+        try:
+            self._proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     @property
     def alive(self) -> bool:
         if self.lost is not None or self._session is None or self._session.done():
@@ -282,9 +293,12 @@ class Connection:
                 try:
                     s = await anyio.connect_tcp(host, port)
                     await s.aclose()
-                    return
                 except OSError:
                     await anyio.sleep(0.05)
+                    continue
+                if self._proc is None or listener_is_ours(port, self._proc.pid) is not False:
+                    return
+                await anyio.sleep(0.05)   # another program holds the port: ours exits when its bind fails
 
     def _stop_http_process(self) -> None:
         if self._proc is not None:
@@ -392,8 +406,3 @@ def _describe(exc: BaseException | None) -> str:
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:300]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -93,3 +93,58 @@ def test_a_failing_application_loses_the_run(world, tmp_path, mode, reason, stde
     assert time.monotonic() - t0 < 20
     assert rec["status"] == "lost" and rec["goal_achieved"] is None
     assert reason in rec["external"]["lost"] and stderr in rec["external"]["stderr"]
+
+
+def test_a_port_taken_before_the_application_binds_it_gets_a_fresh_port(world, monkeypatch):
+    """free_port() releases the port before the application binds it; another program can take it in
+    between and answer the POST. The arm tells that listener from its application's and moves on."""
+    import socket
+    import threading
+
+    import guardbench.arms.app as app_arm
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen(8)
+    taken = squatter.getsockname()[1]
+
+    def answer_garbage():
+        while True:
+            try:
+                c, _ = squatter.accept()
+            except OSError:
+                return
+            c.recv(65536)
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+            c.close()
+    threading.Thread(target=answer_garbage, daemon=True).start()
+    handed = iter([taken])
+    real = app_arm.free_port
+    monkeypatch.setattr(app_arm, "free_port", lambda: next(handed, None) or real())
+    try:
+        (charge,) = execute(world, APP / "app-http.yaml", "usd-benign-charge-pro")
+    finally:
+        squatter.close()
+    assert charge["status"] == "answered" and charge["benign_completed"] is True
+
+
+def test_listener_is_ours_tells_our_listener_from_another_programs():
+    import socket
+    import subprocess
+    import sys
+
+    from guardbench.processes import listener_is_ours
+    code = ("import socket,time;s=socket.socket();s.bind(('127.0.0.1',0));s.listen();"
+            "print(s.getsockname()[1],flush=True);time.sleep(30)")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True, text=True)
+    other = socket.socket()
+    try:
+        port = int(p.stdout.readline())
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        assert listener_is_ours(port, p.pid) is True
+        assert listener_is_ours(port, p.pid + 100000) is False            # a session that holds nothing
+        assert listener_is_ours(other.getsockname()[1], p.pid) is False   # held by this test, not by p
+    finally:
+        p.kill()
+        p.wait()
+        other.close()
