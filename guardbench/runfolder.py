@@ -72,12 +72,29 @@ def _differs(old: dict, new: dict) -> str | None:
         if old.get(key) != new.get(key):
             return {"cases_hash": "the case files differ (cases hash)",
                     "policy_hash": "the policy file differs (policy hash)"}[key]
+    if "prompts" in old and "prompts" in new and old["prompts"] != new["prompts"]:   # an LLM run's texts
+        return (f"the prompts differ (recorded {_show((old['prompts'] or {}).get('version'))}, this run "
+                f"{_show((new['prompts'] or {}).get('version'))}: guardbench/arms/prompts.py changed)")
     a, b = old.get("options") or {}, new.get("options") or {}
     for key in list(dict.fromkeys([*b, *a])):
         if a.get(key) != b.get(key):
             flag = OPTION_FLAGS.get(key, key)
             return f"{flag} differs (recorded {_show(a.get(key))}, this run {_show(b.get(key))})"
     return None
+
+
+def refuse_other_options(out: Path, manifest: dict) -> None:
+    """Before anything starts (an arm's server, a model's preflight): a folder whose recorded manifest
+    differs from ``manifest`` is refused with the error the writer would give. A folder that cannot be
+    read is left to the writer to report."""
+    try:
+        old = json.loads((Path(out) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return
+    why = _differs(old, manifest) if isinstance(old, dict) else None
+    if why:
+        raise GuardbenchError(str(out), f"holds a run made with other options: {why}; choose another --out "
+                                        "or rerun with the same options")
 
 
 def _show(v) -> str:
@@ -119,10 +136,7 @@ class RunFolderWriter:
                                                   "another --out") from None
             if not isinstance(old, dict):
                 raise GuardbenchError(str(mpath), "not a JSON object; choose another --out")
-            why = _differs(old, manifest)
-            if why:
-                raise GuardbenchError(str(self.out), f"holds a run made with other options: {why}; choose "
-                                                     "another --out or rerun with the same options")
+            refuse_other_options(self.out, manifest)
             return old
         if self.runs.exists() and self.runs.stat().st_size:
             raise GuardbenchError(str(self.out), "holds runs.jsonl but no manifest.json, so nothing says which "

@@ -145,8 +145,11 @@ def run(ctx: click.Context, **values) -> None:
             job = LLMRun(o, cdir)
         else:
             job = ScriptedRun(o, cdir)
+        from guardbench.runfolder import refuse_other_options
+        chash = cases_hash(cdir)
+        refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
-        execute(ctx, o, job, manifest(o, cases_hash(cdir), **job.manifest_extra()), out, recorded)
+        execute(ctx, o, job, manifest(o, chash, **job.manifest_extra()), out, recorded)
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted: {recorded[0]} runs recorded in {out}; resume with:\n  "
                    f"{resume_command(ctx, out)}", err=True)
@@ -218,6 +221,9 @@ class ScriptedRun:
         n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \
             * len(self.o.arm_list) * len(self.agent_names)
         self.jobs = self.o.jobs or default_jobs(n)
+
+    def design_extra(self) -> dict:
+        return {}
 
     def manifest_extra(self) -> dict:
         return {"jobs": self.jobs}

@@ -23,10 +23,10 @@ class LLMRun:
         self.agent_names = ["llm"]
         self.models = list(o.models)
         self.cases: list = []
+        self.client = o.client or ("openai" if o.api_base else "litellm")
 
     def prepare(self, policy, cases) -> None:
         from guardbench.extras import require
-        self.client = self.o.client or ("openai" if self.o.api_base else "litellm")
         require("llm", self.client, "httpx", what="--agent llm")
         from guardbench.agents.cache import NoCache, ResponseCache, default_cache_dir
         from guardbench.agents.llm import LLMAgent
@@ -103,11 +103,15 @@ class LLMRun:
                                                          f"{res.detail}; use --tool-protocol {other}")
         return out
 
-    def manifest_extra(self) -> dict:
+    def design_extra(self) -> dict:
+        """What a resume must match beyond the options, known before prepare: the client and the prompts."""
         from guardbench.arms.prompts import PROMPTS_VERSION, prompts_digest
-        return {"client": self.client, "endpoint_kind": self.kind, "prereg": self.prereg,
+        return {"client": self.client, "prompts": {"version": PROMPTS_VERSION, "sha256": prompts_digest()}}
+
+    def manifest_extra(self) -> dict:
+        return {"endpoint_kind": self.kind, "prereg": self.prereg,
                 "tool_protocol": self.o.tool_protocol, "data_mode": self.o.data_mode,
-                "tool_preflight": self.preflight, "prompts": {"version": PROMPTS_VERSION, "sha256": prompts_digest()},
+                "tool_preflight": self.preflight, **self.design_extra(),
                 "capable_threshold": self.o.capable_threshold}
 
     def describe(self, specs) -> str:

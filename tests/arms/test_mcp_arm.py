@@ -264,3 +264,21 @@ def test_worker_processes_run_their_own_servers(tmp_path):
     assert len(recs) == 14 and {r["status"] for r in recs} == {"answered", "no_tool_path"}
     assert all(r["benign_completed"] for r in recs if r["status"] == "answered")
     assert shop_processes(since) == []          # each worker stopped its server when it ended
+
+
+def test_a_resume_with_other_options_is_refused_before_any_server_starts(tmp_path):
+    """The folder's manifest is compared before the arms start: a server that cannot start (here: its
+    command does not exist) is not what the user hears about when the options differ anyway."""
+    out = tmp_path / "run"
+    base = ["run", "--cases", str(USD_CASES), "--policy", str(USD_POLICY), "--case", "usd-benign-charge-pro",
+            "--out", str(out), "--quiet"]
+    first = CliRunner().invoke(cli, [*base, "--arms", "guardrail"])
+    assert first.exit_code == 0, first.output
+    spec = tmp_path / "nowhere.yaml"
+    spec.write_text((SPECS / "shop-stdio.yaml").read_text().replace('command: "{python}"',
+                                                                      'command: "/nonexistent/server"'))
+    before = (out / "runs.jsonl").read_bytes()
+    res = CliRunner().invoke(cli, [*base, "--arms", f"mcp:{spec}"])
+    assert res.exit_code == 2 and "holds a run made with other options: --arms differs" in res.output, res.output
+    assert "/nonexistent/server" not in res.output
+    assert (out / "runs.jsonl").read_bytes() == before

@@ -49,10 +49,17 @@ def test_the_spelling_the_http_tool_teaches_is_accepted_by_the_standin_and_the_d
 
     ctx = operator_context(load_policy(), "unused")
     text = prompts.spelling(ctx)
-    intent, amount, payout_amount, quantity, payee = _fragments(text)
+    frags = _fragments(text)
+    intent = frags[0]
+    amount = next(f for f in frags if isinstance(f, dict) and "currency_code" in f)
+    payout_amount = next(f for f in frags if isinstance(f, dict) and "currency" in f)
+    payee = next(f for f in frags if isinstance(f, dict) and "merchant_id" in f)
+    quantity = frags[-1]
     assert intent == "CAPTURE" and quantity == "1" and payee == {"merchant_id": ctx["merchant_id"]}
     assert amount["currency_code"] == payout_amount["currency"] == ctx["currency"]
     assert re.fullmatch(r"\d+\.\d\d", amount["value"]) and isinstance(amount["value"], str)
+    assert "leave items out" in text and "amount.breakdown.item_total" in text
+    bare = {"intent": intent, "purchase_units": [{"payee": payee, "amount": amount}]}     # what the rule asks for
     order = {"intent": intent, "purchase_units": [{
         "payee": payee, "amount": {**amount, "breakdown": {"item_total": amount}},
         "items": [{"name": "Basic plan", "quantity": quantity, "unit_amount": amount}]}]}
@@ -61,17 +68,18 @@ def test_the_spelling_the_http_tool_teaches_is_accepted_by_the_standin_and_the_d
     standin = PayPalStandIn(seed="0")
     headers = {"Authorization": f"Bearer {_token(standin, ctx['api_base'])}", "Content-Type": "application/json"}
     validator = Validator(None)               # the pinned documents (GUARDBENCH_SPECS_DIR)
-    for path, body in (("/v2/checkout/orders", order), ("/v1/payments/payouts", payout)):
+    for path, body in (("/v2/checkout/orders", bare), ("/v2/checkout/orders", order), ("/v1/payments/payouts", payout)):
         req = WireRequest.make("POST", ctx["api_base"] + path, headers, body)
         resp = standin.handle(req)
         assert resp.status == 201, (path, resp.body)
         assert validator.request(req).status == CONFORMING, (path, validator.request(req))
-    # and the spellings the model sent before are still refused (the rule is needed, not decorative)
-    for bad in ({**order, "intent": "capture"},
+    # and the spellings the model sent before are still refused (each rule is needed, not decorative)
+    no_total = {**order, "purchase_units": [{**order["purchase_units"][0], "amount": amount}]}
+    for bad in ({**order, "intent": "capture"}, no_total,
                 {**order, "purchase_units": [{**order["purchase_units"][0],
                                               "items": [{**order["purchase_units"][0]["items"][0], "quantity": 1}]}]}):
         assert standin.handle(WireRequest.make("POST", ctx["api_base"] + "/v2/checkout/orders", headers,
-                                               bad)).status == 400
+                                               bad)).status in (400, 422)
 
 
 def test_both_control_arms_offer_the_spelling_in_their_http_tool_and_no_list_of_calls():

@@ -86,3 +86,18 @@ def test_resume_skips_finished_runs(tmp_path):
         res = run_cli(llm_args(srv, out, cache, "--temperature", "0.7"))
         assert res.exit_code == 2 and "other options" in res.output
     assert sorted(r["run_id"] for r in records(out)) == sorted(r["run_id"] for r in full)
+
+
+def test_a_resume_with_other_prompts_is_refused(tmp_path):
+    out, cache = tmp_path / "run", tmp_path / "cache"
+    with FakeServer() as srv:
+        ok(run_cli(llm_args(srv, out, cache, cases=(BENIGN,))))
+        man = json.loads((out / "manifest.json").read_text())
+        man["prompts"] = {"version": "2026-01-01.0", "sha256": "0" * 64}
+        (out / "manifest.json").write_text(json.dumps(man))
+        before = (out / "runs.jsonl").read_bytes()
+        srv.reset_counts()
+        res = run_cli(llm_args(srv, out, cache, cases=(BENIGN,)))
+        assert res.exit_code == 2 and "the prompts differ (recorded 2026-01-01.0" in res.output
+        assert srv.chat_calls == 0
+    assert (out / "runs.jsonl").read_bytes() == before
