@@ -246,6 +246,17 @@ def _git_rev_parse(path: Path) -> str:
         return "unknown"
 
 
+def git_dirty(path: Path) -> bool | None:
+    """Did the package's files differ from the commit ``git_commit`` names (tracked files only)? None
+    when there is no git or no repository (an installed wheel)."""
+    try:
+        out = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no", "--", "."],
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
+
+
 def policy_hash(policy_path) -> str:
     from guardbench.broker.policy_model import EXAMPLE_POLICY
     try:
@@ -274,7 +285,8 @@ def manifest(o: RunOptions, cases_hash: str, **extra) -> dict:
     """The run folder's manifest: version, commit, hashes, the design options, and ``extra``
     (jobs for scripted runs; endpoint kind and prereg for LLM runs; the note when given)."""
     from guardbench import package_version
-    m = {"guardbench_version": package_version(), "git_commit": git_commit(Path(__file__).parent),
+    pkg = Path(__file__).parents[1]
+    m = {"guardbench_version": package_version(), "git_commit": git_commit(pkg), "git_dirty": git_dirty(pkg),
          "cases_hash": cases_hash, "policy_hash": policy_hash(o.policy_path),
          "options": design(o, extra.pop("client", None)),
          "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
