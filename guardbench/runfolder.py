@@ -83,15 +83,33 @@ def _differs(old: dict, new: dict) -> str | None:
     return None
 
 
+BUSY = "another guardbench run is writing this folder; wait for it to finish or choose another --out"
+
+
 def refuse_other_options(out: Path, manifest: dict) -> None:
     """Before anything starts (an arm's server, a model's preflight): a folder whose recorded manifest
     differs from ``manifest`` is refused with the error the writer would give. A folder that cannot be
-    read is left to the writer to report."""
+    read is left to the writer to report; so is a folder another writer holds (its message says so)."""
+    try:
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise GuardbenchError(str(out), BUSY) from None
+    finally:
+        os.close(fd)                  # closing drops the lock: the writer takes it for itself
     try:
         old = json.loads((Path(out) / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return
-    why = _differs(old, manifest) if isinstance(old, dict) else None
+    if isinstance(old, dict):
+        _refuse_differing(out, old, manifest)
+
+
+def _refuse_differing(out: Path, old: dict, manifest: dict) -> None:
+    why = _differs(old, manifest)
     if why:
         raise GuardbenchError(str(out), f"holds a run made with other options: {why}; choose another --out "
                                         "or rerun with the same options")
@@ -116,8 +134,7 @@ class RunFolderWriter:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.close()
-            raise GuardbenchError(str(self.out), "another guardbench run is writing this folder; wait for it to "
-                                                 "finish or choose another --out") from None
+            raise GuardbenchError(str(self.out), BUSY) from None
         try:
             self.manifest = self._manifest(manifest)
             self._drop_torn_tail()
@@ -136,7 +153,7 @@ class RunFolderWriter:
                                                   "another --out") from None
             if not isinstance(old, dict):
                 raise GuardbenchError(str(mpath), "not a JSON object; choose another --out")
-            refuse_other_options(self.out, manifest)
+            _refuse_differing(self.out, old, manifest)
             return old
         if self.runs.exists() and self.runs.stat().st_size:
             raise GuardbenchError(str(self.out), "holds runs.jsonl but no manifest.json, so nothing says which "

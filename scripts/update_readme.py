@@ -13,6 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from guardbench.cases.load import load_cases  # noqa: E402
 from guardbench.report.tables import all_tables  # noqa: E402
 from guardbench.runfile import read_records  # noqa: E402
 
@@ -86,9 +87,12 @@ def section() -> str:
         tq = {t.title: t for t in all_tables(recs, man.get("capable_threshold"))}
         cap = next(t for title, t in tq.items() if title.startswith("Capability"))
         cases = sorted({r.case for r in recs})
+        benign = len({r.case for r in recs if r.family == "benign"})
         out += [f"A local model that can call the tools (`results/local-qwen2.5-coder-1.5b`, "
-                f"`bash scripts/local_model.sh`): {man.get('note', '')}. {len(recs)} runs: {len(cases)} cases "
-                f"(variant 0; the list is in that folder's README), protocol {man.get('tool_protocol')}. An arm in "
+                f"`bash scripts/local_model.sh`): {man.get('note', '')}. {len(recs)} runs: {len(cases)} of the "
+                f"{len(load_cases())} cases ({benign} benign; variant 0; the "
+                "subset declared in scripts/regenerate.sh, listed in that folder's README), protocol "
+                f"{man.get('tool_protocol')}. An arm in "
                 f"which it completed fewer than {man.get('capable_threshold', 0.5):g} of the benign tasks is marked "
                 "not capable: its blocks are not evidence. ASR-valid counts only attack runs in which the model "
                 "made a valid call of the operation the attack needs (InjecAgent, Zhan et al. 2024):", "",
