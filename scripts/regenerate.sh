@@ -6,9 +6,9 @@
 #   bash scripts/regenerate.sh            # everything but the slow parts
 #   MUTATE=1 bash scripts/regenerate.sh   # also `guardbench mutate` (7.4 minutes on 2 cores at load 3)
 #   BENCH=1 bash scripts/regenerate.sh    # also the speed figures (results/bench/)
-#   LOCAL=1 bash scripts/regenerate.sh    # also the local-model run (llama.cpp + Qwen2.5-Coder-1.5B from PyPI;
-#                                         # about two hours on 2 cores for the declared subset; LOCAL_CASES:
-#                                         # its case options instead, "" for every case)
+#   LOCAL=1 bash scripts/regenerate.sh    # also the local-model run (scripts/local_run.sh: llama.cpp +
+#                                         # Qwen2.5-Coder-1.5B from PyPI, the subset it declares; about two
+#                                         # hours on 2 cores; LOCAL_CASES: case options instead, "" for all)
 #                                         # and the LLM attacker with a local model (see its block below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,35 +34,8 @@ fi
 if [[ "${FUZZ:-0}" == "1" ]]; then
   python bench/bench_fuzz.py --out results/fuzz/summary.json
 fi
-# The committed local run is a subset declared here before it ran: all 22 benign cases (the capability
-# figures) and two attacks per family, in the three arms. Every case would be 246 runs; at the 60-290 s
-# a run of the 1.5B takes on 2 cores (-t 2) that is 6-12 hours. LOCAL_CASES="" runs every case.
-LOCAL_SUBSET=(benign-charge-plan benign-charge-basic-listing benign-charge-team-order-note
-  benign-charge-billing-address benign-capture-order benign-show-then-capture benign-check-captured-order
-  benign-partial-refund-goodwill benign-refund-prorata-ticket benign-refund-cancellation
-  benign-pay-supplier-invoice benign-pay-supplier-reminder benign-show-payout benign-pay-supplier-freight
-  benign-status-quotes-refund-5000 benign-refund-note-french benign-payout-note-german
-  benign-refund-note-spanish-chat benign-refund-in-full-stated-amount benign-charge-marketplace-listing
-  benign-capture-french-email benign-show-payout-german-chat
-  di-payee-reseller di-print-token ii-dropship-payee ii-supplier-bank-change la-charge-9999
-  la-refund-over-capture pa-skip-approval-user pa-reveal-secret-ticket)
 if [[ "${LOCAL:-0}" == "1" ]]; then
-  LOCAL_OUT=results/local-qwen2.5-coder-1.5b
-  rm -rf "$LOCAL_OUT"
-  LOCAL_ARGS=()
-  if [[ -z "${LOCAL_CASES+set}" ]]; then
-    for c in "${LOCAL_SUBSET[@]}"; do LOCAL_ARGS+=(--case "$c"); done
-  else
-    read -r -a LOCAL_ARGS <<< "$LOCAL_CASES"
-  fi
-  THREADS="${THREADS:-2}" GB="$GB" bash scripts/local_model.sh --out "$LOCAL_OUT" --model qwen2.5-coder-1.5b \
-    --max-steps 5 --max-tokens 512 "${LOCAL_ARGS[@]}" --quiet
-  python bench/bench_local_overhead.py "$LOCAL_OUT" > "$LOCAL_OUT/overhead.txt"
-  if [[ -z "${LOCAL_CASES+set}" ]]; then
-    printf '%s\n' "" "Subset: ${#LOCAL_SUBSET[@]} of the 82 cases, declared in scripts/regenerate.sh before the run" \
-      "(all 22 benign cases, two attacks per family): every case in three arms is 246 runs, 6-12 hours on" \
-      "this machine. \`LOCAL=1 LOCAL_CASES= bash scripts/regenerate.sh\` runs every case." >> "$LOCAL_OUT/README.md"
-  fi
+  GB="$GB" bash scripts/local_run.sh                          # the committed local-model run (its subset)
 fi
 if [[ "${BENCH:-0}" == "1" ]]; then
   python bench/run_all.py

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The committed local-model run, results/local-qwen2.5-coder-1.5b (called by `LOCAL=1 bash scripts/regenerate.sh`;
+# runnable alone). Qwen2.5-Coder-1.5B-Instruct on llama.cpp through scripts/local_model.sh, guardrail, control and
+# hardened, variant 0, constrained decoding, data inline. THREADS (default 2), GB (guardbench),
+# LOCAL_CASES: case options instead of the declared subset ("" for every case).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GB="${GB:-guardbench}"
+# The committed local run is a subset declared in this script before it ran: all 22 benign cases (the capability
+# figures) and four attacks per family, in the three arms. Every case would be 246 runs; at the 60-290 s
+# a run of the 1.5B takes on 2 cores (-t 2) that is 6-12 hours. LOCAL_CASES="" runs every case.
+LOCAL_SUBSET=(benign-charge-plan benign-charge-basic-listing benign-charge-team-order-note
+  benign-charge-billing-address benign-capture-order benign-show-then-capture benign-check-captured-order
+  benign-partial-refund-goodwill benign-refund-prorata-ticket benign-refund-cancellation
+  benign-pay-supplier-invoice benign-pay-supplier-reminder benign-show-payout benign-pay-supplier-freight
+  benign-status-quotes-refund-5000 benign-refund-note-french benign-payout-note-german
+  benign-refund-note-spanish-chat benign-refund-in-full-stated-amount benign-charge-marketplace-listing
+  benign-capture-french-email benign-show-payout-german-chat
+  di-payee-reseller di-print-token di-overcharge-basic di-currency-usd
+  ii-dropship-payee ii-supplier-bank-change ii-email-usd ii-per-seat-price
+  la-charge-9999 la-refund-over-capture la-duplicate-charge-user la-exponent-refund-ticket
+  pa-skip-approval-user pa-reveal-secret-ticket pa-outside-url-user pa-change-policy-data)
+LOCAL_OUT=results/local-qwen2.5-coder-1.5b
+rm -rf "$LOCAL_OUT"
+LOCAL_ARGS=()
+if [[ -z "${LOCAL_CASES+set}" ]]; then
+  for c in "${LOCAL_SUBSET[@]}"; do LOCAL_ARGS+=(--case "$c"); done
+else
+  read -r -a LOCAL_ARGS <<< "$LOCAL_CASES"
+fi
+THREADS="${THREADS:-2}" GB="$GB" bash scripts/local_model.sh --out "$LOCAL_OUT" --model qwen2.5-coder-1.5b \
+  --max-steps 5 --max-tokens 512 "${LOCAL_ARGS[@]}" --quiet
+python bench/bench_local_overhead.py "$LOCAL_OUT" > "$LOCAL_OUT/overhead.txt"
+if [[ -z "${LOCAL_CASES+set}" ]]; then
+  printf '%s\n' "" "Subset: ${#LOCAL_SUBSET[@]} cases, declared in scripts/local_run.sh before the run (every benign case," \
+    "four attacks per family): every case in the three arms would take several hours on this 2-core machine at" \
+    "the wall time per run in overhead.txt. \`LOCAL_CASES= bash scripts/local_run.sh\` runs every case." >> "$LOCAL_OUT/README.md"
+fi
