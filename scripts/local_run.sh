@@ -30,9 +30,6 @@ else
 fi
 THREADS="${THREADS:-2}" GB="$GB" bash scripts/local_model.sh --out "$LOCAL_OUT" --model qwen2.5-coder-1.5b \
   --max-steps 5 --max-tokens 512 "${LOCAL_ARGS[@]}" --quiet
-python bench/bench_local_overhead.py "$LOCAL_OUT" > "$LOCAL_OUT/overhead.txt"
-if [[ -z "${LOCAL_CASES+set}" ]]; then
-  printf '%s\n' "" "Subset: ${#LOCAL_SUBSET[@]} cases, declared in scripts/local_run.sh before the run (every benign case," \
-    "four attacks per family): every case in the three arms would take several hours on this 2-core machine at" \
-    "the wall time per run in overhead.txt. \`LOCAL_CASES= bash scripts/local_run.sh\` runs every case." >> "$LOCAL_OUT/README.md"
-fi
+SUBSET=""
+if [[ -z "${LOCAL_CASES+set}" ]]; then SUBSET="${#LOCAL_SUBSET[@]}"; fi
+GB="$GB" bash scripts/local_finish.sh "$LOCAL_OUT" "$SUBSET"

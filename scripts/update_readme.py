@@ -89,7 +89,7 @@ def section() -> str:
         cases = sorted({r.case for r in recs})
         benign = len({r.case for r in recs if r.family == "benign"})
         out += [f"A local model that can call the tools (`results/local-qwen2.5-coder-1.5b`, "
-                f"`bash scripts/local_model.sh`): {man.get('note', '')}. {len(recs)} runs: {len(cases)} of the "
+                f"`bash scripts/local_run.sh`): {man.get('note', '')}. {len(recs)} runs: {len(cases)} of the "
                 f"{len(load_cases())} cases ({benign} benign; variant 0; the "
                 "subset declared in scripts/local_run.sh, listed in that folder's README), protocol "
                 f"{man.get('tool_protocol')}. An arm in "

@@ -280,7 +280,7 @@ def model_usage(records: Sequence[RunRecord]) -> Table:
     """Model calls, tokens, cost and latency per model and arm (LLM runs only)."""
     t = Table("Model usage", ["group", "arm", "runs", "lost", "model calls", "API calls", "cache hits", "retries",
                               "prompt tokens", "completion tokens", "tokens per run", "cost (USD)",
-                              "model latency (s)", "latency per call (s)", "wall per run (s, median)",
+                              "model latency (s)", "latency per call (s)", "wall per fresh run (s, median; runs)",
                               "calls from text (fallback)", "text calls not run"])
     llm = [r for r in records if r.model]
     for label, by_arm in _groups(llm).items():
@@ -305,18 +305,25 @@ def model_usage(records: Sequence[RunRecord]) -> Table:
                 "tokens per run": f"{sum(int(u.get('total_tokens') or 0) for u in us) / len(rs):.0f}" if rs else "-",
                 "model latency (s)": f"{latency:.2f}",
                 "latency per call (s)": f"{latency / fresh:.3f}" if fresh else "-",
-                "wall per run (s, median)": _median_text([r.duration_s for r in rs if r.duration_s is not None]),
+                "wall per fresh run (s, median; runs)": _fresh_wall(rs),
                 "calls from text (fallback)": str(sum(int(u.get("fallback_calls") or 0) for u in us)),
                 "text calls not run": str(sum(int(u.get("text_calls_not_run") or 0) for u in us)),
             })
     t.note = _lost_note(llm, "Tokens and cost are those of the samples (a cached reply counts as its original "
                              "call; cache hits made no API call). Model latency: time spent waiting for fresh "
                              "replies in these runs (a replayed reply's original latency is not counted); per "
-                             "call: over fresh calls. Wall per run: the run's own duration. Calls from text: tool "
+                             "call: over fresh calls. Wall per fresh run: the duration of the runs whose every reply "
+                             "came from the model (a replayed run takes milliseconds). Calls from text: tool "
                              "calls the native+fallback protocol read from the reply text; text calls not run: "
                              "calls the native protocol saw written as text (the run is malformed). Cost from "
                              "litellm's cost map; unknown when a model has no price there.")
     return t
+
+
+def _fresh_wall(rs: Sequence[RunRecord]) -> str:
+    fresh = [r.duration_s for r in rs if r.duration_s is not None and int(r.run_usage.get("model_calls") or 0)
+             and not int(r.run_usage.get("cache_hits") or 0)]
+    return f"{_median_text(fresh)} ({len(fresh)})" if fresh else "-"
 
 
 def _median_text(xs: Sequence[float]) -> str:
