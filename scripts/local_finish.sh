@@ -31,7 +31,7 @@ def replayed(r: dict) -> bool:
 
 lines = ["", mark, ""]
 if subset:
-    lines += [f"Subset: {subset} cases, declared in scripts/local_run.sh before the run (every benign case, four "
+    lines += [f"Subset: {subset} cases, declared in scripts/local_run.sh before the run (every benign case, eight "
               "attacks per family): every case in the three arms would take several hours on this 2-core machine "
               "at the wall time per run in overhead.txt. `LOCAL_CASES= bash scripts/local_run.sh` runs every case.",
               ""]
