@@ -15,7 +15,7 @@ from guardbench.arms.app import AppArm
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
 from guardbench.runner import Bench, RunSpec
-from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY
+from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY, port_squatter
 
 APP = ROOT / "examples" / "app-node"
 
@@ -95,35 +95,12 @@ def test_a_failing_application_loses_the_run(world, tmp_path, mode, reason, stde
     assert reason in rec["external"]["lost"] and stderr in rec["external"]["stderr"]
 
 
-def test_a_port_taken_before_the_application_binds_it_gets_a_fresh_port(world, monkeypatch):
+def test_a_port_taken_before_the_application_binds_it_gets_a_fresh_port(world):
     """free_port() releases the port before the application binds it; another program can take it in
     between and answer the POST. The arm tells that listener from its application's and moves on."""
-    import socket
-    import threading
-
     import guardbench.arms.app as app_arm
-    squatter = socket.socket()
-    squatter.bind(("127.0.0.1", 0))
-    squatter.listen(8)
-    taken = squatter.getsockname()[1]
-
-    def answer_garbage():
-        while True:
-            try:
-                c, _ = squatter.accept()
-            except OSError:
-                return
-            c.recv(65536)
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
-            c.close()
-    threading.Thread(target=answer_garbage, daemon=True).start()
-    handed = iter([taken])
-    real = app_arm.free_port
-    monkeypatch.setattr(app_arm, "free_port", lambda: next(handed, None) or real())
-    try:
+    with port_squatter(app_arm, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"):
         (charge,) = execute(world, APP / "app-http.yaml", "usd-benign-charge-pro")
-    finally:
-        squatter.close()
     assert charge["status"] == "answered" and charge["benign_completed"] is True
 
 

@@ -19,7 +19,15 @@ from guardbench.cases.load import load_cases
 from guardbench.cli.main import cli
 from guardbench.runfile import read_records
 from guardbench.runner import Bench, RunSpec
-from tests.mcp.mcptest_support import SPECS, USD_CASES, USD_POLICY, clock_ticks_now, shop_processes, shop_spec
+from tests.mcp.mcptest_support import (
+    SPECS,
+    USD_CASES,
+    USD_POLICY,
+    clock_ticks_now,
+    port_squatter,
+    shop_processes,
+    shop_spec,
+)
 
 pytest.importorskip("mcp")
 
@@ -62,38 +70,18 @@ def test_stdio_server_through_the_proxy_scores_like_any_arm(world):
     assert shop_processes() == []                 # state: fresh, a process per run, each stopped
 
 
-def test_a_port_taken_before_the_server_binds_it_gets_a_fresh_port(world, monkeypatch):
+def test_a_port_taken_before_the_server_binds_it_gets_a_fresh_port(world):
     """The race free_port() leaves open (CI once lost a run to it): another process binds the port first,
     our server exits, the client reaches the other listener. The arm retries on a fresh port."""
-    import socket
-    import threading
-
     import guardbench.arms.mcp as mcp_arm
-    squatter = socket.socket()
-    squatter.bind(("127.0.0.1", 0))
-    squatter.listen(8)
-    taken = squatter.getsockname()[1]
-
-    def answer_garbage():                 # a foreign HTTP server on the port: answers every request with 500
-        while True:
-            try:
-                c, _ = squatter.accept()
-            except OSError:
-                return
-            c.recv(65536)
-            c.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            c.close()
-    threading.Thread(target=answer_garbage, daemon=True).start()
-    handed = iter([taken])
-    real = mcp_arm.free_port
-    monkeypatch.setattr(mcp_arm, "free_port", lambda: next(handed, None) or real())
-    arm = McpArm(str(SPECS / "shop-http.yaml"), policy=world[0])
-    try:
-        rec = run(bench_for(world, arm), arm, "usd-benign-capture")
-        assert arm._conn is not None and f":{taken}/" not in arm._conn.target.url
-    finally:
-        arm.close()
-        squatter.close()
+    error = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    with port_squatter(mcp_arm, error) as taken:
+        arm = McpArm(str(SPECS / "shop-http.yaml"), policy=world[0])
+        try:
+            rec = run(bench_for(world, arm), arm, "usd-benign-capture")
+            assert arm._conn is not None and f":{taken}/" not in arm._conn.target.url
+        finally:
+            arm.close()
     assert rec["status"] == "answered" and rec["benign_completed"] is True
 
 

@@ -1,6 +1,7 @@
 """Helpers for the MCP tests: the third-party server, specs written for one test, processes left over."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -78,3 +79,33 @@ def shop_processes(since: int | None = None) -> list[int]:
         if orphan or _descends_from(pid, me):
             out.append(int(pid))
     return out
+
+
+@contextlib.contextmanager
+def port_squatter(module, answer: bytes):
+    """A foreign listener on the first port ``module.free_port`` hands out (later calls get real free
+    ports), answering every connection with ``answer``: the race a released port leaves open."""
+    import socket
+    import threading
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen(8)
+    taken = squatter.getsockname()[1]
+
+    def serve():
+        while True:
+            try:
+                c, _ = squatter.accept()
+            except OSError:
+                return
+            c.recv(65536)
+            c.sendall(answer)
+            c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    real, handed = module.free_port, iter([taken])
+    module.free_port = lambda: next(handed, None) or real()
+    try:
+        yield taken
+    finally:
+        module.free_port = real
+        squatter.close()
