@@ -2,9 +2,9 @@
 # After a local-model sweep (scripts/local_run.sh): the tables again from the records alone with the code at
 # hand (a sweep that ran for an hour keeps the tables code it started with), guardbench's overhead
 # (bench/bench_local_overhead.py), and what the run folder's README must say beyond local_model.sh's lines:
-# the declared subset and how many runs were replayed from the response cache. Idempotent.
+# the subset, if the run is one, and how many runs were replayed from the response cache. Idempotent.
 #
-#   bash scripts/local_finish.sh RUN_FOLDER [SUBSET_SIZE]
+#   bash scripts/local_finish.sh RUN_FOLDER [CASE_OPTIONS_OF_A_SUBSET]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="$1"
@@ -31,10 +31,8 @@ def replayed(r: dict) -> bool:
 
 lines = ["", mark, ""]
 if subset:
-    lines += [f"Subset: {subset} cases, declared in scripts/local_run.sh before the run (every benign case, eight "
-              "attacks per family): every case in the three arms would take several hours on this 2-core machine "
-              "at the wall time per run in overhead.txt. `LOCAL_CASES= bash scripts/local_run.sh` runs every case.",
-              ""]
+    lines += [f"Subset: {subset}, chosen with LOCAL_CASES in scripts/local_run.sh; without it the script runs "
+              "every case.", ""]
 lines += [f"Replies: {sum(map(replayed, runs))} of the {len(runs)} runs were replayed whole from guardbench's "
           "response cache (.guardbench-cache/), filled by earlier sweeps with the same prompts; the cache key is "
           "the model, the endpoint, every message, the tool schema and the sampling settings, so a replay is the "

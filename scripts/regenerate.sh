@@ -7,8 +7,8 @@
 #   MUTATE=1 bash scripts/regenerate.sh   # also `guardbench mutate` (7.4 minutes on 2 cores at load 3)
 #   BENCH=1 bash scripts/regenerate.sh    # also the speed figures (results/bench/)
 #   LOCAL=1 bash scripts/regenerate.sh    # also the local-model run (scripts/local_run.sh: llama.cpp +
-#                                         # Qwen2.5-Coder-1.5B from PyPI, the subset it declares; about two
-#                                         # hours on 2 cores; LOCAL_CASES: case options instead, "" for all)
+#                                         # Qwen2.5-Coder-1.5B from PyPI, every case; about three hours
+#                                         # on 2 cores; LOCAL_CASES: case options for a subset)
 #                                         # and the LLM attacker with a local model (see its block below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +35,7 @@ if [[ "${FUZZ:-0}" == "1" ]]; then
   python bench/bench_fuzz.py --out results/fuzz/summary.json
 fi
 if [[ "${LOCAL:-0}" == "1" ]]; then
-  GB="$GB" bash scripts/local_run.sh                          # the committed local-model run (its subset)
+  GB="$GB" bash scripts/local_run.sh                          # the committed local-model run (every case)
 fi
 if [[ "${BENCH:-0}" == "1" ]]; then
   python bench/run_all.py
