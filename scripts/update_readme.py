@@ -66,9 +66,9 @@ def protocols_paragraph(main: Path) -> list[str]:
     table = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     table += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     return ["The same model and server on the benign cases with each tool protocol (`scripts/local_run.sh`; "
-            "guardrail and control; constrained is the run above): json-text is the same prompt without the "
+            "guardrail and control; constrained is the run above; json-text is the same prompt without the "
             "grammar, native+fallback the server's own tool calls plus calls written in the reply text, counted "
-            "apart. Honest tasks completed in guardrail and control together: "
+            "apart). Honest tasks completed in guardrail and control together: "
             + ", ".join(f"{k} {v}" for k, v in together.items()) + ".", "", *table, ""]
 
 
