@@ -62,14 +62,18 @@ def protocols_paragraph(main: Path) -> list[str]:
                          "tokens per run": u.get("tokens per run", "-")})
     if len({r["protocol"] for r in rows}) < 2:
         return []
-    cols = list(rows[0])
+    says = {"json-text": "json-text is the same prompt without the grammar",
+            "native": "native the server's own tool calls only",
+            "native+fallback": "native+fallback the server's own tool calls plus calls written in the reply text, "
+                               "counted apart"}
+    fallback = "native+fallback" in together
+    cols = [c for c in rows[0] if fallback or c != "calls from text (fallback)"]
     table = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     table += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     return ["The same model and server on the benign cases with each tool protocol (`scripts/local_run.sh`; "
-            "guardrail and control; constrained is the run above; json-text is the same prompt without the "
-            "grammar, native+fallback the server's own tool calls plus calls written in the reply text, counted "
-            "apart). Honest tasks completed in guardrail and control together: "
-            + ", ".join(f"{k} {v}" for k, v in together.items()) + ".", "", *table, ""]
+            "guardrail and control; constrained is the run above; "
+            + "; ".join(says[k] for k in together if k in says) + "). Honest tasks completed in guardrail and "
+            "control together: " + ", ".join(f"{k} {v}" for k, v in together.items()) + ".", "", *table, ""]
 
 
 def section() -> str:
