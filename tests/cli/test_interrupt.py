@@ -66,12 +66,14 @@ def _interrupt(out: Path, delay: float, mid_run: bool = False) -> tuple[int, str
 
 def test_ctrl_c_with_two_jobs_is_clean_every_time(tmp_path):
     rng = random.Random(20261201)
-    interrupted_mid_run = []
+    interrupted_mid_run: list = []
+    seen: list = []                                   # (round, delay, exit status, last line) for the message
     for i in range(ROUNDS):
         out = tmp_path / f"run{i}"
         # four rounds at random moments of start-up and preflight, the others while runs are in flight
         delay = rng.uniform(0.2, 1.0) if i < 4 else rng.uniform(0.0, 2.0)
         code, err = _interrupt(out, delay, mid_run=i >= 4)
+        seen.append((i, round(delay, 2), code, err.strip().splitlines()[-1:]))
         if "Fatal Python error: init_import_site" in err:
             # the signal beat CPython's own start-up (a loaded machine: site not yet imported): no line of
             # guardbench ran, so there is nothing it could handle; nothing may be recorded either
@@ -86,7 +88,7 @@ def test_ctrl_c_with_two_jobs_is_clean_every_time(tmp_path):
             recs = read_records(out / "runs.jsonl")   # complete lines only, each run once
             assert len({r.run_id for r in recs}) == len(recs)
             interrupted_mid_run.append((out, err, len(recs)))
-    assert len(interrupted_mid_run) >= ROUNDS - 4, "a round meant to interrupt runs in flight did not"
+    assert len(interrupted_mid_run) >= ROUNDS - 4, ("a round meant to interrupt runs in flight did not", seen)
     out, err, n = max(interrupted_mid_run, key=lambda x: x[2])
     command = shlex.split(err.split("resume with:", 1)[1].strip().splitlines()[0])
     assert command[:2] == ["guardbench", "run"] and command[-2:] == ["--out", str(out)]
