@@ -1,7 +1,12 @@
 """Ctrl-C is clean: a real SIGINT to the whole process group of a real `guardbench run --jobs 2`, at random
 moments (start-up, preflight, runs in flight), many times. Every time: exit 130 within seconds (never a
 hang), no traceback from the parent or a worker, no process of the group left behind, records intact,
-and the printed command resumes the run to the end."""
+and the printed command resumes the run to the end.
+
+The run starts as a terminal's foreground job does, with SIGINT at its default: a shell that starts a job in
+the background without job control (nohup, `cmd &` in a script: how CI is often run) sets SIGINT to
+ignored, children inherit that, and a process that ignores SIGINT rightly never sees a Ctrl-C. That made
+every round of this test end in a finished run (exit 0) in CI."""
 from __future__ import annotations
 
 import os
@@ -10,6 +15,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,9 +27,29 @@ ROUNDS = 16
 ARGS = ["run", "--generate-variants", "30", "--jobs", "2", "--quiet"]
 
 
+@pytest.fixture(autouse=True)
+def _sigint_as_in_a_terminal():
+    """SIGINT caught (not ignored) in this process while the test runs: a caught signal is reset to its
+    default in a child at exec, an ignored one stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.fail("signal dispositions can only be set from the main thread")
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def _start(out: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", *ARGS, "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_the_run_starts_with_sigint_at_its_default():
+    """What the fixture promises, checked in a child, also when this process was started ignoring SIGINT."""
+    got = subprocess.run([sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) is "
+                          "signal.default_int_handler)"], capture_output=True, text=True, timeout=60)
+    assert got.stdout.strip() == "True", got
 
 
 def _group_gone(pgid: int, wait: float = 5.0) -> bool:
