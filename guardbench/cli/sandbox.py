@@ -41,8 +41,8 @@ def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_di
     try:
         server = make_server(port, host, record, seed, max_connections=max_connections,
                              idle_timeout=idle_timeout, specs_dir=specs_dir)
-    except OSError as exc:
-        click.echo(f"error: sandbox serve: {exc.strerror or exc}", err=True)
+    except OSError as exc:                  # the port is taken, the record file cannot be opened
+        click.echo(f"error: {exc.filename or 'sandbox serve'}: {exc.strerror or exc}", err=True)
         ctx.exit(2)
 
     def _stop(signum, frame):
@@ -61,4 +61,8 @@ def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_di
     finally:
         server.server_close()
         server.recorder.close()
+    if server.recorder.failed is not None:
+        click.echo(f"error: {server.recorder.failed}; the server stopped, {server.recorder.count} exchanges "
+                   "recorded before it are intact", err=True)
+        ctx.exit(2)
     click.echo(f"stopped ({server.recorder.count} exchanges)")

@@ -13,7 +13,10 @@ Behaves like a server a client can lean on:
   line: 400, a body too large: 413), an upload the client abandoned mid-body, and a
   response the client did not wait for are recorded as they happened, with ``error``;
 * any method is answered (TRACE, FOO...) by the stand-in, which knows which it serves;
-* a client that goes away never prints a traceback.
+* a client that goes away never prints a traceback;
+* a record file that cannot be written (a full disk) stops the server: the file keeps every line
+  written before, whole (a partly written line is cut back), later requests are answered 503
+  without reaching the stand-in, and ``sandbox serve`` exits 2 naming the file.
 
 Requests addressed (via the loopback transport's X-Guardbench-Original-Host) to a host other
 than PayPal's are recorded and answered 200 {"received": true}; a request without that header
@@ -22,8 +25,10 @@ is taken as addressed to the PayPal sandbox.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import ThreadingMixIn
 from urllib.parse import urlsplit
@@ -50,10 +55,13 @@ class Recorder:
     """
 
     def __init__(self, path: str | None, run_id: str = "sandbox"):
-        self.run_id, self.count = run_id, 0
+        self.run_id, self.count, self.path = run_id, 0, path
         self._next, self._written = 0, 0
         self._pending: dict[int, WireExchange] = {}
-        self._fh = open(path, "a", encoding="utf-8") if path else None
+        # raw appends: a failed write is known to the byte and cut back, never left half a line
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if path else None
+        self.failed: str | None = None        # why the file could not be written; nothing is written after it
+        self.on_failure: Callable[[], None] | None = None   # the server's stop, called once, outside the lock
         self._lock = threading.Lock()
         self._done = threading.Condition(self._lock)
 
@@ -62,18 +70,41 @@ class Recorder:
             seq, self._next = self._next, self._next + 1
             return seq
 
+    def _append(self, data: bytes) -> None:
+        """One whole line or none: a write that fails part-way is cut back to the file's size before it."""
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError:
+            try:
+                os.ftruncate(self._fd, size)
+            except OSError:
+                pass
+            raise
+
     def complete(self, seq: int, request: WireRequest, response: WireResponse | None, error: str | None) -> None:
+        stop = None
         with self._lock:
             self._pending[seq] = WireExchange(seq, self.run_id, request, response, error)
             while self._written in self._pending:
                 ex = self._pending.pop(self._written)
                 self._written += 1
+                if self.failed is not None:
+                    continue                  # the file holds a gapless prefix; the server is stopping
+                if self._fd is not None:
+                    try:
+                        self._append((json.dumps(ex.to_dict(), separators=(",", ":")) + "\n").encode("utf-8"))
+                    except OSError as exc:
+                        self.failed = f"{self.path}: {exc.strerror or exc}"
+                        stop = self.on_failure
+                        continue
                 self.count += 1
-                if self._fh is not None:
-                    self._fh.write(json.dumps(ex.to_dict(), separators=(",", ":")) + "\n")
-            if self._fh is not None:
-                self._fh.flush()
             self._done.notify_all()
+        if stop is not None:
+            stop()
 
     def record(self, request: WireRequest, response: WireResponse | None, error: str | None) -> None:
         self.complete(self.reserve(), request, response, error)
@@ -83,9 +114,9 @@ class Recorder:
         still be delivering a response when the server is stopped); waits at most ``wait`` seconds."""
         with self._lock:
             self._done.wait_for(lambda: self._written == self._next, timeout=wait)
-            if self._fh is not None:
-                self._fh.close()
-                self._fh = None
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
 
 class _BodyError(Exception):
@@ -225,6 +256,12 @@ class Handler(BaseHTTPRequestHandler):
         response, err = None, "the stand-in raised"
         with self.server.lock:
             seq = self.server.recorder.reserve()
+            if self.server.recorder.failed is not None:     # it could not be recorded: the stand-in never sees it
+                self.server.recorder.complete(seq, request, None, "not served: the record file failed")
+                self.close_connection = True
+                self._write(WireResponse.make(503, {"name": "SERVICE_UNAVAILABLE", "message": "the record file "
+                                                    "cannot be written; the server is stopping"}), False, True)
+                return
             try:
                 response = freeze_response(self.server.transport.send(request))
             finally:
@@ -250,6 +287,8 @@ class StandInServer(ThreadingMixIn, HTTPServer):
         handler = type("BoundHandler", (Handler,), {"timeout": idle_timeout})
         super().__init__(address, handler)
         self.transport, self.recorder = transport, recorder
+        # a record that cannot be written stops serving (from a thread of its own: shutdown() waits for the loop)
+        recorder.on_failure = lambda: threading.Thread(target=self.shutdown, daemon=True).start()
         self.lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_connections)
 
