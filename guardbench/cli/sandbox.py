@@ -45,6 +45,10 @@ def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_di
         click.echo(f"error: {exc.filename or 'sandbox serve'}: {exc.strerror or exc}", err=True)
         ctx.exit(2)
 
+    if server.recorder.torn:
+        click.echo(f"note: {record}: its last line was torn ({server.recorder.torn} bytes, a server stopped "
+                   "mid-write): cut off, the whole lines before it kept", err=True)
+
     def _stop(signum, frame):
         raise KeyboardInterrupt
 

@@ -16,7 +16,9 @@ Behaves like a server a client can lean on:
 * a client that goes away never prints a traceback;
 * a record file that cannot be written (a full disk) stops the server: the file keeps every line
   written before, whole (a partly written line is cut back), later requests are answered 503
-  without reaching the stand-in, and ``sandbox serve`` exits 2 naming the file.
+  without reaching the stand-in, and ``sandbox serve`` exits 2 naming the file;
+* a file appended to that ends in half a line (a server killed mid-write) has it cut off first,
+  said on stderr, so the next exchange is not glued to it.
 
 Requests addressed (via the loopback transport's X-Guardbench-Original-Host) to a host other
 than PayPal's are recorded and answered 200 {"received": true}; a request without that header
@@ -59,7 +61,8 @@ class Recorder:
         self._next, self._written = 0, 0
         self._pending: dict[int, WireExchange] = {}
         # raw appends: a failed write is known to the byte and cut back, never left half a line
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if path else None
+        self._fd: int | None = _open_append(path) if path else None
+        self.torn = self._cut_torn_tail()     # bytes of a torn last line (a server killed mid-write) cut off
         self.failed: str | None = None        # why the file could not be written; nothing is written after it
         self.on_failure: Callable[[], None] | None = None   # the server's stop, called once, outside the lock
         self._lock = threading.Lock()
@@ -69,6 +72,29 @@ class Recorder:
         with self._lock:
             seq, self._next = self._next, self._next + 1
             return seq
+
+    def _cut_torn_tail(self) -> int:
+        """An appended-to file that does not end in a newline ends in half a line: cut it, or the next
+        exchange would be glued to it. Only a regular file; every whole line is kept."""
+        import stat
+        if self._fd is None or not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            return 0
+        size = os.fstat(self._fd).st_size
+        try:
+            if not size or os.pread(self._fd, 1, size - 1) == b"\n":
+                return 0
+        except OSError:                       # opened write-only (a file this user may not read)
+            return 0
+        keep = size
+        while keep > 0:
+            start = max(0, keep - 65536)
+            at = os.pread(self._fd, keep - start, start).rfind(b"\n")
+            if at >= 0:
+                keep = start + at + 1
+                break
+            keep = start
+        os.ftruncate(self._fd, keep)
+        return size - keep
 
     def _append(self, data: bytes) -> None:
         """One whole line or none: a write that fails part-way is cut back to the file's size before it."""
@@ -117,6 +143,14 @@ class Recorder:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+
+
+def _open_append(path: str) -> int:
+    """Open for appending, readable where allowed (to find a torn last line)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except PermissionError:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
 
 class _BodyError(Exception):

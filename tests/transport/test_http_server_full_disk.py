@@ -119,3 +119,56 @@ def test_after_a_failed_write_a_request_is_answered_503_and_never_reaches_the_st
         srv.server_close()
         srv.recorder.close()
     assert sent == [] and record.read_text() == "" and srv.recorder.count == 0
+
+
+def test_a_torn_last_line_is_cut_and_said_and_whole_lines_are_kept(tmp_path):
+    """A server killed mid-write leaves half a line; the next one appending to the file must not glue its
+    first exchange to it (the file would then hold one line no reader can parse)."""
+    record = tmp_path / "wire.jsonl"
+    whole = '{"earlier": "line"}\n'
+    torn = '{"seq": 7, "run_id": "sand'
+    record.write_text(whole + torn)
+    proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
+                             "--record", str(record)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        port = int(re.search(r":(\d+) ", proc.stdout.readline()).group(1))
+        assert _ask(port) == 401
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and out.strip().endswith("stopped (1 exchanges)"), (out, err)
+    assert err.strip() == (f"note: {record}: its last line was torn ({len(torn)} bytes, a server stopped "
+                           "mid-write): cut off, the whole lines before it kept"), err
+    lines = record.read_text().splitlines()
+    assert lines[0] == whole.strip() and len(lines) == 2
+    assert json.loads(lines[1])["request"]["method"] == "GET"
+
+
+def test_a_file_ending_in_a_newline_is_left_as_it_is(tmp_path):
+    record = tmp_path / "wire.jsonl"
+    record.write_bytes(b'{"a": 1}\n' * 3)
+    srv = make_server(0, record=str(record))
+    try:
+        assert srv.recorder.torn == 0 and record.read_bytes() == b'{"a": 1}\n' * 3
+    finally:
+        srv.server_close()
+        srv.recorder.close()
+
+
+def test_a_torn_tail_longer_than_one_read_is_cut_back_to_the_last_newline(tmp_path):
+    record = tmp_path / "wire.jsonl"
+    record.write_bytes(b'{"a": 1}\n' + b"x" * 200_000)
+    srv = make_server(0, record=str(record))
+    try:
+        assert srv.recorder.torn == 200_000 and record.read_bytes() == b'{"a": 1}\n'
+    finally:
+        srv.server_close()
+        srv.recorder.close()
+    record.write_bytes(b"y" * 70_000)                 # no newline at all: nothing whole to keep
+    srv = make_server(0, record=str(record))
+    try:
+        assert srv.recorder.torn == 70_000 and record.read_bytes() == b""
+    finally:
+        srv.server_close()
+        srv.recorder.close()
