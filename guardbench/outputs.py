@@ -8,7 +8,9 @@ file) is a one-line error naming the option, before anything is written.
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -102,3 +104,23 @@ def scrub_paths(text: str, *roots: Path | str) -> str:
         if root:
             text = text.replace(root + "/", "")
     return _ABSOLUTE.sub(lambda m: ".../" + m.group(1), text)
+
+
+def cut_torn_tail(fd: int) -> int:
+    """Cut an appended-to file that does not end in a newline back to its last whole line (a writer
+    killed mid-line left the rest); returns the bytes cut. ``fd`` must be open for reading and writing;
+    anything but a regular file is left alone. Reads backwards from the end, never the whole file."""
+    info = os.fstat(fd)
+    size = info.st_size
+    if not stat.S_ISREG(info.st_mode) or not size or os.pread(fd, 1, size - 1) == b"\n":
+        return 0
+    keep = size
+    while keep > 0:
+        start = max(0, keep - 65536)
+        at = os.pread(fd, keep - start, start).rfind(b"\n")
+        if at >= 0:
+            keep = start + at + 1
+            break
+        keep = start
+    os.ftruncate(fd, keep)
+    return size - keep

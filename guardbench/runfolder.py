@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable
 
 from guardbench.errors import GuardbenchError
-from guardbench.outputs import cannot_write, check_out_dir
+from guardbench.outputs import cannot_write, check_out_dir, cut_torn_tail
 from guardbench.records import RunRecord
 from guardbench.runfile import read_records
 
@@ -164,15 +164,11 @@ class RunFolderWriter:
     def _drop_torn_tail(self) -> None:
         if not self.runs.exists():
             return
-        with self.runs.open("r+b") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            if not size:
-                return
-            fh.seek(max(0, size - 1))
-            if fh.read(1) == b"\n":
-                return
-            data = self.runs.read_bytes()
-            fh.truncate(data.rfind(b"\n") + 1)
+        fd = os.open(self.runs, os.O_RDWR)
+        try:
+            cut_torn_tail(fd)
+        finally:
+            os.close(fd)
 
     def write(self, line: str) -> None:
         """Append one JSON line and flush it (a crash or a full disk leaves at most a torn last line,

@@ -35,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import ThreadingMixIn
 from urllib.parse import urlsplit
 
+from guardbench.outputs import cut_torn_tail
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.records import WireExchange, WireRequest, WireResponse
 from guardbench.transport.recording import freeze_request, freeze_response
@@ -61,8 +62,14 @@ class Recorder:
         self._next, self._written = 0, 0
         self._pending: dict[int, WireExchange] = {}
         # raw appends: a failed write is known to the byte and cut back, never left half a line
-        self._fd: int | None = _open_append(path) if path else None
-        self.torn = self._cut_torn_tail()     # bytes of a torn last line (a server killed mid-write) cut off
+        self._fd: int | None = None
+        self.torn = 0                         # bytes of a torn last line (a server killed mid-write) cut off
+        if path:
+            try:
+                self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+                self.torn = cut_torn_tail(self._fd)
+            except PermissionError:           # writable but not readable: appended to unchecked
+                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.failed: str | None = None        # why the file could not be written; nothing is written after it
         self.on_failure: Callable[[], None] | None = None   # the server's stop, called once, outside the lock
         self._lock = threading.Lock()
@@ -72,29 +79,6 @@ class Recorder:
         with self._lock:
             seq, self._next = self._next, self._next + 1
             return seq
-
-    def _cut_torn_tail(self) -> int:
-        """An appended-to file that does not end in a newline ends in half a line: cut it, or the next
-        exchange would be glued to it. Only a regular file; every whole line is kept."""
-        import stat
-        if self._fd is None or not stat.S_ISREG(os.fstat(self._fd).st_mode):
-            return 0
-        size = os.fstat(self._fd).st_size
-        try:
-            if not size or os.pread(self._fd, 1, size - 1) == b"\n":
-                return 0
-        except OSError:                       # opened write-only (a file this user may not read)
-            return 0
-        keep = size
-        while keep > 0:
-            start = max(0, keep - 65536)
-            at = os.pread(self._fd, keep - start, start).rfind(b"\n")
-            if at >= 0:
-                keep = start + at + 1
-                break
-            keep = start
-        os.ftruncate(self._fd, keep)
-        return size - keep
 
     def _append(self, data: bytes) -> None:
         """One whole line or none: a write that fails part-way is cut back to the file's size before it."""
@@ -143,14 +127,6 @@ class Recorder:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-
-
-def _open_append(path: str) -> int:
-    """Open for appending, readable where allowed (to find a torn last line)."""
-    try:
-        return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    except PermissionError:
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
 
 class _BodyError(Exception):

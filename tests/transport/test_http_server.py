@@ -17,7 +17,7 @@ import pytest
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 from guardbench.transport.http_server import Handler
 from guardbench.transport.recording import read_jsonl
-from tests.transport.serve_support import served
+from tests.transport.serve_support import connect, read_response, served
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
@@ -29,27 +29,6 @@ ORDER = json.dumps({"intent": "CAPTURE", "purchase_units": [{"amount": {"currenc
 def server(tmp_path):
     with served(tmp_path, max_connections=2, idle_timeout=0.5) as s:
         yield s
-
-
-def _connect(srv) -> socket.socket:
-    return socket.create_connection(("127.0.0.1", srv.server_address[1]), timeout=10)
-
-
-def _read_response(sock) -> tuple[int, dict, bytes]:
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed after {buf!r}")
-        buf += chunk
-    head, _, rest = buf.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = {k.lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:])}
-    n = int(headers.get("content-length", 0))
-    while len(rest) < n:
-        rest += sock.recv(65536)
-    return status, headers, rest[:n]
 
 
 def _wait(srv, record, n, timeout=30.0):
@@ -71,12 +50,12 @@ def _token(srv) -> str:
     import base64
 
     basic = base64.b64encode(f"{BENCH_CLIENT_ID}:{BENCH_CLIENT_SECRET}".encode()).decode()
-    with _connect(srv) as s:
+    with connect(srv) as s:
         body = b"grant_type=client_credentials"
         s.sendall(b"POST /v1/oauth2/token HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + basic.encode()
                   + b"\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: "
                   + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
-        return json.loads(_read_response(s)[2])["access_token"]
+        return json.loads(read_response(s)[2])["access_token"]
 
 
 def test_nagle_is_off_and_a_response_leaves_in_one_write():
@@ -86,16 +65,16 @@ def test_nagle_is_off_and_a_response_leaves_in_one_write():
 def test_keep_alive_and_a_chunked_body_recorded_decoded(server):
     srv, record = server
     tok = _token(srv)
-    with _connect(srv) as s:
+    with connect(srv) as s:
         chunks = [ORDER[:10], ORDER[10:]]
         body = "".join(f"{len(c):x}\r\n{c}\r\n" for c in chunks) + "0\r\n\r\n"
         s.sendall((f"POST /v2/checkout/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tok}\r\n"
                    "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + body).encode())
-        status, _, data = _read_response(s)
+        status, _, data = read_response(s)
         assert status == 201, data
         oid = json.loads(data)["id"]
         s.sendall(f"GET /v2/checkout/orders/{oid} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tok}\r\n\r\n".encode())
-        assert _read_response(s)[0] == 200                     # the same connection, kept alive
+        assert read_response(s)[0] == 200                     # the same connection, kept alive
     ex = _wait(srv, record, 3)
     assert ex[1].request.body == ORDER and ex[1].response.status == 201
     assert not any(k.lower() == "transfer-encoding" for k, _ in ex[1].request.headers)
@@ -104,9 +83,9 @@ def test_keep_alive_and_a_chunked_body_recorded_decoded(server):
 def test_unknown_methods_are_answered_and_recorded(server):
     srv, record = server
     for method in ("TRACE", "FOO"):
-        with _connect(srv) as s:
+        with connect(srv) as s:
             s.sendall(f"{method} /v2/checkout/orders HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-            status, _, _ = _read_response(s)
+            status, _, _ = read_response(s)
             assert status in (401, 405)
     ex = _wait(srv, record, 2)
     assert [e.request.method for e in ex] == ["TRACE", "FOO"] and all(e.response is not None for e in ex)
@@ -114,10 +93,10 @@ def test_unknown_methods_are_answered_and_recorded(server):
 
 def test_a_header_block_too_large_is_answered_431_and_recorded(server):
     srv, record = server
-    with _connect(srv) as s:
+    with connect(srv) as s:
         headers = "".join(f"X-H{i}: v\r\n" for i in range(150))
         s.sendall(f"GET /v2/checkout/orders/ABC HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode())
-        assert _read_response(s)[0] == 431
+        assert read_response(s)[0] == 431
     [ex] = _wait(srv, record, 1)
     assert ex.response.status == 431 and ex.error.startswith("HTTP 431")
     assert ex.request.method == "GET" and ex.request.url.endswith("/v2/checkout/orders/ABC")
@@ -126,7 +105,7 @@ def test_a_header_block_too_large_is_answered_431_and_recorded(server):
 def test_an_aborted_upload_is_recorded_and_not_executed(server):
     srv, record = server
     tok = _token(srv)
-    with _connect(srv) as s:
+    with connect(srv) as s:
         s.sendall((f"POST /v2/checkout/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tok}\r\n"
                    f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{ORDER[:20]}").encode())
         s.shutdown(socket.SHUT_WR)
@@ -139,11 +118,11 @@ def test_an_aborted_upload_is_recorded_and_not_executed(server):
 
 def test_idle_connections_are_closed_and_connections_are_bounded(server):
     srv, record = server
-    idle = [_connect(srv), _connect(srv)]                      # max_connections=2: both slots taken
+    idle = [connect(srv), connect(srv)]                      # max_connections=2: both slots taken
     t0 = time.monotonic()
-    with _connect(srv) as s:                                   # waits for a slot, then is served
+    with connect(srv) as s:                                   # waits for a slot, then is served
         s.sendall(b"GET /v2/checkout/orders/ABC HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        assert _read_response(s)[0] == 401
+        assert read_response(s)[0] == 401
     assert time.monotonic() - t0 >= 0.3                        # it had to wait for an idle timeout
     for c in idle:
         c.settimeout(5)

@@ -1,9 +1,11 @@
 """`sandbox serve` when its record file cannot be written: the server stops and says so, the file keeps
 every line written before it whole, and no request is served that the record does not hold.
 Before this, a failed write (a full disk) was swallowed as a client that went away and the server
-went on answering, its record silently short."""
+went on answering, its record silently short. And a record file left with a torn last line (a server
+killed mid-write) has it cut off before anything is appended (the cutting itself: tests/test_outputs_torn.py)."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -11,13 +13,12 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 import guardbench.transport.http_server as http_server
-from guardbench.transport.http_server import make_server
+from tests.transport.serve_support import read_response, served
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
@@ -28,28 +29,36 @@ GET = "GET /v1/customer/disputes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\
 def _ask(port: int, text: str = GET) -> int:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(text.encode())
-        buf = b""
-        while b"\r\n" not in buf:
-            chunk = s.recv(4096)
-            if not chunk:
-                raise ConnectionError(f"closed after {buf!r}")
-            buf += chunk
-    return int(buf.split()[1])
+        return read_response(s)[0]
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
-def test_a_full_disk_stops_the_server_with_one_line_naming_the_file():
+@contextlib.contextmanager
+def _serve_process(record: str):
+    """`guardbench sandbox serve --record RECORD` as a subprocess: (process, port); killed if still running."""
     proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
-                             "--record", "/dev/full"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             "--record", record], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        port = int(re.search(r":(\d+) ", proc.stdout.readline()).group(1))
-        _ask(port)                                   # answered; its line cannot be written
-        out, err = proc.communicate(timeout=20)      # the server stops by itself
+        yield proc, int(re.search(r":(\d+) ", proc.stdout.readline()).group(1))
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def _sent(srv) -> list:
+    """The methods of the requests that reach the stand-in, as they arrive."""
+    sent: list = []
+    inner = srv.transport.send
+    srv.transport.send = lambda req: (sent.append(req.method), inner(req))[1]
+    return sent
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_a_full_disk_stops_the_server_with_one_line_naming_the_file():
+    with _serve_process("/dev/full") as (proc, port):
+        _ask(port)                                   # answered; its line cannot be written
+        out, err = proc.communicate(timeout=20)      # the server stops by itself
     assert proc.returncode == 2, (proc.returncode, err)
     assert err.strip() == ("error: /dev/full: No space left on device; the server stopped, 0 exchanges "
                            "recorded before it are intact"), err
@@ -78,23 +87,14 @@ def test_a_write_that_fails_half_way_leaves_whole_lines_and_serves_nothing_unrec
         return real_write(fd, data)
 
     monkeypatch.setattr(http_server.os, "write", disk_fills)
-    srv = make_server(0, record=str(record), max_connections=4, idle_timeout=2)
-    sent: list = []
-    inner = srv.transport.send
-    srv.transport.send = lambda req: (sent.append(req.method), inner(req))[1]   # type: ignore[method-assign]
-    th = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    th.start()
-    port = srv.server_address[1]
-    try:
+    with served(tmp_path, max_connections=4, idle_timeout=2) as (srv, _):
+        sent = _sent(srv)
+        port = srv.server_address[1]
         assert _ask(port) == 401                     # recorded whole
         assert _ask(port, GET.replace("disputes", "disputes?page=2")) == 401   # answered; its line fails
-        th.join(timeout=10)
-        assert not th.is_alive(), "the server went on serving after its record failed"
+        srv.serving_thread.join(timeout=10)
+        assert not srv.serving_thread.is_alive(), "the server went on serving after its record failed"
         assert srv.recorder.failed == f"{record}: No space left on device"
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        srv.recorder.close()
     lines = record.read_text().splitlines()
     assert lines[0] == '{"earlier": "line"}' and len(lines) == 2, lines       # the half line was cut back
     ex = json.loads(lines[1])
@@ -104,20 +104,11 @@ def test_a_write_that_fails_half_way_leaves_whole_lines_and_serves_nothing_unrec
 
 def test_after_a_failed_write_a_request_is_answered_503_and_never_reaches_the_stand_in(tmp_path):
     record = tmp_path / "wire.jsonl"
-    srv = make_server(0, record=str(record), max_connections=4, idle_timeout=2)
-    srv.recorder.on_failure = None                   # keep it serving, to see what a late request gets
-    srv.recorder.failed = f"{record}: No space left on device"
-    sent: list = []
-    inner = srv.transport.send
-    srv.transport.send = lambda req: (sent.append(req.method), inner(req))[1]   # type: ignore[method-assign]
-    th = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    th.start()
-    try:
+    with served(tmp_path, max_connections=4, idle_timeout=2) as (srv, _):
+        srv.recorder.on_failure = None               # keep it serving, to see what a late request gets
+        srv.recorder.failed = f"{record}: No space left on device"
+        sent = _sent(srv)
         assert _ask(srv.server_address[1]) == 503
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        srv.recorder.close()
     assert sent == [] and record.read_text() == "" and srv.recorder.count == 0
 
 
@@ -128,13 +119,8 @@ def test_a_torn_last_line_is_cut_and_said_and_whole_lines_are_kept(tmp_path):
     whole = '{"earlier": "line"}\n'
     torn = '{"seq": 7, "run_id": "sand'
     record.write_text(whole + torn)
-    proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
-                             "--record", str(record)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        port = int(re.search(r":(\d+) ", proc.stdout.readline()).group(1))
+    with _serve_process(str(record)) as (proc, port):
         assert _ask(port) == 401
-    finally:
         proc.terminate()
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and out.strip().endswith("stopped (1 exchanges)"), (out, err)
@@ -143,32 +129,3 @@ def test_a_torn_last_line_is_cut_and_said_and_whole_lines_are_kept(tmp_path):
     lines = record.read_text().splitlines()
     assert lines[0] == whole.strip() and len(lines) == 2
     assert json.loads(lines[1])["request"]["method"] == "GET"
-
-
-def test_a_file_ending_in_a_newline_is_left_as_it_is(tmp_path):
-    record = tmp_path / "wire.jsonl"
-    record.write_bytes(b'{"a": 1}\n' * 3)
-    srv = make_server(0, record=str(record))
-    try:
-        assert srv.recorder.torn == 0 and record.read_bytes() == b'{"a": 1}\n' * 3
-    finally:
-        srv.server_close()
-        srv.recorder.close()
-
-
-def test_a_torn_tail_longer_than_one_read_is_cut_back_to_the_last_newline(tmp_path):
-    record = tmp_path / "wire.jsonl"
-    record.write_bytes(b'{"a": 1}\n' + b"x" * 200_000)
-    srv = make_server(0, record=str(record))
-    try:
-        assert srv.recorder.torn == 200_000 and record.read_bytes() == b'{"a": 1}\n'
-    finally:
-        srv.server_close()
-        srv.recorder.close()
-    record.write_bytes(b"y" * 70_000)                 # no newline at all: nothing whole to keep
-    srv = make_server(0, record=str(record))
-    try:
-        assert srv.recorder.torn == 70_000 and record.read_bytes() == b""
-    finally:
-        srv.server_close()
-        srv.recorder.close()
