@@ -10,10 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GB="${GB:-guardbench}"
-# Every case in the three arms is 246 runs: at the 41 s a fresh run of the 1.5B took on average on 2 cores (-t 2),
-# about three hours; runs whose every request is already in the response cache (.guardbench-cache/) replay in
-# milliseconds. Each other protocol adds 44 runs: json-text about 100 s a run (no grammar: the 1.5B writes to the
-# token limit), about 75 minutes.
+# Every case in the three arms is 246 runs: the committed sweep took 4116 s for its 84 fresh runs (49 s each on
+# 2 cores, -t 2; its README), so about three and a half hours with none in the response cache (.guardbench-cache/;
+# a cached run replays in milliseconds). Each other protocol adds 44 runs: json-text took 2602 s (its README).
 LOCAL_OUT=results/local-qwen2.5-coder-1.5b
 rm -rf "$LOCAL_OUT"
 LOCAL_ARGS=()
