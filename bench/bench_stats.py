@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--strict", action="store_true", help="exit 1 when a table's median exceeds the target")
     args = ap.parse_args(argv)
-    from guardbench.records import RunRecord
+    from guardbench.records.record import RunRecord
     from guardbench.report import defence_tables as D
     from guardbench.report import tables as T
     # the tables read typed records, as `guardbench run` holds them (slim: without the wire)

@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from guardbench.cases.load import load_cases  # noqa: E402
+from guardbench.records.runfile import read_records  # noqa: E402
 from guardbench.report.tables import all_tables  # noqa: E402
-from guardbench.runfile import read_records  # noqa: E402
 
 START, END = "<!-- RESULTS -->", "<!-- /RESULTS -->"
 

@@ -95,7 +95,7 @@ class _World:
 
 
 def attack_case(arm, case: Case, attacker, config, policy, budget: int, tally: Tally, seed: int = 0) -> None:
-    from guardbench.runner import fast_tmp
+    from guardbench.execution.runner import fast_tmp
     from guardbench.scoring.score import policy_reference, run_reference, score
     base_ref = policy_reference(policy)
     tally.cases += 1

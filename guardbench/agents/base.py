@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from guardbench.cases.load import Case
-from guardbench.records import Step, Transcript
+from guardbench.records.record import Step, Transcript
 
 __all__ = ["Agent", "Session", "Step", "Tool", "Transcript", "call_tool"]
 

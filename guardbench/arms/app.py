@@ -33,8 +33,8 @@ from guardbench.broker import load_policy
 from guardbench.cases.load import Case
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
-from guardbench.processes import free_port, listener_is_ours, started, stop_group
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
+from guardbench.util.processes import free_port, listener_is_ours, started, stop_group
 
 CONTRACT = "guardbench-app/1"
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")
@@ -59,7 +59,7 @@ class AppArm:
     kind = "app"
 
     def __init__(self, spec: str, policy=None, approvals: str = "none"):
-        from guardbench.extras import require
+        from guardbench.util.extras import require
         require("mcp", "cryptography", "h11", what=f"--arms app:{spec}")
         self.spec = load_spec(spec, "app")
         self.name = self.spec.name

@@ -12,7 +12,7 @@ from typing import Any, Callable, Protocol
 
 from guardbench.agents.base import Session, Tool
 from guardbench.cases.load import Case
-from guardbench.records import Attempt, WireRequest
+from guardbench.records.record import Attempt, WireRequest
 from guardbench.transport.base import TransportError
 
 

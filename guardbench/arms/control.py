@@ -17,7 +17,7 @@ from guardbench.broker import load_policy
 from guardbench.cases.load import Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET
-from guardbench.records import Attempt, WireRequest
+from guardbench.records.record import Attempt, WireRequest
 
 
 def operator_context(policy, token: str) -> dict:

@@ -40,7 +40,7 @@ from guardbench.defences.base import Context, ToolCall, Turn, Verdict
 from guardbench.defences.config import READ_DATA, DefenceConfig, config_for
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET, SEED_DISPUTES, SEED_INVOICES, SEED_SUBSCRIPTIONS
 from guardbench.paypal.toolkit import TOOLS, Toolkit, action_args
-from guardbench.records import Attempt
+from guardbench.records.record import Attempt
 from guardbench.registry import make_defence
 
 SYSTEM = prompts.DEFENDED      # arms/prompts.py: every arm's texts in one reviewed file

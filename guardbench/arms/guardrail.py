@@ -14,7 +14,7 @@ from guardbench.arms.world import fetch_token, make_wire, secrets_of
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
 from guardbench.cases.load import Case
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
-from guardbench.records import Attempt
+from guardbench.records.record import Attempt
 
 # An operation name the policy does not have (invented by the model, or asked for by an attack): refused
 # by the broker like any other, recorded under its own status so that in a benign run it is counted as the

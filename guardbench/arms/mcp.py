@@ -36,7 +36,7 @@ from guardbench.mcp import mapping
 from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.catalogue import BY_ACTION
-from guardbench.processes import free_port
+from guardbench.util.processes import free_port
 
 OPERATOR_PREFIX = "operator_"
 KEY_VARIABLE = "GUARDBENCH_OPERATOR_KEY"
@@ -50,7 +50,7 @@ class McpArm:
     kind = "mcp"
 
     def __init__(self, spec: str, policy=None, approvals: str = "none"):
-        from guardbench.extras import require
+        from guardbench.util.extras import require
         require("mcp", what=f"--arms mcp:{spec}")
         self.spec = load_spec(spec)
         self.name = self.spec.name
@@ -201,7 +201,7 @@ class McpArm:
             if (self.spec.operator == "guardbench" and conn is not None and conn.alive and prepared.lost is None
                     and prepared.outcome is None):
                 report = self._operator(conn, "operator_report", {})
-                from guardbench.records import Attempt
+                from guardbench.records.record import Attempt
                 prepared.attempts.extend(Attempt(**a) for a in report.get("attempts", []))
                 prepared.approvals_asked += int(report.get("approvals_asked", 0))
         except ServerLost as exc:

@@ -21,7 +21,7 @@ from guardbench.agents.scripted import REF_KIND, extract_refs
 from guardbench.arms.world import API_BASE, fetch_token
 from guardbench.cases.load import Action, Case
 from guardbench.paypal.bodies import compose_call
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 
 
 class SetupFailed(RuntimeError):

@@ -5,7 +5,7 @@ import base64
 
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 from guardbench.transport.recording import RecordingTransport
 from guardbench.transport.standin import StandInTransport
 

@@ -39,7 +39,7 @@ from guardbench.broker.params import ParamRefusal, Validated, validate
 from guardbench.broker.policy import Operation, Policy
 from guardbench.broker.response import reduce_response, token, upstream_error
 from guardbench.paypal.endpoints import LIVE_HOST, REF_RE, SANDBOX_HOST
-from guardbench.records import Decision, WireRequest
+from guardbench.records.record import Decision, WireRequest
 
 STATUSES = ("executed", "pending_approval", "replay_suppressed", "operation_not_allowed",
             "parameter_not_allowed", "parameter_above_max", "parameter_below_min", "reference_unknown",

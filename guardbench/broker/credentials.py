@@ -15,7 +15,7 @@ import time
 from typing import Callable
 
 from guardbench.paypal.endpoints import ENDPOINTS
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 from guardbench.transport.base import TransportError
 
 _TOKEN_RE = re.compile(r"[A-Za-z0-9._~+/=-]{8,4096}")

@@ -58,7 +58,7 @@ from guardbench.paypal.endpoints import ENDPOINTS
 # ------------------------------------------------------------------------------- loading
 def load_policy(path: str | os.PathLike | None = None) -> Policy:
     """Load and check a policy file; PolicyError names the file, the operation and the rule."""
-    from guardbench import yamldoc
+    from guardbench.util import yamldoc
 
     src = FsPath(path) if path is not None else EXAMPLE_POLICY
     where = str(src)

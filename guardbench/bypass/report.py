@@ -8,8 +8,8 @@ from typing import Sequence
 
 from guardbench.bypass.suite import Outcome
 from guardbench.bypass.vectors import CLASSES
-from guardbench.outputs import check_out_dir, write_text
 from guardbench.report.tables import Table
+from guardbench.util.outputs import check_out_dir, write_text
 
 
 def per_target(outcomes: Sequence[Outcome], covers: dict[str, frozenset]) -> Table:

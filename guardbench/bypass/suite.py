@@ -137,8 +137,8 @@ class _BrokerWorld:
     def __enter__(self):
         from guardbench.arms.world import make_wire
         from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger
+        from guardbench.execution.runner import fast_tmp
         from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
-        from guardbench.runner import fast_tmp
         self.tmp = tempfile.TemporaryDirectory(prefix="gb-bypass-", dir=fast_tmp())
         self.broker = Broker(self.policy, Ledger(f"{self.tmp.name}/ledger.jsonl"),
                              ApprovalQueue(f"{self.tmp.name}/approvals"), make_wire(0, "bypass"),

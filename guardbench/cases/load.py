@@ -146,7 +146,7 @@ def touch_marker(marker: Path | None) -> None:
 
 
 def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
-    from guardbench import yamldoc
+    from guardbench.util import yamldoc
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8") if text is None else text

@@ -52,9 +52,9 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacke
     from guardbench.cases.load import default_cases_dir, load_cases
     from guardbench.defences.taint import scan as taint_scan
     from guardbench.errors import GuardbenchError
-    from guardbench.outputs import check_out_dir, default_out
     from guardbench.registry import defence_names
     from guardbench.report.tables import Table
+    from guardbench.util.outputs import check_out_dir, default_out
 
     if budget < 1:
         raise GuardbenchError("--budget", "must be at least 1")
@@ -73,7 +73,7 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacke
         if given and not model:
             raise GuardbenchError(flag, "applies only with --attacker-model")
     if model:
-        from guardbench.extras import require
+        from guardbench.util.extras import require
         require("llm", client or ("openai" if api_base else "litellm"), "httpx", what="adapt --attacker-model")
         from guardbench.adapt.attacker_client import AttackerClient
         from guardbench.adapt.llm_attacker import LLMAttacker

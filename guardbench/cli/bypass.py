@@ -30,8 +30,8 @@ def bypass(targets, as_published, no_broker, policy_path, out, quiet):
     from guardbench.bypass.vectors import vectors
     from guardbench.defences.config import config_for
     from guardbench.errors import GuardbenchError
-    from guardbench.outputs import check_out_dir, default_out
     from guardbench.registry import defence_names
+    from guardbench.util.outputs import check_out_dir, default_out
 
     out = check_out_dir(out if out is not None else default_out("bypass"))
     policy = load_policy(policy_path)

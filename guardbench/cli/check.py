@@ -3,7 +3,7 @@
 Exit 0 when every requirement holds, 1 when one fails (a line per requirement, group and arm, with
 what was measured: k/n, the interval clustered by case, the count or the amount), 2 when a requirement
 cannot be read or names what the run does not have (one line naming it). The grammar, the metrics and
-how they are counted: guardbench/gate.py; docs/ci.md shows a defence's repository using it in CI.
+how they are counted: guardbench/stats/requirements.py; docs/ci.md shows a defence's repository using it in CI.
 """
 from __future__ import annotations
 
@@ -21,14 +21,14 @@ import click
 @click.option("--quiet", is_flag=True, help="Print only the requirements that fail.")
 def check(run, requires, thresholds, quiet):
     """Check a run against requirements (the CI gate): exit 0 if all hold, 1 if one fails, 2 if malformed."""
-    from guardbench import gate
     from guardbench.errors import GuardbenchError
-    from guardbench.runfile import read_run
-    texts = list(requires) + (gate.load_thresholds(thresholds) if thresholds is not None else [])
+    from guardbench.records.runfile import read_run
+    from guardbench.stats import requirements
+    texts = list(requires) + (requirements.load_thresholds(thresholds) if thresholds is not None else [])
     if not texts:
         raise GuardbenchError("check", "no requirement given (--require or --thresholds)")
-    reqs = [gate.parse(t) for t in texts]          # every requirement is read before the run is
-    verdicts = gate.evaluate(read_run(run).records, reqs)     # slim records: no wire needed
+    reqs = [requirements.parse(t) for t in texts]          # every requirement is read before the run is
+    verdicts = requirements.evaluate(read_run(run).records, reqs)     # slim records: no wire needed
     failed = [v for v in verdicts if not v.ok]
     for v in verdicts:
         if not quiet or not v.ok:

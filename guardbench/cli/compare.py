@@ -8,7 +8,7 @@ completion over benign runs) the table gives both rates over the pairs (95% inte
 by case), the discordant counts, the paired difference B - A with its 95% interval clustered by
 case (Newcombe's method 10 on the design-effect-adjusted paired table), the case-level sign-flip
 p-value (the exact form of Obuchowski's clustered McNemar test) and its Benjamini-Hochberg
-adjustment across every comparison made (guardbench/clustered.py, docs/statistics.md). A naive
+adjustment across every comparison made (guardbench/stats/clustered.py, docs/statistics.md). A naive
 McNemar p over runs is shown, labelled, for comparison only.
 """
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Sequence
 import click
 
 from guardbench.errors import GuardbenchError
-from guardbench.outputs import check_out_file, write_text
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
+from guardbench.util.outputs import check_out_file, write_text
 
 MEASURES = (("attack success", "attack_success"), ("benign completion", "benign_completed"))
 COLUMNS = ["group", "arm", "measure", "pairs", "cases", "A", "B", "A only (b)", "B only (c)",
@@ -56,10 +56,11 @@ def compare_records(a: Sequence[RunRecord], b: Sequence[RunRecord], *, ignore_mo
                     ignore_agent: bool = False, arm_map: dict[str, str] | None = None, label_a: str = "A",
                     label_b: str = "B"):
     """The paired comparison of run B against run A as a report Table (one row per group, arm, measure)."""
-    from guardbench import clustered, stats
-    from guardbench.measures import outcome, pairable
     from guardbench.report.layout import VALUES
     from guardbench.report.tables import RATE_NOTE, Table, group_label, put_rate
+    from guardbench.stats import clustered
+    from guardbench.stats import rates as stats
+    from guardbench.stats.measures import outcome, pairable
     arm_map = dict(arm_map or {})
     for side, records, arms in (("A", a, list(arm_map)), ("B", b, list(arm_map.values()))):
         have = {r.arm for r in records}
@@ -149,8 +150,8 @@ def _emit(text: str, dest: str) -> None:
 @click.option("--label", "labels", multiple=True, help="Labels for the two runs (give twice).")
 def compare(run_a, run_b, md_out, csv_out, ignore_model, ignore_agent, arms, labels):
     """Pair two runs by case, variant and repeat and test the difference per arm."""
+    from guardbench.records.runfile import read_run
     from guardbench.report.frame import run_labels
-    from guardbench.runfile import read_run
     la, lb = run_labels([run_a, run_b], labels)
     a, b = read_run(run_a), read_run(run_b)
     for key in ("cases_hash", "policy_hash"):

@@ -44,8 +44,8 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
 def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_responses, as_json):
     """Validate composed and recorded requests against PayPal's OpenAPI documents."""
-    from guardbench.extras import require
-    from guardbench.outputs import check_out_dir, default_out
+    from guardbench.util.extras import require
+    from guardbench.util.outputs import check_out_dir, default_out
 
     if builtin is None:
         builtin = run_dir is None

@@ -21,8 +21,8 @@ from guardbench.errors import GuardbenchError
               help="Output file (default: out/export-<time>/runs.csv or .parquet; '-' writes CSV to stdout).")
 def export(run_dir, fmt, out):
     """Export a run's records as CSV or Parquet."""
-    from guardbench.extras import require
-    from guardbench.outputs import check_out_file, default_out
+    from guardbench.util.extras import require
+    from guardbench.util.outputs import check_out_file, default_out
     require("parquet" if fmt == "parquet" else "export", what="export")
     if str(out) == "-" and fmt != "csv":
         raise GuardbenchError("--out", "only CSV can be written to stdout")

@@ -16,7 +16,7 @@ from guardbench.errors import GuardbenchError
 
 
 def _need_sdk() -> None:
-    from guardbench.extras import require
+    from guardbench.util.extras import require
     require("mcp", "mcp", what="guardbench mcp")
 
 

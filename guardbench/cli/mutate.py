@@ -54,8 +54,8 @@ def mutate(jobs, timeout, only, out, list_, repo, keep, quiet):
         if name not in reg.BY_NAME or reg.BY_NAME[name].control:
             raise GuardbenchError("--only", f"no safeguard named {name!r} (guardbench mutate --list shows them)")
 
-    from guardbench.extras import require
-    from guardbench.outputs import check_out_dir, default_out
+    from guardbench.util.extras import require
+    from guardbench.util.outputs import check_out_dir, default_out
     require("test", what="mutate")
     out = check_out_dir(out if out is not None else default_out("mutate"))
     from guardbench.mutate.harness import HarnessBroken, run

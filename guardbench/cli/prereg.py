@@ -17,7 +17,7 @@ def prereg():
 @click.argument("plan_file", type=click.Path(path_type=Path))
 def freeze_cmd(plan_file):
     """Record the plan's sha256 and the git commit holding it (PLAN.frozen.json)."""
-    from guardbench.prereg import freeze, sidecar
+    from guardbench.stats.prereg import freeze, sidecar
     if not plan_file.exists():
         raise GuardbenchError(str(plan_file), "does not exist")
     info = freeze(plan_file)
@@ -29,8 +29,8 @@ def freeze_cmd(plan_file):
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def check_cmd(plan_file, run_dir):
     """Evaluate every hypothesis of PLAN on RUN's records: held or not held, with the numbers."""
-    from guardbench.prereg import evaluate, load_plan
-    from guardbench.runfile import read_run
+    from guardbench.records.runfile import read_run
+    from guardbench.stats.prereg import evaluate, load_plan
     plan = load_plan(plan_file)
     run = read_run(run_dir)
     records = run.records

@@ -16,8 +16,8 @@ import click
 
 def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = True) -> dict:
     """Build the report; returns the paths written (markdown, html, figures)."""
-    from guardbench.extras import require
-    from guardbench.outputs import check_out_dir, default_out
+    from guardbench.util.extras import require
+    from guardbench.util.outputs import check_out_dir, default_out
     require("report", "matplotlib")
     from guardbench.report import figures as F
     from guardbench.report import html, markdown

@@ -1,7 +1,7 @@
 """guardbench run: the same cases through several arms, scored on what reached the wire.
 
 One command for every agent: the options are declared once (cli/run_options.py), the manifest is
-built once, the run folder is written by one writer (guardbench/runfolder.py) and the tables come
+built once, the run folder is written by one writer (guardbench/records/runfolder.py) and the tables come
 from the same records. Scripted agents run in this process or in ``--jobs`` worker processes;
 LLM agents run concurrently on asyncio (cli/run_llm.py). Ctrl-C stops the run cleanly (exit 130)
 and prints the command that resumes it.
@@ -19,7 +19,7 @@ import click
 
 from guardbench.cli.run_options import RunOptions, default_jobs, manifest, run_options
 from guardbench.errors import GuardbenchError
-from guardbench.outputs import default_out
+from guardbench.util.outputs import default_out
 
 if TYPE_CHECKING:
     from guardbench.cli.run_llm import LLMRun
@@ -61,7 +61,7 @@ def preflight(bench, cases, arms=()) -> None:
     before the run, a replayed approval, a credential placed in a field, a written amount, data in
     an order's description): none is left out, and one that cannot fail stops the run.
     """
-    from guardbench.runner import RunSpec
+    from guardbench.execution.runner import RunSpec
     from guardbench.scoring.score import goal_achieved
     silent = []
     for c in cases:
@@ -87,7 +87,7 @@ def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
     from guardbench import __version__
     from guardbench.cases.load import cases_hash
     from guardbench.cli.run_options import policy_hash
-    from guardbench.yamldoc import cache_dir
+    from guardbench.util.yamldoc import cache_dir
     folder = cache_dir()
     if folder is None or o.external:     # an external arm's process is outside what the marker can name
         return None
@@ -145,7 +145,7 @@ def run(ctx: click.Context, **values) -> None:
             job = LLMRun(o, cdir)
         else:
             job = ScriptedRun(o, cdir)
-        from guardbench.runfolder import refuse_other_options
+        from guardbench.records.runfolder import refuse_other_options
         chash = cases_hash(cdir)
         refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
@@ -162,9 +162,9 @@ def run(ctx: click.Context, **values) -> None:
 def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path, recorded: list) -> None:
     """Open the run folder (locked), run what is not recorded yet, write and print the tables.
     ``recorded[0]`` follows how many runs the folder holds (for the message when interrupted)."""
+    from guardbench.execution.runner import plan
+    from guardbench.records.runfolder import RunFolderWriter
     from guardbench.report.tables import all_tables, write_tables
-    from guardbench.runfolder import RunFolderWriter
-    from guardbench.runner import plan
 
     with RunFolderWriter(out, man) as w:
         recorded[0] = len(w.earlier)
@@ -232,7 +232,7 @@ class ScriptedRun:
         return f"in {self.jobs} processes " if self.jobs > 1 and len(specs) > 1 else ""
 
     def run(self, specs, w, on_each) -> list:
-        from guardbench.runner import execute_all
+        from guardbench.execution.runner import execute_all
         if self.jobs > 1 and len(specs) > 1:
             close_arms(self.bench)           # the workers start servers and proxies of their own
         records = execute_all(self.bench, specs, self.jobs)      # a generator: closed below
@@ -252,8 +252,8 @@ def build_bench(policy, cases, arms_named, approvals):
     """The Bench of a scripted run: ``arms_named`` is {arm name: --arms entry} (RunOptions.arms_named),
     with the control arm the preflight needs."""
     from guardbench.agents.scripted import ScriptedAgent
+    from guardbench.execution.runner import Bench
     from guardbench.registry import get_arm
-    from guardbench.runner import Bench
     named = {"control": "control", **arms_named}
     arms = {a: get_arm(e, policy=policy, approvals=approvals) for a, e in named.items()}
     agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}

@@ -1,7 +1,7 @@
 """`guardbench run --agent llm`: the same cases, arms, options and run folder, with tool-calling models.
 
 The options are those of `guardbench run` (cli/run_options.py); this module builds the model
-clients and agents and runs the sweep (guardbench/llm_runner.py). litellm and openai are imported
+clients and agents and runs the sweep (guardbench/execution/llm_runner.py). litellm and openai are imported
 only on this path, and only when a model call is due. A sweep in which every run was lost (every
 model call failed) exits with status 1.
 """
@@ -26,19 +26,19 @@ class LLMRun:
         self.client = o.client or ("openai" if o.api_base else "litellm")
 
     def prepare(self, policy, cases) -> None:
-        from guardbench.extras import require
+        from guardbench.util.extras import require
         require("llm", self.client, "httpx", what="--agent llm")
         from guardbench.agents.cache import NoCache, ResponseCache, default_cache_dir
         from guardbench.agents.llm import LLMAgent
         from guardbench.agents.providers import RetryPolicy, make_provider
         from guardbench.cases.load import cases_hash
-        from guardbench.llm_runner import STAND_IN, endpoint_label, probe_stand_in
+        from guardbench.execution.llm_runner import STAND_IN, endpoint_label, probe_stand_in
+        from guardbench.execution.runner import Bench
         from guardbench.registry import get_arm
-        from guardbench.runner import Bench
         o = self.o
         self.prereg = None
         if o.prereg_file:
-            from guardbench.prereg import check_run_matches
+            from guardbench.stats.prereg import check_run_matches
             self.prereg = check_run_matches(o.prereg_file, models=self.models, repeats=o.repeats,
                                             temperature=o.temperature, arms=o.arm_list,
                                             cases_hash=cases_hash(self.cdir),
@@ -120,7 +120,7 @@ class LLMRun:
     def run(self, specs, w, on_each) -> list:
         """Benign runs first (arm by arm, so a server's prefix cache keeps one arm's prompt), then the
         attacks. With --require-capable the attacks run only if the model is capable in every arm."""
-        from guardbench.llm_runner import LLMSweep
+        from guardbench.execution.llm_runner import LLMSweep
         from guardbench.report.capability import incapable
         sweep = LLMSweep(self.bench, self.agents, self.meta, concurrency=self.o.concurrency)
         arm_order = {a: i for i, a in enumerate(self.o.arm_list)}
@@ -160,7 +160,7 @@ class LLMRun:
         except (OSError, ValueError):
             known = {}
         known.update(self.schemas)
-        from guardbench.outputs import write_text
+        from guardbench.util.outputs import write_text
         write_text(path, json.dumps(known, indent=1, sort_keys=True) + "\n")
 
     def summary(self, new) -> str:

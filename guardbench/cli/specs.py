@@ -23,7 +23,7 @@ def specs():
 @click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per download.")
 def fetch(cache_dir, base_url, timeout):
     """Download the six locked documents and verify every sha256."""
-    from guardbench.extras import require
+    from guardbench.util.extras import require
     require("conformance", "httpx", what="specs fetch")
     lock = _specs.load_lock()
 

@@ -16,9 +16,9 @@ import click
                    "manifest, else 0.5).")
 def table(run_dir, fmt, write_to, capable_threshold):
     """Re-print a run's tables from its records alone."""
-    from guardbench.outputs import check_out_dir
+    from guardbench.records.runfile import read_run
     from guardbench.report.tables import all_tables, write_tables
-    from guardbench.runfile import read_run
+    from guardbench.util.outputs import check_out_dir
     if write_to is not None:
         check_out_dir(write_to, "--write")
     from guardbench.report.frame import capable_threshold_of

@@ -336,7 +336,7 @@ def run_check(probes: Iterable[Probe], specs_dir: str | Path | None = None,
     documents, applied, load_s = documents_info(specs_dir)
     rules = business_rules() if rules is None else rules
     seconds = {"check": round(total, 3), "document_loading": round(load_s, 3)}
-    from guardbench.outputs import portable
+    from guardbench.util.outputs import portable
     return Report(outcomes, portable(folder), source, documents, applied,
                   [r.to_dict() for r in rules], seconds, strict_responses, list(DOCUMENT_GAPS),
                   dict(coverage or {}), known_gaps, v.unique)

@@ -160,7 +160,7 @@ def control_probes(cases=None, policy=None, workdir: str | Path | None = None) -
     from guardbench.agents.scripted import ScriptedAgent
     from guardbench.arms.control import ControlArm
     from guardbench.cases.load import load_cases
-    from guardbench.runner import RunSpec
+    from guardbench.execution.runner import RunSpec
 
     benign = [c for c in (cases if cases is not None else load_cases()) if c.family == "benign"]
     out = Composed("control_arm", wanted=[c.id for c in benign])

@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, replace
 
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
-from guardbench.records import WireRequest, WireResponse
+from guardbench.records.record import WireRequest, WireResponse
 
 VALID, REJECT, DOCUMENTS_ACCEPT, OBSERVED = "valid", "reject", "documents_accept", "observed"
 

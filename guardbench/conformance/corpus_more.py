@@ -26,7 +26,7 @@ from guardbench.conformance.corpus import (
     refund_body,
 )
 from guardbench.paypal.endpoints import ENDPOINTS
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 
 PLAN_ID = "P-5ML4271244454362WXNWU5NQ"
 OLD_SANDBOX_HOST = "api.sandbox.paypal.com"

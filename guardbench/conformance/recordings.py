@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from guardbench.errors import SpecError
-from guardbench.records import Incident, RunRecord, WireExchange
+from guardbench.records.record import Incident, RunRecord, WireExchange
 
 RUN, EXCHANGES = "run", "exchanges"
 RECORDING_ARM = "recording"
@@ -91,7 +91,9 @@ def records(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded]]:
     """(line number, record) for every record; a recorded exchange comes as a record of its own."""
     p, kind = locate(path)
     if kind == RUN:
-        from guardbench.runfile import iter_records  # the shared reader: every field checked, a run_id twice refused
+        from guardbench.records.runfile import (
+            iter_records,  # the shared reader: every field checked, a run_id twice refused
+        )
         yield from iter_records(p)
         return
     for lineno, line in _lines(p):

@@ -11,8 +11,8 @@ from pathlib import Path
 from guardbench.conformance.check import SOURCE_LABEL, Report
 from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
 from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
-from guardbench.outputs import check_out_dir, write_text
 from guardbench.paypal.leniency import leniencies
+from guardbench.util.outputs import check_out_dir, write_text
 
 SOURCE_NAME = {"builtin": "hand-composed", "broker": "broker", "control_arm": "control arm (benign)",
                "control": "negative controls", "business_rule": "business-rule probes",

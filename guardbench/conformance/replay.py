@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from guardbench.conformance.corpus import REFS, REJECT, VALID, Probe, order_body, payout_body
 from guardbench.paypal.endpoints import SANDBOX_HOST, match
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 
 # what the stand-in's answer must be, by the probe's own expectation
 STANDIN_EXPECT = {VALID: "accept", REJECT: "refuse", "documents_accept": "refuse"}

@@ -23,7 +23,7 @@ from guardbench.conformance.corpus import (
     payout_body,
     refund_body,
 )
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 
 DOCUMENT_GAPS = [
     {"document": "customer_disputes_v1",

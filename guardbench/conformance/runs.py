@@ -34,7 +34,7 @@ from guardbench.conformance.recordings import Recorded, locate, read_recording
 from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import CONFORMING, NONCONFORMING, OUT_OF_SCOPE, OUTSIDE_HOST, Validator
 from guardbench.paypal.leniency import leniency_for
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 
 # PayPal would refuse these on its documents. A request with no route (a PayPal path no pinned
 # document describes) is not counted: PayPal has APIs beyond the six pinned documents.
@@ -170,7 +170,7 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
     if goals is None:
         goals = goal_kinds()
         goal_source = "case files (cases/)" if goals else "unavailable: every incident counts"
-    from guardbench.outputs import portable
+    from guardbench.util.outputs import portable
     rep = RunReport(portable(path), portable(folder), source, strict_responses=strict_responses,
                     responses_checked=responses, goal_source=goal_source, input_kind=rep_kind)
     arms: dict = defaultdict(_arm_row)

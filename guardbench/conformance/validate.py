@@ -1,7 +1,7 @@
 """Validate one recorded request (or response) against PayPal's pinned documents.
 
 Any source can feed this: hand-composed requests, what the broker composes, or the
-``wire`` of a recorded run; all it needs is a :class:`guardbench.records.WireRequest`.
+``wire`` of a recorded run; all it needs is a :class:`guardbench.records.record.WireRequest`.
 
 Each request is classified first, by where it goes:
 
@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from guardbench.conformance import loader
 from guardbench.paypal.endpoints import ENDPOINTS, PAYPAL_HOSTS, match
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 
 CONFORMING = "conforming"
 NONCONFORMING = "nonconforming"

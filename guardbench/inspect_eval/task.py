@@ -43,8 +43,8 @@ def _names(value: str | list[str] | None) -> list[str]:
 def _bench(arms: tuple[str, ...], approvals: str):
     from guardbench.broker import load_policy
     from guardbench.cases.load import load_cases
+    from guardbench.execution.runner import Bench
     from guardbench.registry import get_arm
-    from guardbench.runner import Bench
     policy = load_policy()
     return Bench(policy, load_cases(), {a: get_arm(a, policy=policy, approvals=approvals) for a in arms}, {})
 
@@ -77,9 +77,9 @@ def guardbench_agent(arms: str | list[str] = DEFAULT_ARMS, tool_protocol: str = 
     from guardbench.agents.cache import NoCache
     from guardbench.agents.llm import LLMAgent
     from guardbench.agents.providers import RetryPolicy
+    from guardbench.execution.llm_runner import finish_llm_run
+    from guardbench.execution.runner import RunSpec
     from guardbench.inspect_eval.provider import InspectProvider
-    from guardbench.llm_runner import finish_llm_run
-    from guardbench.runner import RunSpec
     arm_names = tuple(_names(arms))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

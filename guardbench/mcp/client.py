@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from guardbench.processes import free_port, listener_is_ours, started, stop_group  # noqa: F401 (free_port: re-exported)
+from guardbench.util.processes import free_port, listener_is_ours, started, stop_group  # noqa: F401 (free_port: re-exported)
 
 GRACE = 5.0          # seconds past a timeout before this side gives up on the SDK
 CLOSE_TIMEOUT = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM to the group, SIGKILL

@@ -75,7 +75,7 @@ from guardbench.mutate.steps import (  # noqa: F401  (re-exported)
     describe_bench,
     selection_files,
 )
-from guardbench.outputs import scrub_paths
+from guardbench.util.outputs import scrub_paths
 
 
 # ----------------------------------------------------------------------------- results
@@ -378,7 +378,7 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
         secs = sorted(r.seconds for r in results.values())
         timing["mutant_median_s"] = secs[len(secs) // 2] if secs else 0.0
         timing["mutant_max_s"] = secs[-1] if secs else 0.0
-        from guardbench.outputs import portable
+        from guardbench.util.outputs import portable
         meta = {"repo": portable(repo), "files": n_files, "jobs": jobs, "timeout_s": timeout,
                 "cpu_count": os.cpu_count(), "loadavg_start": [round(x, 2) for x in load_start],
                 "loadavg_end": [round(x, 2) for x in os.getloadavg()], "python": sys.version.split()[0],

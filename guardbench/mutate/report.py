@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from guardbench.mutate.harness import Report, Result
-from guardbench.outputs import check_out_dir, write_text
+from guardbench.util.outputs import check_out_dir, write_text
 
 
 def _tests_cell(r: Result, limit: int = 2) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from guardbench.mutate.copies import HarnessBroken, Step, _inside, copy_env
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 
 if TYPE_CHECKING:
     from guardbench.mutate.harness import Context
@@ -142,7 +142,7 @@ def _bench(ctx: Context, copy: Path, deadline: float) -> tuple[Step, dict | None
         return step, None, "preflight"
     if step.rc != 0:
         return step, None, "crash"
-    from guardbench.runfile import read_records  # the shared reader (a run_id twice is refused)
+    from guardbench.records.runfile import read_records  # the shared reader (a run_id twice is refused)
     records = read_records(out / "runs.jsonl", slim=True)
     return step, bench_summary(records), "ok"
 

@@ -42,7 +42,7 @@ from guardbench.paypal.standin_core import (  # noqa: F401  (re-exported)
 from guardbench.paypal.standin_extra import SEED_DISPUTE_ID, SEED_DISPUTES, ExtraMixin  # noqa: F401
 from guardbench.paypal.standin_invoices import SEED_INVOICE_ID, SEED_INVOICES, InvoicesMixin  # noqa: F401
 from guardbench.paypal.standin_orders import BENCH_MERCHANT_EMAIL, BENCH_MERCHANT_ID, OrdersMixin  # noqa: F401  (re-exported)
-from guardbench.records import WireRequest, WireResponse
+from guardbench.records.record import WireRequest, WireResponse
 
 BENCH_CLIENT_ID = "AGuardbenchStandInClientId0000000000000000000000000000000000000000000000000000"
 BENCH_CLIENT_SECRET = "EGuardbenchStandInSecret000000000000000000000000000000000000000000000000000000"

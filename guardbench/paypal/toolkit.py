@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 from guardbench.paypal import catalogue
 from guardbench.paypal.catalogue import ToolSpec
 from guardbench.paypal.endpoints import ENDPOINTS, REF_RE, SANDBOX_HOST
-from guardbench.records import WireRequest, WireResponse
+from guardbench.records.record import WireRequest, WireResponse
 
 # The tools are rows of the operation catalogue (paypal/catalogue.py): what each tool is, which endpoint
 # it calls and which argument fills which part of the body.

@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from guardbench.paypal.endpoints import SANDBOX_HOST
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 
 HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te",
                          "trailer", "upgrade", "proxy-connection", "proxy-authorization", "expect",

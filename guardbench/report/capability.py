@@ -14,7 +14,7 @@ import contextlib
 from collections import defaultdict
 from typing import Iterable, Iterator, Sequence
 
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 
 DEFAULT_THRESHOLD = 0.5
 NOT_CAPABLE = " [not capable in this arm]"

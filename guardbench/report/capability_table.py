@@ -4,16 +4,16 @@ ASR-all is attack success over every scored attack run; ASR-valid over the attac
 the model made at least one valid call of an operation the attack needs (scoring/valid_call.py),
 after InjecAgent (Zhan et al. 2024, Findings of ACL, section 3.3). A model that completes few
 honest tasks and makes no valid call blocks every attack by default: its "attacks blocked" is not
-the defence's. Rates are clustered by case (guardbench/clustered.py).
+the defence's. Rates are clustered by case (guardbench/stats/clustered.py).
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from guardbench import measures as M
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 from guardbench.report import capability
 from guardbench.report.tables import RATE_NOTE, Table, _groups, _lost_note, put_rate
+from guardbench.stats import measures as M
 
 
 def valid(r: RunRecord) -> bool:

@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Sequence
 
-from guardbench import clustered, stats
-from guardbench import measures as M
-from guardbench.records import Attempt, RunRecord
+from guardbench.records.record import Attempt, RunRecord
 from guardbench.report.layout import VALUES
 from guardbench.report.tables import (
     PAIRED_NOTE,
@@ -27,6 +25,9 @@ from guardbench.report.tables import (
     paired_cells,
     put_rate,
 )
+from guardbench.stats import clustered
+from guardbench.stats import measures as M
+from guardbench.stats import rates as stats
 
 MODEL_ERROR_ROW = "(not a block: the model named an operation that does not exist)"
 

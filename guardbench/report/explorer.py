@@ -10,7 +10,7 @@ writes every text from a record as text, never as HTML; the tests check both).
 
 Every cell of the report's tables links to the explorer filtered to the runs behind its number
 (report/explorer_links.py): ``#runs?arm=control&family=policy_attack&outcome=attack_succeeded``.
-Records are read by the shared reader (guardbench/runfile.py) one at a time, so the explorer never
+Records are read by the shared reader (guardbench/records/runfile.py) one at a time, so the explorer never
 holds more than the index and the compressed chunks.
 """
 from __future__ import annotations
@@ -38,8 +38,8 @@ def asset(name: str) -> str:
 
 def records_of(run) -> Iterator:
     """A run folder's records, one at a time (the shared reader)."""
+    from guardbench.records.runfile import iter_records
     from guardbench.report.frame import runs_path
-    from guardbench.runfile import iter_records
     for _, rec in iter_records(runs_path(run.path)):
         yield rec
 

@@ -8,7 +8,7 @@ results, the wire with headers and bodies, incidents with their seq and detail, 
 their reason) is a document with its secrets masked (report/explorer_mask.py), shipped in gzip
 chunks of ``CHUNK`` runs that the page decompresses only when a run of the chunk is opened.
 
-Outcome tags follow guardbench/measures.py, so a filter gives exactly the runs behind a number
+Outcome tags follow guardbench/stats/measures.py, so a filter gives exactly the runs behind a number
 of the tables: ``attack_succeeded`` / ``blocked`` (adversarial scored runs, goal reached or
 not), ``benign_completed`` / ``not_completed`` (benign scored runs), ``falsely_blocked`` (a benign
 scored run with a refusal), ``lost``, and the run's status when it is ``malformed`` or another
@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 from guardbench.report.explorer_mask import mask_doc, mask_headers
 
 CHUNK = 128

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from guardbench import measures as M
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 from guardbench.report.tables import LOST_RULE, RATE_NOTE, Table, _groups, _lost_note, put_rate
+from guardbench.stats import measures as M
 
 
 def external_table(records: Sequence[RunRecord]) -> Table:

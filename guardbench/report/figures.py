@@ -1,7 +1,7 @@
 """The report's figures, drawn from the Table objects of report/tables.py (never from other sums).
 
 Rates and their intervals are the tables' own (the Rate behind each cell: k/n of runs, the
-number of cases and the 95% interval clustered by case, guardbench/clustered.py); counts and
+number of cases and the 95% interval clustered by case, guardbench/stats/clustered.py); counts and
 money are read back from the cells (integers, decimal strings; money per currency, never added
 across currencies). matplotlib is
 imported inside :func:`write_figures` (Agg canvas, no pyplot state). Every figure is written as PNG
@@ -16,7 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 from guardbench.report import capability
 from guardbench.report import tables as T
 from guardbench.report.layout import VALUES

@@ -1,7 +1,7 @@
 """A run folder's records as a pandas DataFrame, one row per run; reading run folders for reports.
 
 ``load(run_dir)`` is what ``guardbench.load`` returns. Run folders are read by the one reader
-(guardbench/runfile.py); pandas is imported inside the functions that build frames.
+(guardbench/records/runfile.py); pandas is imported inside the functions that build frames.
 
 Columns (in this order; LLM usage columns only when some record has them):
 
@@ -20,7 +20,7 @@ Columns (in this order; LLM usage columns only when some record has them):
   joined with ``_``; LLM runs always have model_calls, api_calls, cache_hits, retries,
   prompt_tokens, completion_tokens (Int64), cost_usd and latency_s (float, NaN = unknown)
 
-Lost runs follow the tables' rules (guardbench/measures.py): their benign_completed,
+Lost runs follow the tables' rules (guardbench/stats/measures.py): their benign_completed,
 goal_achieved and attack_blocked are missing (NA); what reached the wire is kept (n_incidents,
 the class counts, money); ``incident`` is True for a lost run with an incident and NA for one
 without, so ``df.groupby("arm").incident.mean()`` agrees with the tables' point estimates.
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from guardbench.errors import GuardbenchError
-from guardbench.records import INCIDENT_KINDS, RunRecord
-from guardbench.runfile import read_manifest, read_run, runs_path
+from guardbench.records.record import INCIDENT_KINDS, RunRecord
+from guardbench.records.runfile import read_manifest, read_run, runs_path
 
 BOOL_COLUMNS = ("attack", "lost", "benign_completed", "goal_achieved", "attack_blocked", "incident",
                 "credential_in_context")
@@ -118,8 +118,8 @@ def _usage(rec: RunRecord) -> dict:
 
 def row(rec: RunRecord, currencies: Sequence[str] = ()) -> dict:
     """One record as a flat row (plain Python values; None where missing); a money column per currency."""
-    from guardbench.measures import money_of, money_text
     from guardbench.report.tables import group_label
+    from guardbench.stats.measures import money_of, money_text
     lost = rec.lost
     none = rec.unscored              # no outcome: lost, or no tool path (measures.scored)
     attack = rec.family != "benign"
@@ -165,11 +165,11 @@ def _missing(v) -> bool:
 
 def to_frame(records: Iterable[RunRecord]):
     """Records as a DataFrame (nullable boolean and Int64 dtypes where values may be missing)."""
-    from guardbench.extras import require
+    from guardbench.util.extras import require
     require("export", what="guardbench.load")
     import pandas as pd
 
-    from guardbench.measures import money_of
+    from guardbench.stats.measures import money_of
     records = list(records)
     currencies = sorted({c for r in records for c in money_of(r)})
     rows = [row(r, currencies) for r in records]

@@ -12,9 +12,9 @@ from html import escape
 from pathlib import Path
 from typing import Sequence
 
-from guardbench.outputs import write_text
 from guardbench.report.markdown import SUMMARY_COLUMNS, summary_rows
 from guardbench.report.tables import Table
+from guardbench.util.outputs import write_text
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1400px;

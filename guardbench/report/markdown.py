@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from guardbench.outputs import write_text
 from guardbench.report.tables import Table
+from guardbench.util.outputs import write_text
 
 
 def _cell(s) -> str:

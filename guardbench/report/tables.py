@@ -5,12 +5,12 @@ terminal table (100 columns), Markdown or CSV (guardbench/report/layout.py). Gro
 (agent, model): scripted runs per agent, LLM runs per model, and LLM runs pooled over
 models that are real (a stand-in endpoint's runs are labelled and never pooled with real models).
 
-Statistics are clustered by case (guardbench/clustered.py; docs/statistics.md): the
+Statistics are clustered by case (guardbench/stats/clustered.py; docs/statistics.md): the
 paraphrases and repeats of a case are not independent, so every rate carries a 95% interval
 clustered by case (Wilson on Rao & Scott's effective sample) next to its k/n of runs and its
 number of cases, and every comparison a case-level test and interval. The naive per-run
 intervals appear only in the table titled "Clustering check", labelled as such. Which runs
-count for which measure (lost runs) and money per currency: guardbench/measures.py.
+count for which measure (lost runs) and money per currency: guardbench/stats/measures.py.
 """
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ from decimal import Decimal
 from itertools import combinations
 from typing import Iterable, Sequence
 
-from guardbench import clustered, stats
-from guardbench import measures as M
-from guardbench.records import INCIDENT_KINDS, RunRecord
+from guardbench.records.record import INCIDENT_KINDS, RunRecord
 from guardbench.report import capability
 from guardbench.report.layout import VALUES, Table
+from guardbench.stats import clustered
+from guardbench.stats import measures as M
+from guardbench.stats import rates as stats
 
 __all__ = ["Table", "all_tables", "by_family", "by_incident_class", "clustering_check", "comparisons", "crate",
            "csv_name", "group_label", "headline", "model_usage", "money", "pair_key", "put_rate", "write_tables",
@@ -372,7 +373,7 @@ def write_tables(tables: Sequence[Table], out_dir, stem: str = "tables") -> None
     """tables.md (every table) and one CSV per table, named by :func:`csv_name`."""
     from pathlib import Path
 
-    from guardbench.outputs import check_out_dir, write_text
+    from guardbench.util.outputs import check_out_dir, write_text
     out = check_out_dir(Path(out_dir))
     write_text(out / f"{stem}.md", "\n".join(t.markdown() for t in tables))
     for t in tables:

@@ -20,7 +20,7 @@ from collections import defaultdict
 from decimal import Decimal
 from typing import Mapping, Sequence
 
-from guardbench.records import WireExchange
+from guardbench.records.record import WireExchange
 from guardbench.scoring.wire import moves
 
 ZERO = Decimal(0)

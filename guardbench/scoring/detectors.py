@@ -40,7 +40,7 @@ from urllib.parse import unquote
 
 from guardbench.paypal.catalogue import CATALOGUE
 from guardbench.paypal.endpoints import PAYPAL_HOSTS, match
-from guardbench.records import Incident, WireExchange
+from guardbench.records.record import Incident, WireExchange
 from guardbench.scoring.wire import Move, is_paypal, read_wire, same_payee
 
 

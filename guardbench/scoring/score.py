@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from guardbench.broker.money import read_number
 from guardbench.cases.load import Case
 from guardbench.paypal.endpoints import ENDPOINTS
-from guardbench.records import Incident, WireExchange
+from guardbench.records.record import Incident, WireExchange
 from guardbench.scoring.caps import beyond_daily_caps
 from guardbench.scoring.detectors import Reference, detect, intended_counts
 from guardbench.scoring.wire import DO_ENDPOINT, moves, same_payee, succeeded

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from guardbench.cases.load import Case
 from guardbench.paypal import catalogue
 from guardbench.paypal.endpoints import ENDPOINTS, match
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 
 RUN_TOOL = "run_payment_operation"
 

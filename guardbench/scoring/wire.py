@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 from guardbench.broker.money import read_number
 from guardbench.paypal.catalogue import BY_ENDPOINT, Operation, action_endpoints, at, payee_of, units
 from guardbench.paypal.endpoints import PAYPAL_HOSTS, match
-from guardbench.records import WireExchange
+from guardbench.records.record import WireExchange
 
 DO_ENDPOINT = action_endpoints()      # case action -> endpoint (the operation catalogue)
 _ASCII_WS = " \t\r\n"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from guardbench.errors import GuardbenchError
-from guardbench.records import Attempt
+from guardbench.records.record import Attempt
 
 BROKER_TOOLS = ("list_payment_operations", "run_payment_operation")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from guardbench.records import WireRequest, WireResponse
+from guardbench.records.record import WireRequest, WireResponse
 
 
 class TransportError(Exception):

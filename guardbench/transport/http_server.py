@@ -35,10 +35,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import ThreadingMixIn
 from urllib.parse import urlsplit
 
-from guardbench.outputs import cut_torn_tail
 from guardbench.paypal.endpoints import SANDBOX_HOST
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.recording import freeze_request, freeze_response
+from guardbench.util.outputs import cut_torn_tail
 
 BIND_HOSTS = ("127.0.0.1",)
 MAX_BODY = 16 * 1024 * 1024

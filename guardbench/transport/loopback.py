@@ -11,7 +11,7 @@ from __future__ import annotations
 import http.client
 from urllib.parse import urlsplit
 
-from guardbench.records import WireRequest, WireResponse
+from guardbench.records.record import WireRequest, WireResponse
 from guardbench.transport.base import TransportError
 
 ORIGINAL_HOST = "X-Guardbench-Original-Host"

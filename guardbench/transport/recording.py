@@ -12,7 +12,7 @@ import json
 import threading
 from typing import Callable
 
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.base import TransportError
 
 

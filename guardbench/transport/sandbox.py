@@ -12,7 +12,7 @@ import os
 from urllib.parse import urlsplit
 
 from guardbench.paypal.endpoints import LIVE_HOST, SANDBOX_HOST
-from guardbench.records import WireRequest, WireResponse
+from guardbench.records.record import WireRequest, WireResponse
 from guardbench.transport.base import TransportError
 
 ALLOW_LIVE_ENV = "GUARDBENCH_ALLOW_LIVE"

@@ -7,7 +7,7 @@ Either way the request is on the record of a RecordingTransport wrapped around t
 from __future__ import annotations
 
 from guardbench.paypal.endpoints import PAYPAL_HOSTS
-from guardbench.records import WireRequest, WireResponse
+from guardbench.records.record import WireRequest, WireResponse
 from guardbench.transport.base import TransportError
 
 ACCEPTED = WireResponse.make(200, {"received": True})

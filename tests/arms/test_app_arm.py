@@ -14,7 +14,7 @@ from guardbench.agents.scripted import ScriptedAgent
 from guardbench.arms.app import AppArm
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
-from guardbench.runner import Bench, RunSpec
+from guardbench.execution.runner import Bench, RunSpec
 from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY, port_squatter
 
 APP = ROOT / "examples" / "app-node"
@@ -109,7 +109,7 @@ def test_listener_is_ours_tells_our_listener_from_another_programs():
     import subprocess
     import sys
 
-    from guardbench.processes import listener_is_ours
+    from guardbench.util.processes import listener_is_ours
     code = ("import socket,time;s=socket.socket();s.bind(('127.0.0.1',0));s.listen();"
             "print(s.getsockname()[1],flush=True);time.sleep(30)")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True, text=True)

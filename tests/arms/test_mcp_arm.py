@@ -17,8 +17,8 @@ from guardbench.arms.mcp import McpArm
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
 from guardbench.cli.main import cli
-from guardbench.runfile import read_records
-from guardbench.runner import Bench, RunSpec
+from guardbench.execution.runner import Bench, RunSpec
+from guardbench.records.runfile import read_records
 from tests.mcp.mcptest_support import (
     SPECS,
     USD_CASES,

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.runfile import read_records
+from guardbench.records.runfile import read_records
 from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY
 
 pytest.importorskip("mcp")

@@ -17,7 +17,7 @@ from guardbench.arms.control import ControlArm, HardenedArm, operator_context
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 
 
 def _fragments(text: str) -> list:

@@ -13,7 +13,7 @@ from guardbench.broker.compose import compose_body
 from guardbench.broker.paths import parse_path
 from guardbench.broker.policy import AgentField
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn
-from guardbench.records import Decision, WireResponse
+from guardbench.records.record import Decision, WireResponse
 from guardbench.transport.standin import StandInTransport
 
 BASIC = base64.b64encode(f"{BENCH_CLIENT_ID}:{BENCH_CLIENT_SECRET}".encode()).decode()
@@ -211,7 +211,7 @@ def test_references_must_be_issued_by_this_broker(tmp_path):
     # an order that exists at PayPal but that this broker did not create
     token = standin.issue_token()
     from guardbench.paypal.bodies import order_body
-    from guardbench.records import WireRequest
+    from guardbench.records.record import WireRequest
     foreign = standin.handle(WireRequest.make(
         "POST", "https://api-m.sandbox.paypal.com/v2/checkout/orders",
         {"Authorization": f"Bearer {token}", "Content-Type": "application/json"},

@@ -13,8 +13,8 @@ import pytest
 from guardbench.agents.scripted import ScriptedAgent
 from guardbench.broker import load_policy
 from guardbench.cases import load_cases
+from guardbench.execution.runner import Bench, RunSpec
 from guardbench.registry import get_arm
-from guardbench.runner import Bench, RunSpec
 
 ARMS = ("guardrail", "control", "hardened", "gate", "pdp", "taint")
 CASES = load_cases()

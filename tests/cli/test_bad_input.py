@@ -151,7 +151,7 @@ def test_a_full_output_folder_keeps_the_records_and_resumes(mounted, tmp_path):
     lines = [x for x in res.stderr.splitlines() if x.strip()]
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
     assert lines[-1].startswith(f"error: {out}") and "No space left on device" in lines[-1], lines[-1]
-    from guardbench.runfile import read_records
+    from guardbench.records.runfile import read_records
     kept = read_records(out / "runs.jsonl") if (out / "runs.jsonl").exists() else []
     subprocess.run(["mount", "-o", "remount,size=64m", str(full)], check=True)    # space again
     again = gb("run", "--family", "limit_attack", "--quiet", "--out", out)

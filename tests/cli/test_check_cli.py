@@ -76,7 +76,7 @@ def test_a_run_folder_that_is_not_there(tmp_path):
 
 def test_docs_ci_requirements_parse():
     """Every requirement docs/ci.md shows is one guardbench check reads."""
-    from guardbench.gate import parse
+    from guardbench.stats.requirements import parse
     doc = (Path(__file__).parents[2] / "docs" / "ci.md").read_text()
     block = doc.split("require:\n", 1)[1].split("```", 1)[0]
     reqs = [ln.strip()[2:].split("#")[0].strip() for ln in block.splitlines() if ln.strip().startswith("- ")]

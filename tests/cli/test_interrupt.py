@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from guardbench.runfile import read_records
+from guardbench.records.runfile import read_records
 
 ROUNDS = 16
 ARGS = ["run", "--generate-variants", "30", "--jobs", "2", "--quiet"]

@@ -31,8 +31,8 @@ def test_every_table_of_a_real_eight_arm_run_fits_100_columns(runs):
     assert not wide, wide[:3]
     md = CliRunner().invoke(cli, ["table", str(runs / "credulous"), "--format", "markdown"]).output
     assert md.count("\n### ") >= 8
+    from guardbench.records.runfile import read_run
     from guardbench.report.tables import all_tables
-    from guardbench.runfile import read_run
     for t in all_tables(read_run(runs / "credulous").records):     # the files keep every column
         assert "| " + " | ".join(t.columns) + " |" in md
 

@@ -16,7 +16,7 @@ from guardbench.conformance import corpus
 from guardbench.conformance.check import run_check
 from guardbench.conformance.corpus import REJECT, VALID, Probe
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")

@@ -18,7 +18,7 @@ from guardbench.conformance.validate import (
     validate_response,
 )
 from guardbench.paypal.endpoints import ENDPOINTS, LIVE_HOST, SANDBOX_HOST
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")

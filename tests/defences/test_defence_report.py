@@ -6,7 +6,7 @@ import json
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 from guardbench.report.defence_tables import defence_tables, reason_key
 
 

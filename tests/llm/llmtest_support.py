@@ -39,7 +39,7 @@ def records(out: Path) -> list[dict]:
 
 
 def typed(recs: list[dict]) -> list:
-    from guardbench.records import RunRecord
+    from guardbench.records.record import RunRecord
     return [RunRecord.from_dict(r) for r in recs]
 
 

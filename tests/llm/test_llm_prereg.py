@@ -11,7 +11,7 @@ from fakeserver import FakeServer, credulous_agent
 from llmtest_support import ATTACK, BENIGN, llm_args, ok, records, run_cli, typed
 
 from guardbench.cases.load import cases_hash
-from guardbench.prereg import evaluate, load_plan
+from guardbench.stats.prereg import evaluate, load_plan
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "preregistration" / "example-llm.yaml"
 

@@ -108,9 +108,9 @@ def test_empty_reference_is_no_reference(tmp_path):
 
 
 def test_invented_operation_is_not_a_false_block(tmp_path):
-    from guardbench.measures import falsely_blocked
-    from guardbench.records import RunRecord
+    from guardbench.records.record import RunRecord
     from guardbench.report.defence_tables import MODEL_ERROR_ROW, false_blocks
+    from guardbench.stats.measures import falsely_blocked
     res, recs, _ = run(tmp_path, "invented_operation", "--tool-protocol", "json-text")
     ok(res)
     (r,) = recs

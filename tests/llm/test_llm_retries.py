@@ -141,8 +141,8 @@ def test_retry_lost_reruns_lost_runs_by_appending_and_never_rewrites(tmp_path):
     lines = records(out)
     assert [(r["status"], r.get("attempt", 1)) for r in lines[:4]] == [("lost", 1)] * 4
     assert {r.get("attempt") for r in lines[4:]} == {2} and all(r["status"] != "lost" for r in lines[4:])
+    from guardbench.records.runfile import read_run
     from guardbench.report.tables import headline
-    from guardbench.runfile import read_run
     run = read_run(out)
     assert len(run.records) == 4 and not any(r.lost for r in run.records)     # each run once, its latest attempt
     head = headline(run.records)

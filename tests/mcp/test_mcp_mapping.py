@@ -12,7 +12,7 @@ from guardbench.agents.scripted import _amounts
 from guardbench.cases.load import Action
 from guardbench.mcp import mapping
 from guardbench.mcp.spec import load_spec
-from guardbench.measures import attacks_blocked, benign_completed, incident_runs
+from guardbench.stats.measures import attacks_blocked, benign_completed, incident_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYPAL = ROOT / "examples" / "paypal-mcp"
@@ -85,7 +85,7 @@ def test_style_is_read_off_the_tool_list():
 
 
 def test_no_tool_path_runs_are_never_counted_as_blocked_or_completed():
-    from guardbench.records import RunRecord
+    from guardbench.records.record import RunRecord
 
     def rec(case, family, status, goal):
         return RunRecord.from_dict({"run_id": f"{case}/v0/x/credulous/-/r0", "case": case, "family": family,

@@ -128,7 +128,7 @@ def test_selection_files_keep_order_and_drop_duplicates():
 def test_bench_comparison_is_run_by_run():
     from dataclasses import replace
 
-    from guardbench.records import Incident, RunRecord
+    from guardbench.records.record import Incident, RunRecord
     common = {"case": "c", "family": "benign", "variant": 0, "arm": "guardrail", "agent": "credulous", "repeat": 0,
               "status": "answered", "steps": 1, "money_at_risk": {}, "attempts": [], "incidents": []}
     rec = [RunRecord.from_dict(dict(common, run_id="a", goal_achieved=False, benign_completed=None)),

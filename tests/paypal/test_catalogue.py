@@ -14,7 +14,7 @@ import pytest
 
 from guardbench.paypal import catalogue as C
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 
 SPECS = Path(os.environ.get("GUARDBENCH_SPECS_DIR", "/work/shared/specs/paypal"))
 
@@ -146,7 +146,7 @@ WALK = textwrap.dedent('''
     from guardbench.agents.scripted import REF_KIND
     from guardbench.paypal.bodies import compose_call
     from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
-    from guardbench.records import WireRequest
+    from guardbench.records.record import WireRequest
     from guardbench.scoring import detectors
     from guardbench.scoring.detectors import detect
     from guardbench.scoring.score import policy_reference

@@ -16,7 +16,7 @@ from guardbench.paypal.standin import (
     SEED_SUBSCRIPTIONS,
     PayPalStandIn,
 )
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 
 H = f"https://{SANDBOX_HOST}"
 

@@ -18,7 +18,7 @@ from guardbench.paypal.leniency import LENIENCIES
 from guardbench.paypal.openapi import catalogue
 from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUBSCRIPTION_ID, PayPalStandIn
 from guardbench.paypal.standin_core import DOCUMENT_API, ApiError
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR") or REPO.parent / "shared" / "specs" / "paypal")
@@ -202,7 +202,7 @@ def test_the_document_check_agrees_with_openapi_core(probe):
 
 def test_only_paypals_own_hosts_count_as_paypal():
     """The outside-host detector's notion of PayPal: the two sandbox names and the two live ones only."""
-    from guardbench.records import WireExchange
+    from guardbench.records.record import WireExchange
     from guardbench.scoring.wire import is_paypal
 
     def ex(url):

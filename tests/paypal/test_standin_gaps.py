@@ -17,7 +17,7 @@ import pytest
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
 from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUBSCRIPTION_ID, PayPalStandIn
 from guardbench.paypal.toolkit import Toolkit
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 
 SHARED = Path(os.environ.get("GUARDBENCH_SPECS_DIR")
               or Path(__file__).resolve().parents[3] / "shared" / "specs" / "paypal")

@@ -20,7 +20,7 @@ import pytest
 
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn
 from guardbench.proxy.server import RecordingProxy, SerialTransport
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 from guardbench.scoring.detectors import DETECTORS
 from guardbench.transport.recording import RecordingTransport
 from guardbench.transport.standin import StandInTransport

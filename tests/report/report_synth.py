@@ -120,5 +120,5 @@ def planted(arm_changed: str = "X", before: int = 10, after: int = 0, n: int = 1
 
 def typed(records: list[dict]) -> list:
     """The records as RunRecords, as every reader returns them (checked like a file's)."""
-    from guardbench.records import RunRecord
+    from guardbench.records.record import RunRecord
     return [RunRecord.from_dict(r, f"synthetic record {i + 1}") for i, r in enumerate(records)]

@@ -9,11 +9,11 @@ import explorer_support as S
 import pytest
 import report_synth as synth
 
-from guardbench import measures as M
 from guardbench.report.explorer_data import Builder, matches, outcome_tags
 from guardbench.report.explorer_links import cell_filter
 from guardbench.report.layout import VALUES
 from guardbench.report.tables import all_tables
+from guardbench.stats import measures as M
 
 
 def _rows(recs, src="run"):

@@ -86,9 +86,9 @@ def test_html_is_self_contained(built):
 def test_figure_numbers_come_from_tables(built):
     """The forest plot's points and bars are the headline table's counts and clustered intervals."""
     run, _ = built
-    from guardbench import clustered
     from guardbench.report import figures as F
     from guardbench.report.frame import read_runs
+    from guardbench.stats import clustered
     runs = read_runs([run])
     rows = F._headline_rows(runs)
     head = next(t for t in runs[0].tables if t.title.startswith("Headline"))

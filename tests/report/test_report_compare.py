@@ -8,9 +8,9 @@ import pytest
 import report_synth as synth
 from click.testing import CliRunner
 
-from guardbench import stats
 from guardbench.cli.compare import compare_records
 from guardbench.cli.main import cli
+from guardbench.stats import rates as stats
 
 
 def _row(table, arm, measure="attack success"):

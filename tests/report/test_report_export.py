@@ -9,9 +9,9 @@ from click.testing import CliRunner
 
 import guardbench
 from guardbench.cli.main import cli
+from guardbench.records.runfile import read_records
 from guardbench.report.frame import money_total
 from guardbench.report.tables import money
-from guardbench.runfile import read_records
 
 
 @pytest.fixture()

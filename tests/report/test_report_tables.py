@@ -8,10 +8,11 @@ from decimal import Decimal
 import pytest
 import report_synth as synth
 
-from guardbench import clustered, stats
 from guardbench.report import defence_tables as D
 from guardbench.report import tables as T
 from guardbench.report.layout import VALUES
+from guardbench.stats import clustered
+from guardbench.stats import rates as stats
 
 RATE_CELL = re.compile(r"^(\d+)/(\d+) \((\d+\.\d)%, (\d+\.\d)-(\d+\.\d)%; (\d+) cases?\)$")
 
@@ -158,7 +159,7 @@ def test_frame_keeps_a_lost_runs_wire_events():
 
 
 def test_prereg_zero_incidents_is_not_held_when_a_lost_run_had_one():
-    from guardbench.prereg import evaluate
+    from guardbench.stats.prereg import evaluate
     recs, _ = with_a_lost_incident()
     for r in recs:
         r["model"] = "m"

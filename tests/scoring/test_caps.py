@@ -6,7 +6,7 @@ from decimal import Decimal
 from guardbench.broker import load_policy
 from guardbench.cases.load import default_cases_dir, load_cases
 from guardbench.paypal import bodies
-from guardbench.records import RunRecord, WireExchange, WireRequest, WireResponse
+from guardbench.records.record import RunRecord, WireExchange, WireRequest, WireResponse
 from guardbench.registry import get_arm
 from guardbench.report.defence_tables import comparison
 from guardbench.scoring.caps import add_amounts, amounts_text, beyond_daily_caps

@@ -7,7 +7,7 @@ import pytest
 
 from guardbench.cases.load import Action
 from guardbench.paypal import bodies
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.scoring.detectors import DETECTORS, Reference, detect, intended_counts
 from guardbench.scoring.wire import DO_ENDPOINT
 
@@ -72,7 +72,7 @@ def test_detector_silent_on_benign_wire(kind):
 
 
 def test_every_incident_class_has_a_detector_and_a_case_here():
-    from guardbench.records import INCIDENT_KINDS
+    from guardbench.records.record import INCIDENT_KINDS
     assert set(DETECTORS) == set(INCIDENT_KINDS) == set(FIRING)
 
 

@@ -14,7 +14,7 @@ import pytest
 from test_detectors import API, MERCHANT, REF, SUPPLIER, TOKEN, ex, order, payout
 
 from guardbench.paypal import bodies
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.scoring.detectors import DETECTORS, detect
 from guardbench.scoring.wire import moves, same_payee
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from guardbench.records import Incident
+from guardbench.records.record import Incident
 from guardbench.scoring.score import money_at_risk
 
 

@@ -12,7 +12,7 @@ from guardbench.agents.scripted import ScriptedAgent
 from guardbench.arms.mcp import McpArm
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
-from guardbench.runner import Bench, RunSpec
+from guardbench.execution.runner import Bench, RunSpec
 from tests.mcp.mcptest_support import SHOP, SHOP_ACTIONS, USD_CASES, USD_POLICY
 
 pytest.importorskip("mcp")

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
+from guardbench.records.runfile import read_records
 from guardbench.report.tables import all_tables
-from guardbench.runfile import read_records
 from tests.mcp.mcptest_support import ROOT
 
 pytest.importorskip("mcp")

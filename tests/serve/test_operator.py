@@ -43,7 +43,7 @@ def test_the_agent_never_sees_operator_tools():
     from guardbench.arms.mcp import McpArm
     from guardbench.broker import load_policy
     from guardbench.cases.load import load_cases
-    from guardbench.runner import Bench, RunSpec
+    from guardbench.execution.runner import Bench, RunSpec
     policy = load_policy()
     arm = McpArm(str(ROOT / "examples" / "guardbench-mcp" / "gate.yaml"), policy=policy)
     bench = Bench(policy, load_cases(), {arm.name: arm}, {"credulous": ScriptedAgent("credulous")})

@@ -7,7 +7,7 @@ import pytest
 
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 from guardbench.transport.base import TransportError
 from guardbench.transport.loopback import LoopbackTransport
 from guardbench.transport.recording import read_jsonl

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from guardbench.paypal.endpoints import SANDBOX_HOST
-from guardbench.records import WireExchange, WireRequest, WireResponse
+from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.base import TransportError
 from guardbench.transport.recording import JsonlSink, RecordingTransport, read_jsonl
 from guardbench.transport.standin import StandInTransport

@@ -8,7 +8,7 @@ import pytest
 
 from guardbench.errors import ParameterError
 from guardbench.paypal.endpoints import LIVE_HOST, SANDBOX_HOST
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 from guardbench.transport.base import TransportError
 from guardbench.transport.sandbox import SandboxTransport
 

@@ -7,7 +7,7 @@ import pytest
 
 from guardbench.paypal.endpoints import LIVE_HOST, SANDBOX_HOST
 from guardbench.paypal.standin import PayPalStandIn
-from guardbench.records import WireRequest
+from guardbench.records.record import WireRequest
 from guardbench.transport.base import Transport, TransportError
 from guardbench.transport.standin import StandInTransport
 

@@ -7,13 +7,13 @@ optionally variants and tool protocol) and hypotheses as data:
   (per model, or pooled over models);
 - ``interval_above``: {arm_a, arm_b, metric}: arm_a's 95% interval lies wholly above
   arm_b's (intervals clustered by case: Wilson on Rao & Scott's effective sample,
-  guardbench/clustered.py, since the variants and repeats of a case are not independent);
+  guardbench/stats/clustered.py, since the variants and repeats of a case are not independent);
 - ``within_points``: {metric, points, arms}: the metric's rates across the arms are
   within ``points`` percentage points of each other.
 
 Metrics: ``attack_success`` (adversarial runs whose goal reached the wire),
 ``attacks_blocked``, ``incident_runs`` (runs with any incident), ``benign_completed``.
-Which runs count follows the tables (guardbench/measures.py): a lost run has no attack or
+Which runs count follows the tables (guardbench/stats/measures.py): a lost run has no attack or
 benign outcome, but one in which an incident reached the wire counts as a run with an
 incident (so a lost run cannot hide an incident from ``zero_incidents``); every result says
 how many runs were lost and how many cases the runs come from.
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 from guardbench.errors import GuardbenchError
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 
 METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_completed")
 KINDS = {"zero_incidents": ("arm",), "interval_above": ("arm_a", "arm_b", "metric"),
@@ -195,8 +195,8 @@ def check_run_matches(path: Path, *, models: Sequence[str], repeats: int, temper
 
 def metric_rate(records: Sequence[RunRecord], metric: str):
     """(Rate clustered by case, lost runs) for a metric over records."""
-    from guardbench import clustered
-    from guardbench.measures import MEASURES
+    from guardbench.stats import clustered
+    from guardbench.stats.measures import MEASURES
     if metric not in METRICS:
         raise GuardbenchError("plan", f"unknown metric {metric!r}")
     lost = sum(1 for r in records if r.lost)

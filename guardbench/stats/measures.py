@@ -18,7 +18,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Callable, Hashable, Iterable, Sequence
 
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 
 Outcomes = list[tuple[Hashable, bool]]
 # runs with no outcome (RunRecord.unscored): lost, and no_tool_path (the arm's tools cannot express the

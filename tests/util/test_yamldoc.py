@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from guardbench import yamldoc
+from guardbench.util import yamldoc
 
 TEXT = "a: 1\nb: [x, 'y', 2.5, true, null]\nc: {d: \"19.00\"}\n"
 

@@ -14,12 +14,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent / "report"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
 import report_synth as synth  # noqa: E402
 
 from guardbench.cli.main import cli  # noqa: E402
 from guardbench.errors import GuardbenchError  # noqa: E402
-from guardbench.runfile import iter_records, read_records  # noqa: E402
+from guardbench.records.runfile import iter_records, read_records  # noqa: E402
 
 DUP = "dir-case-02/v0/control/credulous/-/r0"
 
@@ -72,8 +72,8 @@ def test_conformance_run_refuses_a_run_recorded_twice(doubled, monkeypatch):
 
 def test_every_reading_function_refuses_it(doubled):
     from guardbench.conformance.corpus import from_runs
+    from guardbench.records.runfile import read_run
     from guardbench.report.frame import load, read_runs
-    from guardbench.runfile import read_run
     for call in (lambda: read_records(doubled / "runs.jsonl"), lambda: read_records(doubled / "runs.jsonl", True),
                  lambda: read_run(doubled), lambda: read_runs([doubled]), lambda: load(doubled),
                  lambda: list(from_runs(doubled))):
@@ -111,7 +111,7 @@ def test_run_refuses_an_arm_or_agent_named_twice(tmp_path, arms, agents):
 
 def test_plan_refuses_duplicates_whoever_calls_it():
     from guardbench.cases.load import default_cases_dir, load_cases
-    from guardbench.runner import plan
+    from guardbench.execution.runner import plan
     cases = load_cases(default_cases_dir())[:2]
     assert len(plan(cases, ["guardrail", "control"], ["credulous"], variants=[0])) == 4
     for kw in ({"arms": ["control", "control"]}, {"agents": ["careful", "careful"]},

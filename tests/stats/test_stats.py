@@ -1,12 +1,12 @@
-"""Tests for guardbench.stats: pinned reference values, library cross-checks, edge cases."""
+"""Tests for guardbench.stats.rates: pinned reference values, library cross-checks, edge cases."""
 import math
 import subprocess
 import sys
 
 import pytest
 
-from guardbench import stats
-from guardbench.stats import (
+from guardbench.stats import rates as stats
+from guardbench.stats.rates import (
     Rate,
     benjamini_hochberg,
     clopper_pearson_upper,
@@ -70,7 +70,7 @@ def test_newcombe_paired_pinned_to_the_paper(cells, d_want, lo_want, hi_want):
 
 def test_newcombe_paired_applies_the_phi_correction_only_when_eh_exceeds_fg():
     """Without the method-10 correction (18,12,2,18) would give 0.0618-0.3239: too narrow."""
-    from guardbench.stats import newcombe_paired_z, wilson_z
+    from guardbench.stats.rates import newcombe_paired_z, wilson_z
     z = 1.959963984540054
 
     def uncorrected(e, f, g, h):
@@ -290,10 +290,10 @@ def test_rate_and_fmt():
 
 def test_import_does_not_load_scipy_or_statsmodels():
     code = (
-        "import sys, guardbench.stats\n"
+        "import sys, guardbench.stats.rates\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'statsmodels'))\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"heavy modules imported: {out.stdout.strip()}"
-    assert stats.__name__ == "guardbench.stats"
+    assert stats.__name__ == "guardbench.stats.rates"

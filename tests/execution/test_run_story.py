@@ -1,5 +1,5 @@
 """What a record keeps for its story: the user's message, the untrusted data, and which wire exchanges
-each tool call sent (guardbench/run_story.py)."""
+each tool call sent (guardbench/execution/run_story.py)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from guardbench.agents.base import Step
 from guardbench.cli.main import cli
-from guardbench.run_story import _key, step_wire
+from guardbench.execution.run_story import _key, step_wire
 
 
 def test_steps_that_called_no_tool_get_no_range():

@@ -9,7 +9,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
-    from guardbench.records import Attempt, Incident, Transcript, WireExchange
+    from guardbench.records.record import Attempt, Incident, Transcript, WireExchange
 
 
 class Bad(Exception):
@@ -77,7 +77,7 @@ def money(d: Mapping, key: str) -> dict[str, Decimal]:
 # -- the typed parts of a run record (imported here when called: records.py imports this module)
 
 def incident(x: Any, i: int) -> Incident:
-    from guardbench.records import Incident
+    from guardbench.records.record import Incident
     if not isinstance(x, dict) or not isinstance(x.get("kind"), str) or not isinstance(x.get("seq"), int):
         raise Bad("incidents", f"item {i} is not an incident (kind, seq, detail, amount, currency)")
     try:
@@ -87,7 +87,7 @@ def incident(x: Any, i: int) -> Incident:
 
 
 def attempt(x: Any, i: int) -> Attempt:
-    from guardbench.records import Attempt
+    from guardbench.records.record import Attempt
     try:
         return Attempt(**x)
     except TypeError:
@@ -95,7 +95,7 @@ def attempt(x: Any, i: int) -> Attempt:
 
 
 def exchange(x: Any, i: int) -> WireExchange:
-    from guardbench.records import WireExchange
+    from guardbench.records.record import WireExchange
     try:
         return WireExchange.from_dict(x)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -103,7 +103,7 @@ def exchange(x: Any, i: int) -> WireExchange:
 
 
 def transcript(t: Any, slim: bool) -> Transcript:
-    from guardbench.records import Step, Transcript
+    from guardbench.records.record import Step, Transcript
     if t is None:
         return Transcript((), "")
     if not isinstance(t, dict):

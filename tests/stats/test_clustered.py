@@ -1,4 +1,4 @@
-"""guardbench.clustered: intervals and tests clustered by case, pinned to independent computations.
+"""guardbench.stats.clustered: intervals and tests clustered by case, pinned to independent computations.
 
 Independent references: statsmodels' cluster-robust OLS variance (Rao & Scott's and Obuchowski's
 between-cluster variances are that of a mean with an intercept-only model), statsmodels' Wilson
@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from guardbench import clustered as C
-from guardbench import stats
+from guardbench.stats import clustered as C
+from guardbench.stats import rates as stats
 
 
 def clusters(spec):

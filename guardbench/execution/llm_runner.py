@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from guardbench.records import RunRecord
-from guardbench.runner import Bench, RunSpec
+from guardbench.execution.runner import Bench, RunSpec
+from guardbench.records.record import RunRecord
 from guardbench.scoring.valid_call import made_valid_call
 
 STAND_IN = "stand-in"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "report"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
 import report_synth as synth  # noqa: E402
 
 BLOCK = textwrap.dedent('''
@@ -29,7 +29,7 @@ BLOCK = textwrap.dedent('''
     main()
 ''')
 HEAVY = "litellm,openai,httpx,matplotlib,pandas,pyarrow,openapi_core,scipy,statsmodels,numpy,mcp,cryptography,h11"
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def without(blocked: str, *args, cwd=None) -> subprocess.CompletedProcess:
@@ -79,9 +79,9 @@ def test_the_scripted_benchmark_runs_without_any_extra(tmp_path):
 
 def test_the_declared_dependencies_are_only_what_the_scripted_run_needs():
     import tomllib
-    doc = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    doc = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     deps = sorted(d.split(">")[0].split("=")[0].lower() for d in doc["project"]["dependencies"])
     assert deps == ["click", "fastjsonschema", "jsonschema", "pyyaml", "rfc3986-validator"]
     extras = doc["project"]["optional-dependencies"]
-    from guardbench.extras import EXTRAS
+    from guardbench.util.extras import EXTRAS
     assert set(EXTRAS) - {"test"} <= set(extras) and "guardbench[all]" in extras["test"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from guardbench.outputs import cut_torn_tail
+from guardbench.util.outputs import cut_torn_tail
 
 
 def _cut(path) -> tuple[int, bytes]:

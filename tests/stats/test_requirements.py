@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "report"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
 import report_synth as synth  # noqa: E402
 
-from guardbench import clustered, stats  # noqa: E402
 from guardbench.errors import GuardbenchError  # noqa: E402
-from guardbench.gate import evaluate, parse  # noqa: E402
 from guardbench.report.tables import headline, zero_incident_bounds  # noqa: E402
+from guardbench.stats import clustered  # noqa: E402
+from guardbench.stats import rates as stats
+from guardbench.stats.requirements import evaluate, parse  # noqa: E402
 
 
 def _check(records, *texts):

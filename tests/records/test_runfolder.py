@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from guardbench.cli.main import cli
 from guardbench.errors import GuardbenchError
-from guardbench.runfolder import RunFolderWriter, write_atomic
+from guardbench.records.runfolder import RunFolderWriter, write_atomic
 
 SMALL = ["--case", "benign-charge-plan", "--case", "di-payee-reseller", "--quiet"]
 
@@ -118,7 +118,7 @@ def test_a_full_disk_is_one_line_keeps_what_was_recorded_and_resumes(tmp_path, l
     else:
         json.loads((out / "manifest.json").read_text())         # whole, never torn
         assert "runs.jsonl" in line and "run again to resume" in line
-        from guardbench.runfile import read_records
+        from guardbench.records.runfile import read_records
         assert 0 < len(read_records(out / "runs.jsonl")) < 30    # what fitted is kept (a torn tail is ignored)
     again = gb("run", *SMALL, "--out", out)
     assert again.returncode == 0, again.stderr

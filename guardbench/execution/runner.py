@@ -3,7 +3,7 @@
 ``plan`` lists the runs (RunSpec) of a design; ``Bench`` executes one (the arm prepares its
 world, the agent acts, the wire is scored); ``execute_all`` executes many, in worker processes
 with ``jobs`` > 1, always yielding records in plan order (the same bytes whatever ``jobs``).
-Writing them is guardbench/runfolder.py's job.
+Writing them is guardbench/records/runfolder.py's job.
 """
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from guardbench.arms.base import Prepared
 from guardbench.arms.setup import SetupFailed
 from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
-from guardbench.records import UNSCORED, RunRecord
-from guardbench.run_story import ToolWatch, story_fields
-from guardbench.runfolder import encode
+from guardbench.execution.run_story import ToolWatch, story_fields
+from guardbench.records.record import UNSCORED, RunRecord
+from guardbench.records.runfolder import encode
 from guardbench.scoring.score import policy_reference, run_reference, score
 
 
@@ -230,7 +230,7 @@ def _exit_on_term(signum, frame) -> None:
     """The pool is terminated (Ctrl-C, an error): kill the process groups the arms started and leave at
     once, with no unwinding through a run in flight (its half-done work is the parent's to discard). No
     arm's close() here: a signal handler that takes a lock the interrupted code holds never returns."""
-    from guardbench.processes import kill_started_groups
+    from guardbench.util.processes import kill_started_groups
     kill_started_groups()
     os._exit(128 + signum)
 

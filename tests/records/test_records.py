@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent / "report"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
 import report_synth as synth  # noqa: E402
 
 from guardbench.cli.main import cli  # noqa: E402
 from guardbench.errors import GuardbenchError  # noqa: E402
-from guardbench.records import REQUIRED, RunRecord  # noqa: E402
-from guardbench.runfile import read_records  # noqa: E402
+from guardbench.records.record import REQUIRED, RunRecord  # noqa: E402
+from guardbench.records.runfile import read_records  # noqa: E402
 
 
 @pytest.fixture(scope="module")

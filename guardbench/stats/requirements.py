@@ -12,9 +12,9 @@ A requirement is ``SUBJECT OP NUMBER``::
   group of the tables (``scripted credulous``, a model, ``pooled over 2 models``; without one, the
   requirement must hold in every group that ran the arm), a metric and a field.
 * rates (``attack_success``, ``attacks_blocked``, ``benign_completed``, ``falsely_blocked``,
-  ``incident_rate``: runs with an incident) count the runs guardbench/measures.py counts for the
+  ``incident_rate``: runs with an incident) count the runs guardbench/stats/measures.py counts for the
   tables; the value is k/n, and ``.k``, ``.n``, ``.cases``, ``.lower``, ``.upper`` (the 95% interval
-  clustered by case of the tables: Wilson on Rao & Scott's effective sample, guardbench/clustered.py)
+  clustered by case of the tables: Wilson on Rao & Scott's effective sample, guardbench/stats/clustered.py)
   and ``.upper_one_sided`` (the one-sided 95% Clopper-Pearson bound clustered by case, as in the
   table "Upper bound on the incident rate") are its parts. A rate with no run to measure (n = 0)
   fails every requirement on it: a gate never passes on nothing.
@@ -37,11 +37,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from guardbench import clustered
-from guardbench import measures as M
 from guardbench.errors import GuardbenchError
-from guardbench.records import INCIDENT_KINDS, RunRecord
+from guardbench.records.record import INCIDENT_KINDS, RunRecord
 from guardbench.report.capability import NOT_CAPABLE
+from guardbench.stats import clustered
+from guardbench.stats import measures as M
 
 RATES: dict[str, Callable] = {"attack_success": M.attack_success, "attacks_blocked": M.attacks_blocked,
                               "benign_completed": M.benign_completed, "falsely_blocked": M.falsely_blocked,

@@ -1,7 +1,7 @@
 """Free text written into committed outputs (the mutation report's bench details) carries no machine path."""
 from __future__ import annotations
 
-from guardbench.outputs import scrub_paths
+from guardbench.util.outputs import scrub_paths
 
 COPY = "/tmp/gb-mutate-s6yf7_wi/gb-mutate-approval_threshold-r3i3dna6"
 

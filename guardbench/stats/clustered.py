@@ -2,7 +2,7 @@
 
 Every rate and every comparison guardbench prints is computed here from per-case counts
 (a case is the cluster; its variants and repeats are the runs inside it). Pure Python, like
-guardbench/stats.py; the tests cross-check against scipy and statsmodels and against
+guardbench/stats/rates.py; the tests cross-check against scipy and statsmodels and against
 independent re-implementations.
 
 Methods and sources (docs/statistics.md lists when each is used):
@@ -51,7 +51,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Mapping, Sequence
 
-from guardbench.stats import Rate, _z, newcombe_paired_z, wilson_z
+from guardbench.stats.rates import Rate, _z, newcombe_paired_z, wilson_z
 
 __all__ = ["EXACT_WORK", "Paired", "case_counts", "design_effect", "diff_design_effect", "paired",
            "paired_counts", "rate", "sign_flip_p", "upper_bound"]
@@ -245,7 +245,7 @@ def diff_design_effect(cells: Mapping[Hashable, Sequence[int]]) -> float:
 
 def paired(cells: Mapping[Hashable, Sequence[int]], conf: float = 0.95) -> Paired:
     """The clustered paired comparison of first against second over ``{case: (e, f, g, h)}``."""
-    from guardbench.stats import mcnemar_exact
+    from guardbench.stats.rates import mcnemar_exact
     z = _z(conf)
     tot = [0, 0, 0, 0]
     cases = 0

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.records import RunRecord
-from guardbench.runfile import read_records
+from guardbench.records.record import RunRecord
+from guardbench.records.runfile import read_records
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args):
@@ -31,9 +31,9 @@ def test_broken_broker_shows_incidents_in_guardrail_arm():
     from guardbench.arms.guardrail import GuardrailArm
     from guardbench.broker import Broker, load_policy
     from guardbench.cases.load import load_cases
+    from guardbench.execution.runner import Bench, RunSpec
     from guardbench.paypal.bodies import payee_field
-    from guardbench.records import WireRequest
-    from guardbench.runner import Bench, RunSpec
+    from guardbench.records.record import WireRequest
 
     smuggled = threading.local()
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 from guardbench.errors import GuardbenchError
-from guardbench.records import RunRecord
+from guardbench.records.record import RunRecord
 
 
 def runs_path(run_dir: Path | str) -> Path:

@@ -86,7 +86,7 @@ def wilson_z(k: float, n: float, z: float) -> tuple[float, float]:
     """Wilson interval at critical value ``z`` for real-valued counts (effective ``k``, ``n``).
 
     The same formula as :func:`wilson`; counts need not be integers, which is how a
-    design-effect-adjusted (effective) sample enters it (guardbench/clustered.py).
+    design-effect-adjusted (effective) sample enters it (guardbench/stats/clustered.py).
     """
     if n <= 0:
         return 0.0, 1.0
@@ -304,7 +304,7 @@ class Rate:
     """A count ``k`` out of ``n`` with its interval ``lo``-``hi``.
 
     ``cases`` is the number of cases (clusters) the ``n`` runs come from when the interval
-    is clustered by case (guardbench/clustered.py, ``deff`` its design effect); ``None`` for
+    is clustered by case (guardbench/stats/clustered.py, ``deff`` its design effect); ``None`` for
     a plain per-run Wilson interval (:func:`rate`).
     """
 

@@ -19,7 +19,18 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 from guardbench.errors import GuardbenchError
-from guardbench.fieldcheck import Bad, attempt, count, exchange, flag, incident, money, number, transcript, typed
+from guardbench.records.fieldcheck import (
+    Bad,
+    attempt,
+    count,
+    exchange,
+    flag,
+    incident,
+    money,
+    number,
+    transcript,
+    typed,
+)
 
 
 @lru_cache(maxsize=8192)

@@ -1,6 +1,6 @@
 """What a run's record keeps so that its story can be told from the record alone.
 
-The runner (guardbench/runner.py) watches the tools of each session an arm prepared: every tool
+The runner (guardbench/execution/runner.py) watches the tools of each session an arm prepared: every tool
 call notes which wire exchanges it caused (the recording transport's seq before and after the
 call). ``story_fields`` then adds to the record:
 

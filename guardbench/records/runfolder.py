@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import IO, Callable, Iterable
 
 from guardbench.errors import GuardbenchError
-from guardbench.outputs import cannot_write, check_out_dir, cut_torn_tail
-from guardbench.records import RunRecord
-from guardbench.runfile import read_records
+from guardbench.records.record import RunRecord
+from guardbench.records.runfile import read_records
+from guardbench.util.outputs import cannot_write, check_out_dir, cut_torn_tail
 
 # manifest option key -> the command-line option that sets it (for "resume refused" messages)
 OPTION_FLAGS = {"cases": "--case", "families": "--family", "arms": "--arms", "agents": "--agent",

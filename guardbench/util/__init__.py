@@ -1,0 +1,1 @@
+"""Small utilities shared by every stage: output paths, process groups, YAML documents, extras."""
