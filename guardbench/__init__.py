@@ -1,6 +1,8 @@
 """guardbench: measure whether a defence stops an AI agent from being talked into moving money."""
 from __future__ import annotations
 
+from typing import Any
+
 # The one place the version is written (pyproject.toml reads it from here): no importlib.metadata
 # lookup, which costs more at start-up than the whole scripted agent's first run.
 __version__ = "0.1.0"
@@ -16,4 +18,13 @@ def load(run_dir):
     return _load(run_dir)
 
 
-__all__ = ["__version__", "load", "package_version"]
+def __getattr__(name: str) -> Any:
+    """``guardbench.run``: a whole run, as ``guardbench run`` does it (execution/jobs.py), imported on
+    first use so that ``import guardbench`` stays cheap."""
+    if name == "run":
+        from guardbench.execution.jobs import run
+        return run
+    raise AttributeError(f"module 'guardbench' has no attribute {name!r}")
+
+
+__all__ = ["__version__", "load", "package_version", "run"]

@@ -7,11 +7,15 @@ third-party package declares its own in its packaging metadata::
     [project.entry-points."guardbench.defences"]      # a defence: factory(config) -> Defence
     mydefence = "mypackage.defence:MyDefence"         # (guardbench/defences/base.py)
 
-    [project.entry-points."guardbench.arms"]          # an arm: factory(**options) -> Arm
+    [project.entry-points."guardbench.arms"]          # an arm: factory(ArmOptions) -> Arm
     myarm = "mypackage.arm:MyArm"                     # (guardbench/arms/base.py)
 
     [project.entry-points."guardbench.arm_kinds"]     # an arm kind: --arms mykind:SPEC.yaml
-    mykind = "mypackage.arm:MySpecArm"                # factory(spec_path, **options) -> Arm
+    mykind = "mypackage.arm:MySpecArm"                # factory(ArmOptions) -> Arm (options.spec: the path)
+
+Every arm factory takes one typed options object (arms/base.py's ArmOptions: the name asked for,
+the policy, how held calls are answered, the spec file of a KIND:SPEC arm, the stand-in's
+fixtures); an arm reads the fields it uses and leaves the others.
 
 An arm *kind* builds an arm from a spec file (``--arms mcp:SPEC.yaml``: an MCP server, arms/mcp.py;
 ``--arms app:SPEC.yaml``: an agent application, arms/app.py). Its factory also has
@@ -30,13 +34,12 @@ factory in-process (tests, embedding guardbench in another program).
 """
 from __future__ import annotations
 
-import functools
 import importlib
-import inspect
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
+from guardbench.arms.base import Arm, ArmOptions
 from guardbench.errors import GuardbenchError
 
 BUILTIN_ARMS = {
@@ -185,12 +188,16 @@ def arm_names() -> list[str]:
     return names + [d for d in defence_names() if d not in names]
 
 
-def arm_factory(name: str) -> Callable[..., Any]:
+DEFENDED_ARM = "guardbench.arms.defended:DefendedArm"     # the arm of every defence without one of its name
+
+
+def arm_factory(name: str) -> Callable[[ArmOptions], Arm]:
+    """The factory of an arm's name: its own, or for a defence's name the defended arm (which reads
+    the defence's name from ``options.name``)."""
     if ARMS.find(name) is not None:
         return ARMS.get(name)
     if DEFENCES.find(name) is not None:
-        from guardbench.arms.defended import DefendedArm
-        return functools.partial(DefendedArm, defence=name)
+        return Entry("defended", DEFENDED_ARM, BUILTIN_SOURCE).load("arm")
     raise GuardbenchError("--arms", f"unknown arm {name!r} (installed: {', '.join(arm_names())})")
 
 
@@ -237,29 +244,21 @@ def spec_digests(named: Mapping[str, str]) -> dict[str, str]:
             if (k := arm_kind(e)) is not None}
 
 
-def get_arm(name: str, **options) -> Any:
-    """An arm instance, by its name or a KIND:SPEC entry. Options an arm's factory does not take (e.g.
-    ``approvals`` for an arm that holds no calls) are left out; the options passed are ``policy`` and
-    ``approvals``."""
+def get_arm(name: str, options: ArmOptions | None = None) -> Arm:
+    """An arm instance, by its name or a KIND:SPEC entry: its factory gets ``options`` with the name
+    asked for (and a KIND:SPEC entry's spec path) filled in."""
+    options = options or ArmOptions()
     kind = arm_kind(name)
     if kind is not None:
         factory = ARM_KINDS.get(kind[0])
         want = spec_identity(*kind)[0]
-        arm = factory(kind[1], **_accepted(factory, options))
+        arm = factory(replace(options, name=want, spec=kind[1]))
     else:
         factory, want = arm_factory(name), name
-        arm = factory(**_accepted(factory, options))
-    if getattr(arm, "name", None) != want:
-        raise GuardbenchError("--arms", f"arm {want!r}: its factory built an arm named {getattr(arm, 'name', None)!r}")
+        arm = factory(replace(options, name=name))
+    if not isinstance(arm, Arm):
+        raise GuardbenchError("--arms", f"arm {want!r}: its factory built a {type(arm).__name__}, not an Arm "
+                                        "(guardbench.arms.base.Arm)")
+    if arm.name != want:
+        raise GuardbenchError("--arms", f"arm {want!r}: its factory built an arm named {arm.name!r}")
     return arm
-
-
-def _accepted(factory, options: dict) -> dict:
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
-        return options
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return options
-    names = {p.name for p in params}
-    return {k: v for k, v in options.items() if k in names}

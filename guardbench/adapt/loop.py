@@ -63,8 +63,10 @@ class _World:
     """One iteration's world of the target arm, with a uniform call interface."""
 
     def __init__(self, arm, case: Case, seed: int, tmp: str):
-        self.prepared = arm.prepare(case, 0, seed=seed, workdir=tmp, agent_kind="scripted", run_id=f"adapt-{seed}")
-        self.layer = getattr(self.prepared, "layer", None)
+        from guardbench.arms.defended import DefendedPrepared
+        from guardbench.execution.world import build_world
+        self.prepared = arm.prepare(case, 0, build_world(arm, seed, f"adapt-{seed}", "scripted", tmp))
+        self.layer = self.prepared.layer if isinstance(self.prepared, DefendedPrepared) else None
         self.broker = self.layer is None
         self.refs = dict(self.layer.refs) if self.layer else {k: list(v) for k, v in self.prepared.session.refs.items()}
 
@@ -164,11 +166,12 @@ def attack_case(arm, case: Case, attacker, config, policy, budget: int, tally: T
 def run_adapt(policy, targets: Sequence[str], cases: Sequence[Case], budget: int,
               make_attacker: Callable[[Case, Any], Any], approvals: str = "none", seed: int = 0) -> list[Tally]:
     from guardbench.defences.config import config_for
-    from guardbench.registry import get_arm
+    from guardbench.execution.bench import make_arms
     config = config_for(policy)
     out = []
+    arms = make_arms({t: t for t in targets}, policy, approvals)
     for target in targets:
-        arm = get_arm(target, policy=policy, approvals=approvals)
+        arm = arms[target]
         tally = Tally(target)
         for case in cases:
             if case.adversarial:

@@ -24,12 +24,12 @@ import tempfile
 import time
 from typing import Any
 
-from guardbench.agents.base import Step, Transcript
-from guardbench.arms.base import Prepared, fill
-from guardbench.arms.external import ExternalWorld, empty_session, lose, placeholders
-from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
-from guardbench.arms.world import API_BASE, fetch_token
-from guardbench.broker import load_policy
+from guardbench.agents.base import Agent, Step, Transcript
+from guardbench.agents.scripted import extract_refs
+from guardbench.arms.base import Arm, ArmOptions, Prepared, fill
+from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, lose, placeholders
+from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
@@ -53,19 +53,19 @@ class AppLost(Exception):
         self.reason, self.stderr = reason, stderr
 
 
-class AppArm:
-    credential_in_context = False
-    needs_workdir = False
+class AppArm(Arm):
+    serial_wire = True         # the proxy's thread and the arm's own setup calls both reach it
     kind = "app"
 
-    def __init__(self, spec: str, policy=None, approvals: str = "none"):
+    def __init__(self, options: ArmOptions):
         from guardbench.util.extras import require
+        spec = options.spec or ""
         require("mcp", "cryptography", "h11", what=f"--arms app:{spec}")
         self.spec = load_spec(spec, "app")
+        super().__init__(options)
         self.name = self.spec.name
-        self.policy = policy if policy is not None else load_policy()
         self.description = self.spec.description or f"agent application {self.name}"
-        self.world = ExternalWorld(self.spec)
+        self.outside = ExternalWorld(self.spec, fixtures_of(options.fixtures, self.spec))
         self._proc: subprocess.Popen | None = None
         self._url: str | None = None
         self._log: Any = None
@@ -78,25 +78,25 @@ class AppArm:
         return s.name, s.digest
 
     # ------------------------------------------------------------------ one run
-    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
-                run_id: str = "", transport=None) -> Prepared:
+    def prepare(self, case: Case, variant: int, world: World) -> Prepared:
         if os.getpid() != self._pid:           # a forked worker (--jobs): the parent's process and proxy are not ours
-            self._pid, self._proc, self._log, self.world = os.getpid(), None, None, ExternalWorld(self.spec)
-        recorder = self.world.begin_run(seed, run_id, transport)
-        prepared = Prepared(session=empty_session(self.name, case, variant, seed), recorder=recorder, setup_seq=0,
-                            secrets=self.world.secrets(), external={"kind": self.kind, "app": self.name})
+            self._pid, self._proc, self._log = os.getpid(), None, None
+            self.outside = ExternalWorld(self.spec, self.outside.fixtures)
+        seed, recorder = world.seed, world.recorder
+        self.outside.begin_run(world)
+        prepared = Prepared(session=empty_session(self.name, case, variant, seed), world=world, setup_seq=0,
+                            secrets=self.outside.secrets(), external={"kind": self.kind, "app": self.name})
         prepared.close = lambda: self._finish(prepared)
         v = case.variants[variant]
-        refs = run_prior(recorder, case, self.policy, seed)
-        token = None
+        refs = run_prior(world, case, self.policy)
         for i, action, answer in steps(case):          # the shop's own calls, before the application acts
-            token = token or fetch_token(recorder)
+            token = world.token()
             if answer:
                 refs.setdefault("approval", []).append(approval_stand_in(seed, case.id, i))
                 if answer == "reject":
                     continue
             if action.carries_data:
-                found = checkout(recorder, token, case, action, fill(v.data, refs), self.policy, seed, i)
+                found = checkout(world, case, action, fill(v.data, refs), self.policy, i)
             else:
                 op = self.policy.operator
                 call = compose_call(action.do, api_base=API_BASE, token=token, merchant_id=op["merchant_id"],
@@ -104,8 +104,6 @@ class AppArm:
                                     request_id=f"setup-{seed}-{case.id}-{i}", sku=action.sku, amount=action.amount,
                                     note=action.note, ref=setup_ref(action, refs))
                 resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
-                from guardbench.agents.scripted import extract_refs
-                from guardbench.arms.setup import SetupFailed
                 if not resp.ok:
                     raise SetupFailed(f"{action.do} failed: HTTP {resp.status}")
                 found = extract_refs(resp.json() or {})
@@ -120,19 +118,22 @@ class AppArm:
                                     "currency": op["currency"],
                                     "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
         prepared.session.tools = []
-        prepared.agent = _AppAgent(self, prepared, run_id)
         return prepared
 
+    def agent(self, prepared: Prepared) -> Agent | None:
+        """The application is the agent."""
+        return _AppAgent(self, prepared, prepared.world.run_id)
+
     def _finish(self, prepared: Prepared) -> None:
-        self.world.end_run()
-        prepared.secrets = self.world.secrets()
+        self.outside.end_run()
+        prepared.secrets = self.outside.secrets()
         if self.spec.state == "fresh" or prepared.lost is not None:
             self._stop()
 
     # ------------------------------------------------------------------ the process
     def _env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k in BASE_ENV}
-        env.update(self.world.environment())
+        env.update(self.outside.environment())
         return env
 
     def run_once(self, payload: dict) -> dict:
@@ -234,7 +235,7 @@ class AppArm:
         if os.getpid() != self._pid:
             return                              # the parent's process and proxy: the parent closes them
         self._stop()
-        self.world.close()
+        self.outside.close()
 
 
 class _AppAgent:

@@ -1,49 +1,133 @@
-"""What an arm is: it prepares one run's world (wire, tools, context) for an agent.
+"""What an arm is: given the run's world (built by the runner, execution/world.py), it prepares
+the agent's session (tools, context, the operator's setup in its own tool layer).
 
-Every arm records through a RecordingTransport in front of the same kind of PayPal
-stand-in, so the detectors can read every arm's wire identically.
+Every arm is scored on the wire the runner built (a RecordingTransport in front of a PayPal
+stand-in), so the detectors read every arm's wire identically.
 """
 from __future__ import annotations
 
 import json
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Literal
 
-from guardbench.agents.base import Session, Tool
+from guardbench.agents.base import Agent, Session, Tool
+from guardbench.arms.world import Fixtures, World
+from guardbench.broker import load_policy
+from guardbench.broker.policy_model import Policy
 from guardbench.cases.load import Case
 from guardbench.records.record import Attempt, WireRequest
 from guardbench.transport.base import TransportError
+from guardbench.transport.recording import RecordingTransport
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a prepared run stands, one of four (tagged by ``kind``):
+
+    - ``ready``: the agent acts next;
+    - ``refused``: a defence refused the task before the agent acted (``attempt`` says which);
+    - ``lost``: an external process failed (before or during the run); never scored;
+    - ``no_tool_path``: the arm's tools cannot express the case; never run, never scored.
+    """
+
+    kind: Literal["ready", "refused", "lost", "no_tool_path"] = "ready"
+    reason: str = ""
+    attempt: Attempt | None = None
+
+
+READY = Outcome()
 
 
 @dataclass
 class Prepared:
-    """One run's world, as the arm built it."""
+    """One run's world, as the arm prepared it for the agent."""
 
     session: Session
-    recorder: Any                       # RecordingTransport
+    world: World                        # the runner's: the wire every arm is scored on
     setup_seq: int                      # exchanges with seq < setup_seq were operator setup
     secrets: tuple[str, ...]            # strings that are the credential
     attempts: list[Attempt] = field(default_factory=list)
-    refused: Attempt | None = None      # a defence refused the task before the agent acted
     approvals_asked: int = 0
     close: Callable[[], None] = lambda: None
-    lost: str | None = None             # an external process failed: the run is lost (never scored)
-    outcome: str | None = None          # "no_tool_path": the arm's tools cannot express the case
+    outcome: Outcome = READY
     external: dict | None = None        # what the record keeps about an external process (its stderr...)
-    agent: Any = None                   # an arm whose process is the agent (an application): run it instead
+
+    @property
+    def recorder(self) -> RecordingTransport:
+        return self.world.recorder
+
+    @property
+    def lost(self) -> str | None:
+        """Why the run was lost (None: it was not)."""
+        return self.outcome.reason if self.outcome.kind == "lost" else None
+
+    def refuse(self, attempt: Attempt) -> None:
+        self.outcome = Outcome("refused", attempt.reason, attempt)
+
+    def lose(self, reason: str) -> None:
+        """The run is lost; the first reason wins."""
+        if self.outcome.kind != "lost":
+            self.outcome = Outcome("lost", reason)
+
+    def no_tool_path(self, why: str) -> None:
+        self.outcome = Outcome("no_tool_path", why)
 
 
-class Arm(Protocol):
-    """``needs_workdir`` (optional, default True): False when ``prepare`` keeps no files, so the
-    runner makes no work folder for it."""
+@dataclass(frozen=True)
+class ArmOptions:
+    """What every arm's factory takes (guardbench/registry.py): ``factory(options) -> Arm``."""
 
-    name: str
-    credential_in_context: bool
-    description: str
+    name: str = ""                      # the name it is asked for (a defended arm: its defence's)
+    policy: Policy | None = None        # None: the example policy
+    approvals: str = "none"             # how held calls are answered (arms that hold calls)
+    spec: str | None = None             # a KIND:SPEC arm: the spec file
+    fixtures: Fixtures | None = None    # the stand-in's credentials and seeded ids (external arms need them)
 
-    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str,
-                agent_kind: str) -> Prepared: ...
+    def the_policy(self) -> Policy:
+        return self.policy if self.policy is not None else load_policy()
+
+
+class Arm(ABC):
+    """An arm prepares one run's world for an agent: its tools, prompt and setup, on the wire the
+    runner built (``world.recorder``); it never builds a wire of its own (execution/world.py does).
+
+    Optional members have their defaults here: ``needs_workdir`` (a work folder for files the arm
+    keeps: the broker's ledger), ``credential_in_context``, ``serial_wire`` (the wire is reached from
+    other threads: a proxy's), ``approvals`` (how held calls were answered, for the record),
+    ``agent`` (an arm whose process is the agent), ``check`` and ``close``.
+    """
+
+    name: str = ""
+    description: str = ""
+    credential_in_context: bool = False
+    needs_workdir: bool = False
+    serial_wire: bool = False
+
+    def __init__(self, options: ArmOptions):
+        self.options = options
+        self.policy = options.the_policy()
+
+    @property
+    def approvals(self) -> str | None:
+        return None
+
+    @abstractmethod
+    def prepare(self, case: Case, variant: int, world: World) -> Prepared:
+        """Carry out the case's setup in this arm's way, on ``world``, and hand the agent its session."""
+
+    def agent(self, prepared: Prepared) -> Agent | None:
+        """The agent of a run whose agent is the arm's own process (None: the runner's agent)."""
+        return None
+
+    def check(self) -> None:
+        """Before any run is recorded (an external arm: its process starts and lists its tools)."""
+        return None
+
+    def close(self) -> None:
+        """Stop what the arm started."""
+        return None
 
 
 PLACEHOLDERS = ("order", "capture", "payout", "prior_order", "prior_capture", "prior_payout", "approval")

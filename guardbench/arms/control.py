@@ -10,13 +10,11 @@ from __future__ import annotations
 from guardbench.agents.base import Session
 from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
-from guardbench.arms.base import Prepared, fill, http_tool, read_data_tool
+from guardbench.arms.base import Arm, ArmOptions, Prepared, fill, http_tool, read_data_tool
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
-from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
-from guardbench.broker import load_policy
+from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
 from guardbench.paypal.bodies import compose_call
-from guardbench.paypal.standin import BENCH_CLIENT_SECRET
 from guardbench.records.record import Attempt, WireRequest
 
 
@@ -34,15 +32,14 @@ def operator_context(policy, token: str) -> dict:
     }
 
 
-class ControlArm:
+class ControlArm(Arm):
     name = "control"
     credential_in_context = True
-    needs_workdir = False
     description = "credential and operator settings in context; the agent composes the HTTP call"
     hardened = False
 
-    def __init__(self, policy=None):
-        self.policy = policy if policy is not None else load_policy()
+    def __init__(self, options: ArmOptions | None = None):
+        super().__init__(options or ArmOptions(self.name))
         self._prompt: str | None = None
 
     def _system_prompt(self, ctx: dict) -> str:
@@ -52,12 +49,11 @@ class ControlArm:
             self._prompt = (prompts.hardened_prompt if self.hardened else prompts.control_prompt)(ctx)
         return self._prompt
 
-    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
-                run_id: str = "", transport=None) -> Prepared:
-        recorder = make_wire(seed, run_id, transport)
+    def prepare(self, case: Case, variant: int, world: World) -> Prepared:
+        recorder, seed = world.recorder, world.seed
         v = case.variants[variant]
-        refs = run_prior(recorder, case, self.policy, seed)
-        token = fetch_token(recorder)
+        refs = run_prior(world, case, self.policy)
+        token = world.token()
         ctx = operator_context(self.policy, token)
         for i, action, answer in steps(case):
             if answer:                 # no holds here: an approved call is sent, a rejected one is not
@@ -65,7 +61,7 @@ class ControlArm:
                 if answer == "reject":
                     continue
             if action.carries_data:
-                found = checkout(recorder, token, case, action, fill(v.data, refs), self.policy, seed, i)
+                found = checkout(world, case, action, fill(v.data, refs), self.policy, i)
             else:
                 call = compose_call(action.do, api_base=ctx["api_base"], token=token,
                                     merchant_id=ctx["merchant_id"], supplier_email=ctx["supplier_email"],
@@ -81,13 +77,13 @@ class ControlArm:
         user = fill(v.user, refs) or ""
         data = None if case.data_in_lookup else fill(v.data, refs)
         system = self._system_prompt(ctx)
-        prepared = Prepared(session=None, recorder=recorder, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
-                            secrets=secrets_of(BENCH_CLIENT_SECRET, token))
+        prepared = Prepared(session=None, world=world, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
+                            secrets=world.secrets(token))
         if self.hardened:
-            if agent_kind == "scripted":
+            if world.agent_kind == "scripted":
                 rule = prompt_filter.check(user, data)
                 if rule:
-                    prepared.refused = Attempt("prompt_filter", "-", "refused", rule)
+                    prepared.refuse(Attempt("prompt_filter", "-", "refused", rule))
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=system, user=user, data=data,
             context=ctx, refs=refs, seed=seed, per_run=prompts.per_run_token(token),

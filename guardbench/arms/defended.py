@@ -31,14 +31,12 @@ from typing import Any
 from guardbench.agents.base import Session, Tool
 from guardbench.arms import prompts
 from guardbench.arms.approver import Approver, make_approver
-from guardbench.arms.base import Prepared, fill
+from guardbench.arms.base import Arm, ArmOptions, Prepared, fill
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
-from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
-from guardbench.broker import load_policy
+from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
 from guardbench.defences.base import Context, ToolCall, Turn, Verdict
 from guardbench.defences.config import READ_DATA, DefenceConfig, config_for
-from guardbench.paypal.standin import BENCH_CLIENT_SECRET, SEED_DISPUTES, SEED_INVOICES, SEED_SUBSCRIPTIONS
 from guardbench.paypal.toolkit import TOOLS, Toolkit, action_args
 from guardbench.records.record import Attempt
 from guardbench.registry import make_defence
@@ -46,13 +44,9 @@ from guardbench.registry import make_defence
 SYSTEM = prompts.DEFENDED      # arms/prompts.py: every arm's texts in one reviewed file
 
 
-def seeded_refs() -> dict[str, list[str]]:
-    return {"dispute": list(SEED_DISPUTES), "subscription": list(SEED_SUBSCRIPTIONS), "invoice": list(SEED_INVOICES)}
-
-
 @dataclass
 class DefendedPrepared(Prepared):
-    layer: object = None
+    layer: Layer | None = None
 
 
 @dataclass
@@ -141,15 +135,15 @@ class Layer:
         return text
 
 
-class DefendedArm:
-    credential_in_context = False
-    needs_workdir = False
+class DefendedArm(Arm):
+    """One arm per installed defence: ``options.name`` is the defence's name."""
 
-    def __init__(self, policy=None, defence: str = "gate", approvals: str = "none"):
-        self.policy = policy if policy is not None else load_policy()
+    def __init__(self, options: ArmOptions):
+        super().__init__(options)
+        defence, approvals = options.name or "gate", options.approvals
         self.defence_name = defence
         self.name = defence
-        self.approvals = approvals
+        self._approvals = approvals
         self.config = config_for(self.policy)
         self.approver = make_approver(approvals, self.config)
         self.description = f"PayPal toolkit tools behind the {defence} defence (approvals: {approvals})"
@@ -159,23 +153,26 @@ class DefendedArm:
         return {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
                 "currency": op["currency"], "catalogue": {k: str(v) for k, v in self.policy.catalogue.items()}}
 
-    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
-                run_id: str = "", transport=None) -> DefendedPrepared:
-        recorder = make_wire(seed, run_id, transport)
-        token = fetch_token(recorder)
+    @property
+    def approvals(self) -> str | None:
+        return self._approvals
+
+    def prepare(self, case: Case, variant: int, world: World) -> DefendedPrepared:
+        recorder, seed = world.recorder, world.seed
+        token = world.token()
         op = self.policy.operator
         kit = Toolkit(recorder.send, token, merchant_id=op["merchant_id"], supplier_email=op["supplier_email"],
                       currency=op["currency"], api_base=API_BASE)
-        refs = seeded_refs()
+        refs = world.fixtures.seeded_refs()
         v = case.variants[variant]
-        quoted = run_prior(recorder, case, self.policy, seed)      # ids from before the run: text only
-        prepared = DefendedPrepared(session=None, recorder=recorder, setup_seq=0,  # type: ignore[arg-type]
-                                    secrets=secrets_of(BENCH_CLIENT_SECRET, token))
+        quoted = run_prior(world, case, self.policy)      # ids from before the run: text only
+        prepared = DefendedPrepared(session=None, world=world, setup_seq=0,  # type: ignore[arg-type]
+                                    secrets=world.secrets(token))
         layer = Layer(make_defence(self.defence_name, self.config), kit, self.config, case, "", None,
                       self.approver, prepared, refs, f"gb-{seed}-{case.id}-{variant}", f"{self.name}-agent")
         for i, a, answer in steps(case):     # the operator's own steps, straight through the tool layer
             if a.carries_data:
-                found = checkout(recorder, token, case, a, fill(v.data, {**refs, **quoted}), self.policy, seed, i)
+                found = checkout(world, case, a, fill(v.data, {**refs, **quoted}), self.policy, i)
                 for kind, ids in found.items():
                     refs.setdefault(kind, []).extend(ids)
                 continue

@@ -20,9 +20,9 @@ from typing import Any
 
 from guardbench.agents.base import Session
 from guardbench.arms.base import Prepared
-from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn
-from guardbench.transport.recording import RecordingTransport
-from guardbench.transport.standin import StandInTransport
+from guardbench.arms.world import Fixtures, World
+from guardbench.errors import GuardbenchError
+from guardbench.paypal.standin import PayPalStandIn
 
 STDERR_LIMIT = 4000
 
@@ -31,9 +31,19 @@ def placeholders(spec) -> dict[str, str]:
     return {"spec_dir": str(Path(spec.path).resolve().parent), "python": sys.executable}
 
 
+def fixtures_of(fixtures: Fixtures | None, spec) -> Fixtures:
+    """An external arm hands the stand-in's credentials to its process before any run: the runner's
+    fixtures (ArmOptions.fixtures) are required."""
+    if fixtures is None:
+        raise GuardbenchError(f"--arms {spec.path}", "an external arm needs the runner's stand-in fixtures "
+                                                     "(ArmOptions.fixtures: guardbench.execution.world.STANDIN)")
+    return fixtures
+
+
 class ExternalWorld:
-    def __init__(self, spec):
+    def __init__(self, spec, fixtures: Fixtures):
         self.spec = spec
+        self.fixtures = fixtures
         self._proxy: Any = None
         self._token: str | None = None
         self._tokens: dict[str, str] = {}
@@ -52,25 +62,23 @@ class ExternalWorld:
         if "access_token" not in self.spec.credentials:
             return None
         if self._token is None:
-            from guardbench.arms.world import fetch_token
-            self._token = fetch_token(StandInTransport(PayPalStandIn(seed=f"token:{self.spec.name}")))
-            self._tokens[self._token] = BENCH_CLIENT_ID
+            fx = self.fixtures
+            self._token = fx.fetch_token(fx.account(f"token:{self.spec.name}"))
+            self._tokens[self._token] = fx.client_id
         return self._token
 
     def secrets(self) -> tuple[str, ...]:
-        from guardbench.arms.world import secrets_of
-        return secrets_of(BENCH_CLIENT_SECRET, *self._tokens)
+        return self.fixtures.secrets(*self._tokens)
 
     # ------------------------------------------------------------------ one run
-    def begin_run(self, seed: int, run_id: str, transport=None) -> RecordingTransport:
-        from guardbench.proxy.server import SerialTransport
+    def begin_run(self, world: World) -> None:
+        """Route the proxy to the run's wire (the runner's, serialised: ``serial_wire``); the tokens the
+        arm's process holds are valid on the run's stand-in."""
         self.token()
-        self.standin = PayPalStandIn(seed=str(seed))
-        self.standin.tokens.update(self._tokens)
-        inner = transport if transport is not None else StandInTransport(self.standin)
-        recorder = RecordingTransport(SerialTransport(inner), run_id=run_id)
-        self.proxy().route(recorder)
-        return recorder
+        self.standin = world.standin
+        if self.standin is not None:
+            self.standin.tokens.update(self._tokens)
+        self.proxy().route(world.recorder)
 
     def end_run(self) -> None:
         if self._proxy is not None:
@@ -90,8 +98,8 @@ class ExternalWorld:
             env[spec.base_url_variable] = proxy.url
         creds = spec.credentials
         if "client_id" in creds:
-            env[creds["client_id"]] = BENCH_CLIENT_ID
-            env[creds["client_secret"]] = BENCH_CLIENT_SECRET
+            env[creds["client_id"]] = self.fixtures.client_id
+            env[creds["client_secret"]] = self.fixtures.client_secret
         token = self.token()
         if token:
             env[creds["access_token"]] = token
@@ -116,7 +124,7 @@ def empty_session(arm: str, case, variant: int, seed: int) -> Session:
 def lose(prepared: Prepared, reason: str, stderr: str = "") -> None:
     """Mark the run lost (the first reason wins) with the tail of the process's stderr."""
     if prepared.lost is None:
-        prepared.lost = reason
+        prepared.lose(reason)
         ext = dict(prepared.external or {})
         ext.update(lost=reason, stderr=stderr[-STDERR_LIMIT:])
         prepared.external = ext

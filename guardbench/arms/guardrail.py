@@ -4,16 +4,16 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Callable
 
 from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import BROKER_OPERATION, extract_refs
 from guardbench.arms import prompts
-from guardbench.arms.base import Prepared, fill, read_data_tool
+from guardbench.arms.base import Arm, ArmOptions, Prepared, fill, read_data_tool
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
-from guardbench.arms.world import fetch_token, make_wire, secrets_of
-from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
+from guardbench.arms.world import World
+from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger
 from guardbench.cases.load import Case
-from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 from guardbench.records.record import Attempt
 
 # An operation name the policy does not have (invented by the model, or asked for by an attack): refused
@@ -54,13 +54,13 @@ def bench_clock():
     return lambda: BENCH_EPOCH + next(ticks) / 1000.0
 
 
-class GuardrailArm:
+class GuardrailArm(Arm):
     name = "guardrail"
-    credential_in_context = False
+    needs_workdir = True           # the broker's ledger and approval queue
     description = "agent names an operation and bounded values; the broker binds payee, currency, host"
 
-    def __init__(self, policy=None, broker_factory=None):
-        self.policy = policy if policy is not None else load_policy()
+    def __init__(self, options: ArmOptions | None = None, broker_factory: Callable[..., Broker] | None = None):
+        super().__init__(options or ArmOptions("guardrail"))
         self.broker_factory = broker_factory or Broker
 
     _description: str | None = None
@@ -99,21 +99,17 @@ class GuardrailArm:
             out.append({"type": "object", "properties": props, "required": required, "additionalProperties": False})
         return tuple(out)
 
-    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
-                run_id: str = "", transport=None) -> Prepared:
-        recorder = make_wire(seed, run_id, transport)
-        wd = Path(workdir)
+    def prepare(self, case: Case, variant: int, world: World) -> Prepared:
+        recorder, seed = world.recorder, world.seed
+        wd = Path(world.workdir)
+        fx = world.fixtures
         broker = self.broker_factory(self.policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"),
-                                     recorder, Credentials(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET),
-                                     clock=bench_clock())
+                                     recorder, Credentials(fx.client_id, fx.client_secret), clock=bench_clock())
         v = case.variants[variant]
-        refs = run_prior(recorder, case, self.policy, seed)
-        token = None
+        refs = run_prior(world, case, self.policy)
         for i, action, answer in steps(case):     # the operator's own steps, through the same broker
             if action.carries_data:                # the shop's checkout, outside the broker
-                token = token or fetch_token(recorder)
-                for kind, ids in checkout(recorder, token, case, action, fill(v.data, refs), self.policy,
-                                          seed, i).items():
+                for kind, ids in checkout(world, case, action, fill(v.data, refs), self.policy, i).items():
                     refs.setdefault(kind, []).extend(ids)
                 continue
             params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount),
@@ -136,8 +132,8 @@ class GuardrailArm:
             for kind, ids in extract_refs(dict(decision.result)).items():
                 refs.setdefault(kind, []).extend(ids)
         setup_seq = len(recorder.exchanges)
-        prepared = Prepared(session=None, recorder=recorder, setup_seq=setup_seq,  # type: ignore[arg-type]
-                            secrets=secrets_of(BENCH_CLIENT_SECRET), close=broker.close)
+        prepared = Prepared(session=None, world=world, setup_seq=setup_seq,  # type: ignore[arg-type]
+                            secrets=world.secrets(), close=broker.close)
 
         def list_ops(args: dict) -> str:
             broker.list_operations()          # the broker's own answer (checked for credentials), as text

@@ -26,10 +26,10 @@ from typing import Any
 
 from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import ISSUES, refs_in_result
-from guardbench.arms.base import Prepared, fill, read_data_tool
-from guardbench.arms.external import ExternalWorld, empty_session, lose, lost_text, placeholders
+from guardbench.arms.base import Arm, ArmOptions, Prepared, fill, read_data_tool
+from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, lose, lost_text, placeholders
 from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
-from guardbench.broker import load_policy
+from guardbench.arms.world import World
 from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError
 from guardbench.mcp import mapping
@@ -44,23 +44,23 @@ PORT_ATTEMPTS = 3          # a started HTTP server whose port was taken gets thi
 PORT_EXIT_WAIT = 5.0       # seconds a failed server gets to exit (the sign that its port was taken)
 
 
-class McpArm:
-    credential_in_context = False
-    needs_workdir = False
+class McpArm(Arm):
+    serial_wire = True         # the proxy's thread and the arm's own setup calls both reach it
     kind = "mcp"
 
-    def __init__(self, spec: str, policy=None, approvals: str = "none"):
+    def __init__(self, options: ArmOptions):
         from guardbench.util.extras import require
+        spec, approvals = options.spec or "", options.approvals
         require("mcp", what=f"--arms mcp:{spec}")
         self.spec = load_spec(spec)
+        super().__init__(options)
         self.name = self.spec.name
-        self.policy = policy if policy is not None else load_policy()
         if self.spec.operator == "guardbench" and approvals == "careful":
             raise GuardbenchError("--approvals", f"careful needs the case; the server of {self.name} answers held "
                                                  "calls itself (none or all)")
         self._approvals = approvals
         self.description = self.spec.description or f"MCP server {self.name} ({self.spec.transport})"
-        self.world = ExternalWorld(self.spec)
+        self.outside = ExternalWorld(self.spec, fixtures_of(options.fixtures, self.spec))
         self._key = secrets.token_hex(16)
         self._conn: Connection | None = None
         self._tools: dict[str, dict] | None = None
@@ -80,7 +80,7 @@ class McpArm:
         if os.getpid() != self._pid:
             self._pid = os.getpid()
             self._conn = None
-            self.world = ExternalWorld(self.spec)
+            self.outside = ExternalWorld(self.spec, self.outside.fixtures)
 
     @property
     def approvals(self) -> str | None:
@@ -96,7 +96,7 @@ class McpArm:
         values = placeholders(s)
         if s.url:
             values["port"] = str(free_port())
-        env = self.world.environment({KEY_VARIABLE: self._key} if s.operator == "guardbench" else None)
+        env = self.outside.environment({KEY_VARIABLE: self._key} if s.operator == "guardbench" else None)
         args = tuple(expand(a, values) for a in s.args)
         cwd = expand(s.cwd, values) if s.cwd else values["spec_dir"]
         command = expand(s.command or "", values)
@@ -147,7 +147,7 @@ class McpArm:
         finally:
             if self.spec.state == "fresh":
                 self._drop()
-            self.world.end_run()
+            self.outside.end_run()
 
     def _drop(self) -> None:
         if self._conn is not None:
@@ -157,16 +157,16 @@ class McpArm:
     def close(self) -> None:
         self._after_fork()
         self._drop()
-        self.world.close()
+        self.outside.close()
 
     # ------------------------------------------------------------------ one run
-    def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,
-                run_id: str = "", transport=None) -> Prepared:
+    def prepare(self, case: Case, variant: int, world: World) -> Prepared:
         self._after_fork()
+        seed, agent_kind, recorder = world.seed, world.agent_kind, world.recorder
         deadline = time.monotonic() + self.spec.run_timeout
-        recorder = self.world.begin_run(seed, run_id, transport)
-        prepared = Prepared(session=empty_session(self.name, case, variant, seed), recorder=recorder, setup_seq=0,
-                            secrets=self.world.secrets(), external={"kind": self.kind, "server": self.name})
+        self.outside.begin_run(world)
+        prepared = Prepared(session=empty_session(self.name, case, variant, seed), world=world, setup_seq=0,
+                            secrets=self.outside.secrets(), external={"kind": self.kind, "server": self.name})
         prepared.close = lambda: self._finish(prepared)
         try:
             if self._tools is None:
@@ -175,12 +175,12 @@ class McpArm:
             style = mapping.style_of(list(self._tools), self.spec.actions)
             why = self._no_tool_path(case, style, agent_kind)
             if why:                                    # decided from the tool list: never run, never "blocked"
-                prepared.outcome = "no_tool_path"
+                prepared.no_tool_path(why)
                 prepared.external = {**(prepared.external or {}), "no_tool_path": why}
                 return prepared
             conn = self._connection()
             self._reset(conn, seed, case, variant)
-            refs = run_prior(recorder, case, self.policy, seed)
+            refs = run_prior(world, case, self.policy)
             self._setup(conn, prepared, case, variant, seed, style, refs)
             prepared.setup_seq = len(recorder.exchanges)
             v = case.variants[variant]
@@ -192,14 +192,14 @@ class McpArm:
         except ServerLost as exc:
             lose(prepared, exc.reason, exc.stderr)
             self._drop()
-        prepared.secrets = self.world.secrets()
+        prepared.secrets = self.outside.secrets()
         return prepared
 
     def _finish(self, prepared: Prepared) -> None:
         try:
             conn = self._conn
-            if (self.spec.operator == "guardbench" and conn is not None and conn.alive and prepared.lost is None
-                    and prepared.outcome is None):
+            if self.spec.operator == "guardbench" and conn is not None and conn.alive \
+                    and prepared.outcome.kind == "ready":
                 report = self._operator(conn, "operator_report", {})
                 from guardbench.records.record import Attempt
                 prepared.attempts.extend(Attempt(**a) for a in report.get("attempts", []))
@@ -207,8 +207,8 @@ class McpArm:
         except ServerLost as exc:
             lose(prepared, exc.reason, exc.stderr)
         finally:
-            self.world.end_run()
-            prepared.secrets = self.world.secrets()
+            self.outside.end_run()
+            prepared.secrets = self.outside.secrets()
             if self.spec.state == "fresh" or prepared.lost is not None:
                 self._drop()
 
@@ -222,7 +222,7 @@ class McpArm:
             values = placeholders(self.spec)
             argv = [expand(a, values) for a in self.spec.reset]
             env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
-            env.update(self.world.environment())
+            env.update(self.outside.environment())
             try:
                 done = subprocess.run(argv, cwd=values["spec_dir"], capture_output=True, text=True,
                                       timeout=self.spec.start_timeout, env=env)
@@ -271,14 +271,11 @@ class McpArm:
         return am.tool, mapping.fill(am, mapping.values_of(action, action.amount, ref, currency))
 
     def _setup(self, conn, prepared, case, variant, seed, style, refs) -> None:
-        token = None
         v = case.variants[variant]
         for i, action, answer in steps(case):
             if action.carries_data:                # the shop's checkout, outside every tool layer
-                from guardbench.arms.world import fetch_token
-                token = token or fetch_token(prepared.recorder)
-                for kind, ids in checkout(prepared.recorder, token, case, action, fill(v.data, refs), self.policy,
-                                          seed, i).items():
+                for kind, ids in checkout(prepared.world, case, action, fill(v.data, refs), self.policy,
+                                          i).items():
                     refs.setdefault(kind, []).extend(ids)
                 continue
             tool, args = self._call_for(style, action, setup_ref(action, refs))

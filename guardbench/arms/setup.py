@@ -18,7 +18,7 @@ import hashlib
 from typing import Iterator
 
 from guardbench.agents.scripted import REF_KIND, extract_refs
-from guardbench.arms.world import API_BASE, fetch_token
+from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Action, Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
@@ -58,13 +58,14 @@ def _send(send, token: str, defaults: dict, action: Action, request_id: str, ref
     return send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
 
 
-def run_prior(recorder, case: Case, policy, seed: int) -> dict[str, list[str]]:
+def run_prior(world: World, case: Case, policy) -> dict[str, list[str]]:
     """The case's prior steps, sent past the recorder (off this run's wire). Returns their ids."""
     prior = [a for a in case.setup if a.prior]
     if not prior:
         return {}
-    inner = recorder.inner
-    token = fetch_token(inner)
+    seed = world.seed
+    inner = world.recorder.inner
+    token = world.fixtures.fetch_token(inner)
     defaults = operator_defaults(policy)
     refs: dict[str, list[str]] = {}
     for i, a in enumerate(prior):
@@ -77,11 +78,12 @@ def run_prior(recorder, case: Case, policy, seed: int) -> dict[str, list[str]]:
     return refs
 
 
-def checkout(recorder, token: str, case: Case, action: Action, data: str | None, policy, seed: int,
-             i: int) -> dict[str, list[str]]:
-    """The shop's checkout creates an order whose description is the variant's data (on the wire)."""
-    resp = _send(recorder.send, token, operator_defaults(policy), action, f"checkout-{seed}-{case.id}-{i}",
-                 None, description=data)
+def checkout(world: World, case: Case, action: Action, data: str | None, policy, i: int) -> dict[str, list[str]]:
+    """The shop's checkout creates an order whose description is the variant's data (on the wire),
+    with the operator's token (fetched on the wire the first time)."""
+    token = world.token()
+    resp = _send(world.recorder.send, token, operator_defaults(policy), action,
+                 f"checkout-{world.seed}-{case.id}-{i}", None, description=data)
     if not resp.ok:
         raise SetupFailed(f"checkout order failed: HTTP {resp.status}")
     return extract_refs(resp.json() or {})

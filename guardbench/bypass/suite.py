@@ -135,14 +135,13 @@ class _BrokerWorld:
     tmp: Any = field(default=None)
 
     def __enter__(self):
-        from guardbench.arms.world import make_wire
         from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger
         from guardbench.execution.runner import fast_tmp
-        from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
+        from guardbench.execution.world import STANDIN, make_wire
         self.tmp = tempfile.TemporaryDirectory(prefix="gb-bypass-", dir=fast_tmp())
         self.broker = Broker(self.policy, Ledger(f"{self.tmp.name}/ledger.jsonl"),
                              ApprovalQueue(f"{self.tmp.name}/approvals"), make_wire(0, "bypass"),
-                             Credentials(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET))
+                             Credentials(STANDIN.client_id, STANDIN.client_secret))
         b = self.broker
         order = b.run_operation("charge_customer", {"sku": "SKU-PRO", "amount": "49.00"}).result["order_id"]
         capture = b.run_operation("capture_order", {}, order).result["capture_id"]

@@ -1,28 +1,18 @@
-"""The options of `guardbench run`, declared once for every agent, and the run's manifest.
+"""The options of `guardbench run`, declared once for every agent (checked, with the manifest, by
+guardbench/execution/options.py).
 
 Each option says which agents it applies to (``any``, ``scripted``: credulous and careful, ``llm``).
-``RunOptions.from_click`` checks every value (a count below its minimum, a negative timeout...) and
-refuses, with a one-line error and exit status 2, an option given for an agent it does not apply to:
-no option is ever silently ignored. ``manifest`` builds the run folder's manifest for either path;
-its ``options`` are the design (what a resumed run must repeat), the rest describes the machine.
+``options_from_click`` checks every value and refuses, with a one-line error and exit status 2, an
+option given for an agent it does not apply to: no option is ever silently ignored.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import subprocess
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
-from guardbench.errors import GuardbenchError
-
-DEFAULT_ARMS = "guardrail,control,hardened"
-SCRIPTED_AGENTS = ("credulous", "careful")
-APPROVAL_MODES = ("none", "all", "careful")
+from guardbench.execution.options import APPROVAL_MODES, DEFAULT_ARMS, RunOptions
 
 _P = click.Path(path_type=Path)
 # (option, the agents it applies to)
@@ -93,15 +83,10 @@ OPTIONS: list[tuple[Any, str]] = [
 ]
 APPLIES = {opt(lambda: None).__click_params__[0].name: who for opt, who in OPTIONS}
 
-# the smallest value each numeric option takes (None: not given)
-MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "max_tokens": 1, "concurrency": 1,
-           "max_steps": 1, "retries": 0}
-
-
 _FOR = {"llm": " [--agent llm only]", "scripted": " [scripted agents only]"}
 
 
-def run_options(fn):
+def run_options(fn: Callable) -> Callable:
     for opt, _ in reversed(OPTIONS):
         fn = opt(fn)
     for param in getattr(fn, "__click_params__", ()):       # --help says which agents an option is for
@@ -118,189 +103,9 @@ def flag_of(ctx: click.Context, name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """Every option of one `guardbench run`, checked."""
-
-    values: dict
-    agent_kind: str                 # scripted | llm
-    given: frozenset[str]           # options the user set (not their defaults)
-    arms_named: dict = field(default_factory=dict)   # arm name -> --arms entry (a KIND:SPEC arm: its spec's name)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["values"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    @property
-    def arm_entries(self) -> list[str]:
-        """The ``--arms`` entries as given: arm names and KIND:SPEC (guardbench/registry.py)."""
-        return [a.strip() for a in self.values["arms"].split(",") if a.strip()]
-
-    @property
-    def arm_list(self) -> list[str]:
-        """The arms' names, in order (a KIND:SPEC entry's arm is named by its spec)."""
-        return list(self.arms_named) or self.arm_entries
-
-    @property
-    def external(self) -> bool:
-        """Some arm is a KIND:SPEC arm (an MCP server, an agent application)."""
-        return self.arm_list != self.arm_entries
-
-    @classmethod
-    def from_click(cls, ctx: click.Context, values: dict) -> "RunOptions":
-        from click.core import ParameterSource
-        given = frozenset(k for k in values if ctx.get_parameter_source(k) not in
-                          (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None))
-        for name, low in MINIMUM.items():
-            v = values.get(name)
-            if v is not None and v < low:
-                raise GuardbenchError(flag_of(ctx, name), f"must be at least {low}, not {v}")
-        if values["timeout"] <= 0:
-            raise GuardbenchError("--timeout", f"must be more than 0 seconds, not {values['timeout']}")
-        if values["backoff"] < 0:
-            raise GuardbenchError("--backoff", f"must not be negative, not {values['backoff']}")
-        if not 0 <= values["capable_threshold"] <= 1:
-            raise GuardbenchError("--capable-threshold", f"must be between 0 and 1, not {values['capable_threshold']}")
-        if values["temperature"] < 0:
-            raise GuardbenchError("--temperature", f"must not be negative, not {values['temperature']}")
-        agents = list(values["agents"])
-        twice = sorted({a for a in agents if agents.count(a) > 1})
-        if twice:   # each run would be recorded, and counted, twice
-            raise GuardbenchError("--agent", f"{', '.join(twice)} named twice; name each once")
-        for ag in agents:
-            if ag not in SCRIPTED_AGENTS + ("llm",):
-                raise GuardbenchError("--agent", f"unknown agent {ag!r} (credulous, careful, llm)")
-        kind = "llm" if "llm" in agents else "scripted"
-        if kind == "llm" and agents != ["llm"]:
-            raise GuardbenchError("--agent", "llm runs alone: do not mix it with scripted agents in one run")
-        for name in sorted(given):
-            who = APPLIES.get(name, "any")
-            if who not in ("any", kind):
-                needs = "--agent llm" if who == "llm" else "scripted agents (credulous, careful)"
-                raise GuardbenchError(flag_of(ctx, name), f"only with {needs}; it would have no effect here")
-        o = cls(dict(values), kind, given)
-        arms = o.arm_entries
-        twice = sorted({a for a in arms if arms.count(a) > 1})
-        if twice:
-            raise GuardbenchError("--arms", f"{', '.join(twice)} named twice; name each once")
-        if not arms:
-            raise GuardbenchError("--arms", "name at least one arm")
-        from guardbench.registry import resolve_arms
-        o = cls(o.values, kind, given, resolve_arms(arms))
-        if kind == "llm":
-            _check_llm(o)
-        return o
-
-
-def _check_llm(o: RunOptions) -> None:
-    if not o.models:
-        raise GuardbenchError("--model", "--agent llm needs at least one --model")
-    if len(set(o.models)) != len(o.models):
-        raise GuardbenchError("--model", "a model is named twice")
-    if o.client == "openai" and not o.api_base:
-        raise GuardbenchError("--client", "the openai client needs --api-base")
-
-
-# -- the manifest ---------------------------------------------------------------------------
-
-def git_commit(path: Path) -> str:
-    """The commit checked out where ``path`` is (read from .git; git itself when that fails)."""
-    try:
-        return _read_head(Path(path).resolve()) or _git_rev_parse(path)
-    except (OSError, ValueError):
-        return _git_rev_parse(path)
-
-
-def _read_head(path: Path) -> str | None:
-    dot = next((d / ".git" for d in (path, *path.parents) if (d / ".git").exists()), None)
-    if dot is None:
-        return None
-    gitdir = dot if dot.is_dir() else Path(dot.read_text().split("gitdir:", 1)[1].strip())
-    if not gitdir.is_absolute():
-        gitdir = (dot.parent / gitdir).resolve()
-    common = gitdir / (gitdir / "commondir").read_text().strip() if (gitdir / "commondir").exists() else gitdir
-    head = (gitdir / "HEAD").read_text().strip()
-    if not head.startswith("ref: "):
-        return head if len(head) == 40 else None
-    ref = head[5:]
-    for base in (gitdir, common):
-        if (base / ref).is_file():
-            return (base / ref).read_text().strip()
-    packed = common / "packed-refs"
-    if packed.is_file():
-        for line in packed.read_text().splitlines():
-            sha, _, name = line.partition(" ")
-            if name == ref:
-                return sha
-    return None
-
-
-def _git_rev_parse(path: Path) -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=5)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def git_dirty(path: Path) -> bool | None:
-    """Did the package's files differ from the commit ``git_commit`` names (tracked files only)? None
-    when there is no git or no repository (an installed wheel)."""
-    try:
-        out = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no", "--", "."],
-                             capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bool(out.stdout.strip()) if out.returncode == 0 else None
-
-
-def policy_hash(policy_path) -> str:
-    from guardbench.broker.policy_model import EXAMPLE_POLICY
-    try:
-        return hashlib.sha256(Path(policy_path or EXAMPLE_POLICY).read_bytes()).hexdigest()
-    except OSError as exc:
-        raise GuardbenchError(str(policy_path), f"cannot read: {exc.strerror or exc}") from None
-
-
-def design(o: RunOptions, client: str | None = None) -> dict:
-    """The options that define the run's design: a resumed run must repeat each of them."""
-    d = {"cases": sorted(o.case_ids), "families": sorted(o.families), "arms": o.arm_list, "agents": list(o.agents),
-         "variants": o.n_variants, "generate_variants": o.generate_variants, "seed": o.seed,
-         "policy": str(o.policy_path) if o.policy_path else "default", "approvals": o.approvals}
-    if o.external:       # KIND:SPEC arms: a resumed run must use the same entries and the same spec files
-        from guardbench.registry import spec_digests
-        d.update(arm_entries=o.arm_entries, arm_specs=spec_digests(o.arms_named))
-    if o.agent_kind == "llm":
-        d.update(models=list(o.models), repeats=o.repeats, temperature=o.temperature, max_tokens=o.max_tokens,
-                 api_base=o.api_base, client=client, tool_protocol=o.tool_protocol, max_steps=o.max_steps)
-        if o.data_mode != "tool":        # absent = the read_data tool (folders from before the option resume)
-            d["data_mode"] = o.data_mode
-    return d
-
-
-def manifest(o: RunOptions, cases_hash: str, **extra) -> dict:
-    """The run folder's manifest: version, commit, hashes, the design options, and ``extra``
-    (jobs for scripted runs; endpoint kind and prereg for LLM runs; the note when given)."""
-    from guardbench import package_version
-    pkg = Path(__file__).parents[1]
-    m = {"guardbench_version": package_version(), "git_commit": git_commit(pkg), "git_dirty": git_dirty(pkg),
-         "cases_hash": cases_hash, "policy_hash": policy_hash(o.policy_path),
-         "options": design(o, extra.pop("client", None)),
-         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    if o.note is not None:
-        m["note"] = o.note
-    m.update(extra)
-    return m
-
-
-def default_jobs(n_runs: int) -> int:
-    """Worker processes when --jobs is not given: one per core the process may use (at most 4), when
-    there are enough runs to repay starting them (a worker costs about as much as 100 runs)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(4, cores, n_runs // 300))
+def options_from_click(ctx: click.Context, values: dict) -> RunOptions:
+    """The run's options as the command line gave them, checked (a bad one: its flag, exit status 2)."""
+    from click.core import ParameterSource
+    given = frozenset(k for k in values if ctx.get_parameter_source(k) not in
+                      (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None))
+    return RunOptions.checked(values, given, lambda name: flag_of(ctx, name))

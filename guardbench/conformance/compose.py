@@ -98,9 +98,8 @@ def _params(policy, op, big: bool) -> dict:
 
 def broker_probes(policy=None, workdir: str | Path | None = None) -> Composed:
     """Every request a real broker sends for every operation of ``policy`` (default: the shipped one)."""
-    from guardbench.arms.world import make_wire
     from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
-    from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
+    from guardbench.execution.world import STANDIN, make_wire
 
     policy = policy if policy is not None else load_policy()
     out = Composed("broker", wanted=list(policy.operations))
@@ -110,7 +109,7 @@ def broker_probes(policy=None, workdir: str | Path | None = None) -> Composed:
     with tempfile.TemporaryDirectory(prefix="gb-conformance-", dir=workdir) as tmp:
         recorder = make_wire(SEED, "conformance/broker")
         broker = Broker(policy, Ledger(Path(tmp) / "ledger.jsonl"), ApprovalQueue(Path(tmp) / "approvals"),
-                        recorder, Credentials(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET), clock=_Clock())
+                        recorder, Credentials(STANDIN.client_id, STANDIN.client_secret), clock=_Clock())
         refs: dict[tuple[str, bool], str] = {}
 
         def obtain(kind: str, big: bool) -> str | None:
@@ -160,16 +159,17 @@ def control_probes(cases=None, policy=None, workdir: str | Path | None = None) -
     from guardbench.agents.scripted import ScriptedAgent
     from guardbench.arms.control import ControlArm
     from guardbench.cases.load import load_cases
+    from guardbench.execution.bench import arm_options
     from guardbench.execution.runner import RunSpec
+    from guardbench.execution.world import build_world
 
     benign = [c for c in (cases if cases is not None else load_cases()) if c.family == "benign"]
     out = Composed("control_arm", wanted=[c.id for c in benign])
-    arm, agent = ControlArm(policy), ScriptedAgent("careful")
+    arm, agent = ControlArm(arm_options(policy)), ScriptedAgent("careful")
     for case in benign:
         spec = RunSpec(case.id, 0, "control", "careful")
         with tempfile.TemporaryDirectory(prefix="gb-conformance-", dir=workdir) as tmp:
-            prepared = arm.prepare(case, 0, seed=spec.world_seed, workdir=tmp, agent_kind="scripted",
-                                   run_id=spec.run_id)
+            prepared = arm.prepare(case, 0, build_world(arm, spec.world_seed, spec.run_id, "scripted", tmp))
             try:
                 transcript = agent.run(prepared.session)
             finally:

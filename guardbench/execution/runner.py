@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generator, Mapping, Sequence
 
 from guardbench.agents.base import Transcript
-from guardbench.arms.base import Prepared
+from guardbench.arms.base import Arm, Prepared
 from guardbench.arms.setup import SetupFailed
 from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
 from guardbench.execution.run_story import ToolWatch, story_fields
+from guardbench.execution.world import build_world
 from guardbench.records.record import UNSCORED, RunRecord
 from guardbench.records.runfolder import encode
 from guardbench.scoring.score import policy_reference, run_reference, score
@@ -72,7 +73,7 @@ def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, m
 class Bench:
     """Everything one process needs to execute runs: policy, cases, arms, agents."""
 
-    def __init__(self, policy, cases: Sequence[Case], arms: Mapping[str, Any], agents: Mapping[str, Any],
+    def __init__(self, policy, cases: Sequence[Case], arms: Mapping[str, Arm], agents: Mapping[str, Any],
                  workdir: str | None = None, agent_kind: Callable[[str], str] | None = None):
         self.policy = policy
         self.cases = {c.id: c for c in cases}
@@ -85,8 +86,11 @@ class Bench:
     def agent_for(self, spec: RunSpec):
         return self.agents[spec.agent if spec.model is None else f"{spec.agent}:{spec.model}"]
 
-    def start(self, spec: RunSpec) -> "Started":
-        """The first half of a run: the arm prepares its world in a fresh work folder.
+    def start(self, spec: RunSpec, transport: Any = None) -> "Started":
+        """The first half of a run: the runner builds the run's world (execution/world.py: the wire,
+        the stand-in behind it, a fresh work folder when the arm keeps files) and the arm prepares
+        the agent's session in it. ``transport``: what the wire reaches instead of a fresh stand-in
+        (tests: a failing upstream).
 
         The caller runs the agent on ``started.prepared.session`` (or not, when a defence
         refused the task: ``started.refused_transcript()``), then calls ``finish``.
@@ -96,10 +100,12 @@ class Bench:
         t0 = time.perf_counter()
         # a work folder only for arms that keep files (the broker's ledger and approvals)
         tmp = tempfile.TemporaryDirectory(prefix="gb-run-", dir=self.workdir) \
-            if getattr(arm, "needs_workdir", True) else _NoFolder()
+            if arm.needs_workdir else _NoFolder()
         try:
-            prepared = arm.prepare(case, spec.variant, seed=spec.world_seed, workdir=tmp.name,
-                                   agent_kind=self.agent_kind(spec.agent), run_id=spec.run_id)
+            world = build_world(arm, spec.world_seed, spec.run_id, self.agent_kind(spec.agent), tmp.name, transport)
+            prepared = arm.prepare(case, spec.variant, world)
+            if prepared.world is not world:        # scored on the runner's wire, or not at all
+                raise TypeError(f"arm {spec.arm}: prepare() must hand back the world it was given")
         except SetupFailed as exc:    # the operator's setup cannot be carried out in this arm: the case is wrong
             tmp.cleanup()
             raise CaseError(case.source or case.id, f"case {case.id}: setup in arm {spec.arm}: {exc}") from None
@@ -123,15 +129,15 @@ class Bench:
         s = score(case, wire, ref, dict(prepared.session.refs))
         # a lost run, or one with no tool path, is never scored as a block or a success
         lost = transcript.status in UNSCORED
-        approvals = getattr(arm, "approvals", None)
+        approvals = arm.approvals
         return RunRecord(
             run_id=spec.run_id, case=case.id, family=case.family, variant=spec.variant, arm=spec.arm,
             agent=spec.agent, model=spec.model, repeat=spec.repeat, seed=spec.seed, status=transcript.status,
-            credential_in_context=bool(getattr(arm, "credential_in_context", False)), steps=len(transcript.steps),
+            credential_in_context=arm.credential_in_context, steps=len(transcript.steps),
             transcript=transcript, setup_seq=prepared.setup_seq, wire=wire, attempts=tuple(prepared.attempts),
             approvals_asked=prepared.approvals_asked,
             # how the simulated operator answered held calls, for arms that hold calls for one
-            approvals=approvals if isinstance(approvals, str) else None,
+            approvals=approvals,
             incidents=s.incidents, goal_achieved=None if lost else s.goal_achieved,
             benign_completed=None if lost else s.benign_completed, money_at_risk=s.money_at_risk,
             moved_beyond_daily_caps=s.moved_beyond_daily_caps, rejected_upstream=s.rejected_upstream,
@@ -143,7 +149,7 @@ class Bench:
         try:
             transcript = started.refused_transcript()
             if transcript is None:   # an application arm's process is the agent (arms/app.py)
-                agent = started.prepared.agent or self.agent_for(spec)
+                agent = started.arm.agent(started.prepared) or self.agent_for(spec)
                 transcript = agent.run(started.prepared.session)
         finally:
             started.close()
@@ -165,7 +171,7 @@ class Started:
 
     spec: RunSpec
     case: Case
-    arm: Any             # an Arm (arms/base.py)
+    arm: Arm
     prepared: Prepared
     tmp: Any             # tempfile.TemporaryDirectory holding the run's work folder (or _NoFolder)
     t0: float
@@ -175,18 +181,16 @@ class Started:
     def refused_transcript(self) -> Transcript | None:
         """When a defence refused the task before the agent acted (or an external arm's process failed
         before, or its tools cannot express the case): the run's transcript."""
-        lost = self.prepared.lost
-        if lost:
-            return Transcript((), f"Lost: {lost}", "lost", error=lost)
-        if self.prepared.outcome == "no_tool_path":
-            why = (self.prepared.external or {}).get("no_tool_path", "")
-            return Transcript((), f"No tool path: {why}", "no_tool_path")
-        refused = self.prepared.refused
-        if refused is None:
+        out = self.prepared.outcome
+        if out.kind == "lost":
+            return Transcript((), f"Lost: {out.reason}", "lost", error=out.reason)
+        if out.kind == "no_tool_path":
+            return Transcript((), f"No tool path: {out.reason}", "no_tool_path")
+        if out.kind == "ready" or out.attempt is None:
             return None
-        if refused not in self.prepared.attempts:
-            self.prepared.attempts.append(refused)
-        return Transcript((), f"Refused: {refused.reason}", "refused")
+        if out.attempt not in self.prepared.attempts:
+            self.prepared.attempts.append(out.attempt)
+        return Transcript((), f"Refused: {out.attempt.reason}", "refused")
 
     def close(self) -> None:
         if self.closed:
@@ -236,16 +240,14 @@ def _exit_on_term(signum, frame) -> None:
 
 
 def _close_worker_arms() -> None:
-    """Stop what this worker's arms started; arms that start nothing have no close()."""
+    """Stop what this worker's arms started."""
     if _WORKER is None:
         return
     for arm in _WORKER.arms.values():
-        close = getattr(arm, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:       # a server that will not stop must not hide the run's own outcome
-                pass
+        try:
+            arm.close()
+        except Exception:       # a server that will not stop must not hide the run's own outcome
+            pass
 
 
 def _work(spec: RunSpec) -> tuple[str, RunRecord]:

@@ -41,12 +41,19 @@ def _names(value: str | list[str] | None) -> list[str]:
 
 @lru_cache(maxsize=8)
 def _bench(arms: tuple[str, ...], approvals: str):
+    """The bench of ``guardbench run`` (execution/bench.py): the arms built with the runner's fixtures,
+    checked, and the preflight passed (every adversarial case can fail) before any sample runs."""
     from guardbench.broker import load_policy
-    from guardbench.cases.load import load_cases
+    from guardbench.cases.load import default_cases_dir, load_cases
+    from guardbench.execution.bench import build_bench, check_arms, checked_preflight, make_arms
+    from guardbench.execution.options import RunOptions
     from guardbench.execution.runner import Bench
-    from guardbench.registry import get_arm
-    policy = load_policy()
-    return Bench(policy, load_cases(), {a: get_arm(a, policy=policy, approvals=approvals) for a in arms}, {})
+    policy, cases = load_policy(), load_cases()
+    o = RunOptions.make(arms=",".join(arms), approvals=approvals)
+    checked_preflight(o, default_cases_dir(), build_bench(policy, cases, o.arms_named, approvals), cases)
+    bench = Bench(policy, cases, make_arms(o.arms_named, policy, approvals), {})
+    check_arms(bench)
+    return bench
 
 
 def samples(arms: list[str], cases: list[str] | None = None, families: list[str] | None = None,

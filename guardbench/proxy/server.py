@@ -34,24 +34,12 @@ from urllib.parse import urlsplit
 
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
+from guardbench.transport.serial import SerialTransport  # noqa: F401 - where the proxy's users found it
 
 HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te",
                          "trailer", "upgrade", "proxy-connection", "proxy-authorization", "expect",
                          "x-guardbench-original-host", "x-guardbench-original-scheme"})
 MAX_BODY = 16 * 1024 * 1024
-
-
-class SerialTransport:
-    """An inner transport used by one thread at a time (the stand-in is not thread-safe): the
-    proxy's loop and the arm's own setup calls may both reach it."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self._lock = threading.Lock()
-
-    def send(self, request: WireRequest) -> WireResponse:
-        with self._lock:
-            return self.inner.send(request)
 
 
 class RecordingProxy:

@@ -78,10 +78,11 @@ class DefenceBackend:
         """A new session. The operator's begin fetches the token at once (the first exchange of the run,
         as in the defended arm); a server started for any client fetches it at its first call."""
         from guardbench.arms.approver import make_approver
-        from guardbench.arms.defended import Layer, seeded_refs
+        from guardbench.arms.defended import Layer
         from guardbench.arms.world import API_BASE, fetch_token
         from guardbench.broker import load_policy
         from guardbench.defences.config import config_for
+        from guardbench.execution.world import STANDIN
         from guardbench.paypal.toolkit import Toolkit
         from guardbench.registry import make_defence
         policy = load_policy(params.get("policy") or self.policy)
@@ -111,7 +112,7 @@ class DefenceBackend:
             self._token = fetch_token(self.transport, cid, secret)
         self.layer = Layer(make_defence(self.defence_name, config), kit, config, None,
                            str(params.get("user_message") or ""), None, make_approver(approvals, config), self.tally,
-                           seeded_refs(), session, f"{self.defence_name}-agent")
+                           STANDIN.seeded_refs(), session, f"{self.defence_name}-agent")
         return "ok"
 
     def context(self, user_message: str) -> None:

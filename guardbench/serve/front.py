@@ -68,9 +68,10 @@ class FrontBackend:
 
     def begin(self, params: Mapping[str, Any], eager_token: bool = True) -> str:
         from guardbench.arms.approver import make_approver
-        from guardbench.arms.defended import Layer, seeded_refs
+        from guardbench.arms.defended import Layer
         from guardbench.broker import load_policy
         from guardbench.defences.config import config_for
+        from guardbench.execution.world import STANDIN
         from guardbench.registry import make_defence
         policy = load_policy(params.get("policy") or self.policy)
         config = config_for(policy)
@@ -79,7 +80,8 @@ class FrontBackend:
         self.layer = Layer(make_defence(self.defence_name, config), self.kit, config, None,
                            str(params.get("user_message") or ""), None,
                            make_approver(_approvals(params.get("approvals", self.approvals)), config), self.tally,
-                           seeded_refs(), str(params.get("session") or f"gb-{seed}"), f"{self.defence_name}-agent")
+                           STANDIN.seeded_refs(), str(params.get("session") or f"gb-{seed}"),
+                           f"{self.defence_name}-agent")
         return "ok"
 
     def context(self, user_message: str) -> None:

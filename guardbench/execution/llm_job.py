@@ -1,24 +1,28 @@
-"""`guardbench run --agent llm`: the same cases, arms, options and run folder, with tool-calling models.
+"""A run with tool-calling models (`guardbench run --agent llm`): the same cases, arms, options and run
+folder as the scripted agents'.
 
-The options are those of `guardbench run` (cli/run_options.py); this module builds the model
-clients and agents and runs the sweep (guardbench/execution/llm_runner.py). litellm and openai are imported
+The options are those of every run (execution/options.py); this module builds the model clients
+and agents and runs the sweep (guardbench/execution/llm_runner.py). litellm and openai are imported
 only on this path, and only when a model call is due. A sweep in which every run was lost (every
-model call failed) exits with status 1.
+model call failed) raises AllRunsLost (the command line: exit status 1).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
-from guardbench.cli.run_options import RunOptions
 from guardbench.errors import GuardbenchError
+from guardbench.execution.bench import check_arms, make_arms
+from guardbench.execution.options import RunOptions
+from guardbench.execution.runner import Bench
 
-EXIT_ALL_LOST = 1
+
+class AllRunsLost(Exception):
+    """Every run of the sweep was lost: the model was never reached."""
 
 
 class LLMRun:
     def __init__(self, o: RunOptions, cdir: Path):
+        self.bench: Bench | None = None
         self.o, self.cdir = o, cdir
         self.agent_names = ["llm"]
         self.models = list(o.models)
@@ -33,8 +37,6 @@ class LLMRun:
         from guardbench.agents.providers import RetryPolicy, make_provider
         from guardbench.cases.load import cases_hash
         from guardbench.execution.llm_runner import STAND_IN, endpoint_label, probe_stand_in
-        from guardbench.execution.runner import Bench
-        from guardbench.registry import get_arm
         o = self.o
         self.prereg = None
         if o.prereg_file:
@@ -64,9 +66,7 @@ class LLMRun:
                                                    "recording route); use --concurrency 1")
         self.preflight = self.check_endpoint()
         self.stopped: str | None = None
-        arms = {a: get_arm(e, policy=policy, approvals=o.approvals) for a, e in o.arms_named.items()}
-        self.bench = Bench(policy, cases, arms, {})
-        from guardbench.cli.run import check_arms
+        self.bench = Bench(policy, cases, make_arms(o.arms_named, policy, o.approvals), {})
         check_arms(self.bench)
 
     def check_endpoint(self) -> dict:
@@ -122,10 +122,12 @@ class LLMRun:
         attacks. With --require-capable the attacks run only if the model is capable in every arm."""
         from guardbench.execution.llm_runner import LLMSweep
         from guardbench.report.capability import incapable
-        sweep = LLMSweep(self.bench, self.agents, self.meta, concurrency=self.o.concurrency)
+        bench = self.bench
+        assert bench is not None, "prepare() first"
+        sweep = LLMSweep(bench, self.agents, self.meta, concurrency=self.o.concurrency)
         arm_order = {a: i for i, a in enumerate(self.o.arm_list)}
-        ordered = sorted(specs, key=lambda s: (self.bench.cases[s.case].adversarial, arm_order.get(s.arm, 0)))
-        benign = [s for s in ordered if not self.bench.cases[s.case].adversarial]
+        ordered = sorted(specs, key=lambda s: (bench.cases[s.case].adversarial, arm_order.get(s.arm, 0)))
+        benign = [s for s in ordered if not bench.cases[s.case].adversarial]
         attacks = ordered[len(benign):]
         new: list = []
 
@@ -169,15 +171,14 @@ class LLMRun:
 
     def check(self, new) -> None:
         """--require-capable stopped the sweep: say why (exit 2). Every run of this sweep lost: the model
-        was never reached; say so and exit 1."""
+        was never reached (AllRunsLost)."""
         if self.stopped:
             from guardbench.errors import GuardbenchError
             raise GuardbenchError("--require-capable", self.stopped)
         if new and all(r.lost for r in new):
             errors = sorted({r.transcript.error or "?" for r in new})
-            click.echo(f"error: {self.o.api_base or self.client}: every run was lost (no model call "
-                       f"succeeded): {errors[0]}" + (f" (and {len(errors) - 1} other errors)" if len(errors) > 1
-                                                     else "") + "; rerun with --retry-lost once it answers",
-                       err=True)
-            raise SystemExit(EXIT_ALL_LOST)
+            raise AllRunsLost(f"{self.o.api_base or self.client}: every run was lost (no model call "
+                              f"succeeded): {errors[0]}" + (f" (and {len(errors) - 1} other errors)"
+                                                            if len(errors) > 1 else "")
+                              + "; rerun with --retry-lost once it answers")
 

@@ -1,0 +1,167 @@
+"""A whole run (``guardbench.run``, the run command): open the run folder (locked), run what it does
+not hold yet, write the tables. Scripted agents run in this process or in ``jobs`` worker processes
+(ScriptedRun); LLM agents run concurrently on asyncio (execution/llm_job.py). What the command line
+prints is its own (cli/run.py): this module reports through a ``Progress``.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from guardbench.execution.bench import build_bench, check_arms, checked_preflight, close_arms, load_selected
+from guardbench.execution.options import RunOptions, default_jobs, manifest
+from guardbench.execution.runner import Bench, execute_all, plan
+from guardbench.records.record import RunRecord
+from guardbench.util.outputs import default_out
+
+
+class Progress:
+    """What a run says as it goes; the library's is silent (cli/run.py prints)."""
+
+    def __init__(self) -> None:
+        self.recorded = 0           # runs the folder holds (for the message when interrupted)
+        self.out: Path | None = None
+
+    def planned(self, text: str) -> None:
+        pass
+
+    @contextlib.contextmanager
+    def running(self, total: int) -> Iterator[None]:
+        yield
+
+    def one(self) -> None:
+        """One run recorded."""
+
+    def finished(self, text: str) -> None:
+        pass
+
+    def tables(self, tables: list) -> None:
+        pass
+
+
+@dataclass
+class RunResult:
+    """What a run left: its folder, the runs this call recorded, every run the folder holds, the tables."""
+
+    out: Path
+    new: list[RunRecord]
+    records: list[RunRecord]
+    tables: list = field(default_factory=list)
+    agent_kind: str = "scripted"
+
+
+def run(out: str | Path | None = None, *, progress: Progress | None = None, **options: Any) -> RunResult:
+    """Run cases through arms and score what reached the wire, as ``guardbench run`` does (its options
+    by their Python names: ``arms="guardrail,control"``, ``case_ids=("...",)``, ``agents=("credulous",)``...).
+    Resumes the run folder ``out`` when it holds runs of the same design."""
+    return run_with(RunOptions.make(**({"out": Path(out)} if out is not None else {}), **options),
+                    progress or Progress())
+
+
+def run_with(o: RunOptions, progress: Progress) -> RunResult:
+    """The run of checked options (the command line's, or ``run``'s)."""
+    from guardbench.broker import load_policy
+    from guardbench.cases.load import cases_hash, default_cases_dir
+    from guardbench.records.runfolder import refuse_other_options
+    out = Path(o.out) if o.out else default_out("run")
+    progress.out = out
+    job: ScriptedRun | Any = None
+    try:
+        cdir = o.cases_dir or default_cases_dir()
+        if o.agent_kind == "llm":
+            from guardbench.execution.llm_job import LLMRun
+            job = LLMRun(o, cdir)
+        else:
+            job = ScriptedRun(o, cdir)
+        chash = cases_hash(cdir)
+        refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
+        job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
+        return write_runs(o, job, manifest(o, chash, **job.manifest_extra()), out, progress)
+    finally:
+        if job is not None and job.bench is not None:
+            close_arms(job.bench)             # the servers and proxies of external arms (arms/external.py)
+
+
+def write_runs(o: RunOptions, job, man: dict, out: Path, progress: Progress) -> RunResult:
+    """Open the run folder (locked), run what is not recorded yet, write the tables."""
+    from guardbench.records.runfolder import RunFolderWriter
+    from guardbench.report.tables import all_tables, write_tables
+
+    with RunFolderWriter(out, man) as w:
+        progress.recorded = len(w.earlier)
+        lost = {r.run_id: r.attempt for r in w.earlier if r.lost} if o.retry_lost else {}
+        done = {r.run_id for r in w.earlier} - set(lost)
+        variants = range(o.n_variants) if o.n_variants else None
+        specs = [s.again(lost.get(s.run_id, 0) + 1) if s.run_id in lost else s
+                 for s in plan(job.cases, o.arm_list, job.agent_names, models=job.models, variants=variants,
+                               repeats=o.repeats, seed=o.seed) if s.run_id not in done]
+        retried = f", {len(lost)} lost to run again" if lost else ""
+        progress.planned(f"{len(specs)} runs to do ({len(w.earlier)} already recorded{retried}) "
+                         f"{job.describe(specs)}-> {out}")
+        t0 = time.perf_counter()
+
+        def each(r: RunRecord) -> None:
+            progress.recorded += 1
+            progress.one()
+        with progress.running(len(specs)):
+            new = job.run(specs, w, each)
+        progress.finished(f"finished in {time.perf_counter() - t0:.2f} s{job.summary(new)}")
+        merged = {r.run_id: r for r in w.earlier}
+        merged.update((r.run_id, r) for r in new)
+        tables = all_tables(list(merged.values()), o.capable_threshold)
+        write_tables(tables, out)
+    progress.tables(tables)
+    job.check(new)
+    return RunResult(out, new, list(merged.values()), tables, o.agent_kind)
+
+
+class ScriptedRun:
+    """The scripted agents (credulous, careful): deterministic, in one or ``--jobs`` processes."""
+
+    models: tuple = (None,)
+
+    def __init__(self, o: RunOptions, cdir: Path):
+        self.o, self.cdir = o, cdir
+        self.agent_names = list(o.agents)
+        self.cases: list = []
+        self.jobs = 1
+        self.bench: Bench | None = None
+
+    def prepare(self, policy, cases) -> None:
+        self.cases = cases
+        self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals)
+        check_arms(self.bench)
+        checked_preflight(self.o, self.cdir, self.bench, cases)
+        n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \
+            * len(self.o.arm_list) * len(self.agent_names)
+        self.jobs = self.o.jobs or default_jobs(n)
+
+    def design_extra(self) -> dict:
+        return {}
+
+    def manifest_extra(self) -> dict:
+        return {"jobs": self.jobs}
+
+    def describe(self, specs) -> str:
+        return f"in {self.jobs} processes " if self.jobs > 1 and len(specs) > 1 else ""
+
+    def run(self, specs, w, on_each) -> list:
+        assert self.bench is not None
+        if self.jobs > 1 and len(specs) > 1:
+            close_arms(self.bench)           # the workers start servers and proxies of their own
+        records = execute_all(self.bench, specs, self.jobs)      # a generator: closed below
+        try:
+            return w.append(records, on_each)
+        finally:
+            records.close()          # stops the worker processes now, also when interrupted
+
+    def summary(self, new) -> str:
+        return ""
+
+    def check(self, new) -> None:
+        pass
+
+
