@@ -86,9 +86,10 @@ def node_target(env):
 
 def per_call(calls: int) -> None:
     from guardbench.arms.approver import make_approver
-    from guardbench.arms.defended import Layer, seeded_refs
+    from guardbench.arms.defended import Layer
     from guardbench.broker import load_policy
     from guardbench.defences.config import config_for
+    from guardbench.execution.world import STANDIN
     from guardbench.mcp.client import Connection
     from guardbench.paypal.toolkit import Toolkit
     from guardbench.registry import make_defence
@@ -97,7 +98,7 @@ def per_call(calls: int) -> None:
     config = config_for(load_policy())
     kit = Toolkit(lambda r: None, "t", merchant_id="M", supplier_email="s@e", currency="EUR")
     layer = Layer(make_defence("gate", config), kit, config, None, "", None, make_approver("none", config), Tally(),
-                  seeded_refs(), "bench")
+                  STANDIN.seeded_refs(), "bench")
     local = line("in process: gate + toolkit, get_order refused (no request)",
                  timed_calls(lambda: layer.call("get_order", {"order_id": "bad id"}), calls))
     proxy, rec, token = world()

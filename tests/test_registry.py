@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from guardbench import registry
+from guardbench.arms.base import Arm, ArmOptions
 from guardbench.errors import GuardbenchError
 
 DEFENCES = ["gate", "pdp", "taint", "taint_fine", "prompt_filter"]
@@ -59,9 +60,10 @@ def test_every_built_in_arm_builds_with_the_name_it_is_registered_under():
     from guardbench.broker import load_policy
     policy = load_policy()
     for name in ARMS:
-        arm = registry.get_arm(name, policy=policy, approvals="all")
-        assert arm.name == name and hasattr(arm, "prepare") and isinstance(arm.credential_in_context, bool)
-        assert getattr(arm, "approvals", "all") == "all"     # taken where the arm holds calls, left out elsewhere
+        arm = registry.get_arm(name, ArmOptions(policy=policy, approvals="all"))
+        assert arm.name == name and isinstance(arm, Arm) and isinstance(arm.credential_in_context, bool)
+        # taken where the arm holds calls (a defence's), left out elsewhere
+        assert arm.approvals == ("all" if name in registry.defence_names() else None)
 
 
 def test_an_in_process_registration_is_used_like_a_built_in():
@@ -81,7 +83,7 @@ def test_an_in_process_registration_is_used_like_a_built_in():
     try:
         assert "nothing_at_all" in registry.defence_names() and "nothing_at_all" in registry.arm_names()
         from guardbench.broker import load_policy
-        arm = registry.get_arm("nothing_at_all", policy=load_policy())
+        arm = registry.get_arm("nothing_at_all", ArmOptions(policy=load_policy()))
         assert arm.name == "nothing_at_all" and arm.defence_name == "nothing_at_all"
     finally:
         del registry.DEFENCES.entries["nothing_at_all"]
@@ -105,25 +107,27 @@ def test_the_built_in_arm_kinds_are_declared_like_plug_ins_and_name_their_arm_by
 
 
 def test_an_arm_kind_registered_in_process_builds_arms_like_the_built_in_kinds(tmp_path):
-    class Echo:
-        needs_workdir = False
-
-        def __init__(self, spec, policy=None):
-            self.name = "echo-" + spec.rsplit("/", 1)[-1].split(".")[0]
+    class Echo(Arm):
+        def __init__(self, options: ArmOptions):
+            super().__init__(options)
+            self.name = "echo-" + (options.spec or "").rsplit("/", 1)[-1].split(".")[0]
 
         @staticmethod
         def spec_identity(spec):
             return "echo-" + spec.rsplit("/", 1)[-1].split(".")[0], "0" * 64
 
+        def prepare(self, case, variant, world):
+            raise NotImplementedError
+
     class Nameless:
-        def __init__(self, spec):
+        def __init__(self, options):
             self.name = "x"
 
     registry.ARM_KINDS.register("echo", Echo)
     registry.ARM_KINDS.register("nameless", Nameless)
     try:
         assert registry.resolve_arms(["echo:a/one.yaml"]) == {"echo-one": "echo:a/one.yaml"}
-        assert registry.get_arm("echo:a/one.yaml", policy=None, approvals="all").name == "echo-one"
+        assert registry.get_arm("echo:a/one.yaml", ArmOptions(approvals="all")).name == "echo-one"
         with pytest.raises(GuardbenchError, match="echo-one named twice"):
             registry.resolve_arms(["echo:a/one.yaml", "echo:b/one.yaml"])
         with pytest.raises(GuardbenchError, match="no spec_identity"):

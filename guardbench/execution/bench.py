@@ -97,9 +97,9 @@ def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
     return folder.parent / "preflight-passed" / h.hexdigest()
 
 
-def arm_options(policy, approvals: str = "none") -> ArmOptions:
+def arm_options(policy, approvals: str = "none", spec: str | None = None) -> ArmOptions:
     """The options every arm of a run is built with: the runner's stand-in fixtures among them."""
-    return ArmOptions(policy=policy, approvals=approvals, fixtures=STANDIN)
+    return ArmOptions(policy=policy, approvals=approvals, spec=spec, fixtures=STANDIN)
 
 
 def make_arms(named: Mapping[str, str], policy, approvals: str = "none") -> dict[str, Arm]:

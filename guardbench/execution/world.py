@@ -8,8 +8,9 @@ stand-in's fixtures; a tool that needs a broker world of its own (bypass, confor
 """
 from __future__ import annotations
 
-from guardbench.arms.base import Arm
+from guardbench.arms.base import Arm, Prepared
 from guardbench.arms.world import Fixtures, World
+from guardbench.cases.load import Case
 from guardbench.paypal.standin import (
     BENCH_CLIENT_ID,
     BENCH_CLIENT_SECRET,
@@ -48,3 +49,9 @@ def build_world(arm: Arm, seed: int, run_id: str, agent_kind: str, workdir: str 
     if arm.serial_wire:
         inner = SerialTransport(inner)
     return World(RecordingTransport(inner, run_id=run_id), standin, STANDIN, seed, run_id, agent_kind, workdir)
+
+
+def prepare_run(arm: Arm, case: Case, variant: int, *, seed: int, run_id: str = "", workdir: str = "",
+                agent_kind: str = "scripted", transport: Transport | None = None) -> Prepared:
+    """One run's world built and prepared by ``arm``, outside a Bench (adapt, conformance, tests)."""
+    return arm.prepare(case, variant, build_world(arm, seed, run_id, agent_kind, workdir, transport))

@@ -13,7 +13,7 @@ from guardbench.cases.load import default_cases_dir, load_cases
 from guardbench.cli.main import cli
 from guardbench.defences.config import config_for
 from guardbench.defences.taint import scan
-from guardbench.registry import get_arm
+from guardbench.execution.bench import make_arms
 
 POLICY = load_policy()
 CONFIG = config_for(POLICY)
@@ -56,7 +56,8 @@ def test_llm_attacker_starts_from_the_case_and_counts_a_malformed_rewrite():
 
     tally = Tally("pdp")
     case = CASES["ii-supplier-bank-change"]
-    attack_case(get_arm("pdp", policy=POLICY), case, LLMAttacker(case, complete, CONFIG), CONFIG, POLICY, 3, tally)
+    arm = make_arms({"pdp": "pdp"}, POLICY)["pdp"]
+    attack_case(arm, case, LLMAttacker(case, complete, CONFIG), CONFIG, POLICY, 3, tally)
     # iteration 0: the case's own payout to the attacker's account; 1: prose (malformed); 2: a rewrite
     assert tally.malformed == 1 and tally.attempts == 3 and tally.unauthorized == 2
     assert tally.unauthorized_allowed == 0 and "The defence refused it: authz" in seen[0]

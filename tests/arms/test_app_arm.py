@@ -14,6 +14,7 @@ from guardbench.agents.scripted import ScriptedAgent
 from guardbench.arms.app import AppArm
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
+from guardbench.execution.bench import arm_options
 from guardbench.execution.runner import Bench, RunSpec
 from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY, port_squatter
 
@@ -30,7 +31,7 @@ def world():
 
 def execute(world, spec, *cases):
     policy, all_cases = world
-    arm = AppArm(str(spec), policy=policy)
+    arm = AppArm(arm_options(policy, spec=str(spec)))
     bench = Bench(policy, all_cases, {arm.name: arm}, {"credulous": ScriptedAgent("credulous")})
     try:
         return [bench.execute(RunSpec(c, 0, arm.name, "credulous")).to_dict() for c in cases]

@@ -17,6 +17,7 @@ from guardbench.arms.mcp import McpArm
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
 from guardbench.cli.main import cli
+from guardbench.execution.bench import arm_options
 from guardbench.execution.runner import Bench, RunSpec
 from guardbench.records.runfile import read_records
 from tests.mcp.mcptest_support import (
@@ -52,7 +53,7 @@ def kinds(rec):
 
 
 def test_stdio_server_through_the_proxy_scores_like_any_arm(world):
-    arm = McpArm(str(SPECS / "shop-stdio.yaml"), policy=world[0])
+    arm = McpArm(arm_options(world[0], spec=str(SPECS / "shop-stdio.yaml")))
     bench = bench_for(world, arm)
     try:
         ok = run(bench, arm, "usd-benign-partial-refund")
@@ -76,7 +77,7 @@ def test_a_port_taken_before_the_server_binds_it_gets_a_fresh_port(world):
     import guardbench.arms.mcp as mcp_arm
     error = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     with port_squatter(mcp_arm, error) as taken:
-        arm = McpArm(str(SPECS / "shop-http.yaml"), policy=world[0])
+        arm = McpArm(arm_options(world[0], spec=str(SPECS / "shop-http.yaml")))
         try:
             rec = run(bench_for(world, arm), arm, "usd-benign-capture")
             assert arm._conn is not None and f":{taken}/" not in arm._conn.target.url
@@ -93,7 +94,7 @@ def test_a_started_server_that_fails_for_another_reason_is_not_retried(world, tm
     spec = tmp_path / "broken.yaml"
     spec.write_text((SPECS / "shop-http.yaml").read_text().replace("{port}/mcp", "{port}/nowhere")
                     .replace("{spec_dir}/..", str(SPECS.parent)))
-    arm = McpArm(str(spec), policy=world[0])
+    arm = McpArm(arm_options(world[0], spec=str(spec)))
     with pytest.raises(Exception, match="could not connect|no MCP handshake"):
         arm.check()
     arm.close()
@@ -101,7 +102,7 @@ def test_a_started_server_that_fails_for_another_reason_is_not_retried(world, tm
 
 
 def test_http_server_reused_through_its_base_url(world, tmp_path):
-    arm = McpArm(str(SPECS / "shop-http.yaml"), policy=world[0])
+    arm = McpArm(arm_options(world[0], spec=str(SPECS / "shop-http.yaml")))
     bench = bench_for(world, arm)
     try:
         first = run(bench, arm, "usd-benign-capture")
@@ -117,7 +118,7 @@ def test_http_server_reused_through_its_base_url(world, tmp_path):
 
 
 def test_a_server_sending_to_an_outside_host_is_scored_outside_host(world, tmp_path):
-    arm = McpArm(str(shop_spec(tmp_path, "leaky", "leaky")), policy=world[0])
+    arm = McpArm(arm_options(world[0], spec=str(shop_spec(tmp_path, "leaky", "leaky"))))
     try:
         rec = run(bench_for(world, arm), arm, "usd-benign-charge-pro")
     finally:
@@ -132,7 +133,7 @@ def test_a_crash_mid_call_loses_the_run_with_its_stderr_and_the_next_run_gets_a_
                      extra="# crash once\n").read_text().replace(
         "env: {SHOP_MODE: crash_once}", f"env: {{SHOP_MODE: crash_once, SHOP_CRASH_MARK: '{tmp_path / 'crashed'}'}}")
     (tmp_path / "crashy.yaml").write_text(spec)
-    arm = McpArm(str(tmp_path / "crashy.yaml"), policy=world[0])
+    arm = McpArm(arm_options(world[0], spec=str(tmp_path / "crashy.yaml")))
     bench = bench_for(world, arm)
     try:
         t0 = time.monotonic()
@@ -150,7 +151,7 @@ def test_a_crash_mid_call_loses_the_run_with_its_stderr_and_the_next_run_gets_a_
 
 
 def test_a_hung_server_loses_the_run_within_its_timeout(world, tmp_path):
-    arm = McpArm(str(shop_spec(tmp_path, "hung", "hang", call=2, run=30)), policy=world[0])
+    arm = McpArm(arm_options(world[0], spec=str(shop_spec(tmp_path, "hung", "hang", call=2, run=30))))
     try:
         t0 = time.monotonic()
         rec = run(bench_for(world, arm), arm, "usd-la-charge-9999")
@@ -163,7 +164,7 @@ def test_a_hung_server_loses_the_run_within_its_timeout(world, tmp_path):
 
 
 def test_garbage_at_start_is_a_lost_run_not_a_crash_of_the_bench(world, tmp_path):
-    arm = McpArm(str(shop_spec(tmp_path, "noisy", "garbage", start=4)), policy=world[0])
+    arm = McpArm(arm_options(world[0], spec=str(shop_spec(tmp_path, "noisy", "garbage", start=4))))
     try:
         t0 = time.monotonic()
         rec = run(bench_for(world, arm), arm, "usd-benign-charge-pro")
@@ -213,7 +214,7 @@ def test_a_reused_server_is_reset_by_its_command_between_runs_and_a_failing_rese
         "reset: none", f"reset: ['{{python}}', '-c', \"import os,sys; open(r'{marks}', 'a').write('r'); "
                        "sys.exit(3 if os.path.getsize(r'" + str(marks) + "') > 1 else 0)\"]")
     (tmp_path / "resettable.yaml").write_text(spec)
-    arm = McpArm(str(tmp_path / "resettable.yaml"), policy=world[0])
+    arm = McpArm(arm_options(world[0], spec=str(tmp_path / "resettable.yaml")))
     bench = bench_for(world, arm)
     try:
         first = run(bench, arm, "usd-benign-charge-pro")          # no reset before the first run

@@ -16,6 +16,8 @@ from guardbench.arms import prompts
 from guardbench.arms.control import ControlArm, HardenedArm, operator_context
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
+from guardbench.execution.bench import arm_options
+from guardbench.execution.world import prepare_run
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET, PayPalStandIn
 from guardbench.records.record import WireRequest
 
@@ -86,8 +88,8 @@ def test_both_control_arms_offer_the_spelling_in_their_http_tool_and_no_list_of_
     policy = load_policy()
     ctx = operator_context(policy, "unused")
     case = next(c for c in load_cases() if c.id == "benign-charge-plan")
-    for arm in (ControlArm(policy), HardenedArm(policy)):
-        prepared = arm.prepare(case, 0, seed=0, workdir="", agent_kind="llm")
+    for arm in (ControlArm(arm_options(policy)), HardenedArm(arm_options(policy))):
+        prepared = prepare_run(arm, case, 0, seed=0, agent_kind="llm")
         http = next(t for t in prepared.session.tools if t.name == "http_request")
         assert prompts.spelling(ctx) in http.description
         assert "/capture" not in prepared.session.system_prompt and "/v1/payments/payouts" not in http.description

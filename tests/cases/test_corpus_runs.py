@@ -13,8 +13,8 @@ import pytest
 from guardbench.agents.scripted import ScriptedAgent
 from guardbench.broker import load_policy
 from guardbench.cases import load_cases
+from guardbench.execution.bench import make_arms, preflight
 from guardbench.execution.runner import Bench, RunSpec
-from guardbench.registry import get_arm
 
 ARMS = ("guardrail", "control", "hardened", "gate", "pdp", "taint")
 CASES = load_cases()
@@ -28,7 +28,7 @@ TYPOGRAPHIC_NOTES = {c.id for c in CASES if not c.adversarial
 @lru_cache(maxsize=1)
 def bench() -> Bench:
     policy = load_policy()
-    arms = {a: get_arm(a, policy=policy) for a in ARMS}
+    arms = make_arms({a: a for a in ARMS}, policy)
     return Bench(policy, CASES, arms, {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")})
 
 
@@ -62,7 +62,6 @@ def test_guardrail_blocks_every_attack_with_the_credulous_agent(cid):
 
 
 def test_preflight_passes_the_whole_corpus():
-    from guardbench.cli.run import preflight
     preflight(bench(), CASES, ARMS)
 
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.cli.run_options import git_commit, git_dirty
+from guardbench.execution.options import git_commit, git_dirty
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

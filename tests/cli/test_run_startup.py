@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.cli.run_options import _git_rev_parse, _read_head
+from guardbench.execution.options import _git_rev_parse, _read_head
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,10 @@ import pytest
 from defencetest_support import CONFIG, POLICY
 
 from guardbench.agents.scripted import ScriptedAgent
+from guardbench.arms.base import ArmOptions
 from guardbench.cases.load import default_cases_dir, load_cases
+from guardbench.execution.bench import make_arms
+from guardbench.execution.world import prepare_run
 from guardbench.paypal.endpoints import match
 from guardbench.registry import arm_names, get_arm
 from guardbench.transport.base import TransportError
@@ -17,8 +20,8 @@ CASES = {c.id: c for c in load_cases(default_cases_dir())}
 
 
 def prepare(arm: str, case: str, tmp_path, approvals="none", transport=None):
-    return get_arm(arm, policy=POLICY, approvals=approvals).prepare(
-        CASES[case], 0, seed=7, workdir=str(tmp_path), agent_kind="scripted", transport=transport)
+    return prepare_run(make_arms({arm: arm}, POLICY, approvals)[arm], CASES[case], 0, seed=7,
+                       workdir=str(tmp_path), transport=transport)
 
 
 def wire_endpoints(prepared) -> list[str]:
@@ -33,7 +36,7 @@ def test_an_arm_per_defence_and_the_broker_arms_unchanged():
     names = arm_names()
     for n in ("guardrail", "control", "hardened", "gate", "pdp", "taint", "taint_fine", "prompt_filter"):
         assert n in names
-    assert get_arm("guardrail", policy=POLICY, approvals="all").name == "guardrail"   # option left out
+    assert get_arm("guardrail", ArmOptions(policy=POLICY, approvals="all")).name == "guardrail"  # option left out
 
 
 def test_config_derives_from_the_shipped_policy():

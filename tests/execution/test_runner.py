@@ -31,6 +31,7 @@ def test_broken_broker_shows_incidents_in_guardrail_arm():
     from guardbench.arms.guardrail import GuardrailArm
     from guardbench.broker import Broker, load_policy
     from guardbench.cases.load import load_cases
+    from guardbench.execution.bench import arm_options
     from guardbench.execution.runner import Bench, RunSpec
     from guardbench.paypal.bodies import payee_field
     from guardbench.records.record import WireRequest
@@ -70,7 +71,7 @@ def test_broken_broker_shows_incidents_in_guardrail_arm():
     assert cases, "the corpus must have payee-redirect attacks"
 
     def bench(factory):
-        return Bench(policy, cases, {"guardrail": GuardrailArm(policy, broker_factory=factory)},
+        return Bench(policy, cases, {"guardrail": GuardrailArm(arm_options(policy), broker_factory=factory)},
                      {"credulous": ScriptedAgent("credulous")})
 
     specs = [RunSpec(c.id, v, "guardrail", "credulous") for c in cases for v in range(len(c.variants))]

@@ -180,9 +180,9 @@ def test_the_run_tool_describes_every_operation():
 def test_the_broker_error_names_real_operations_not_a_missing_tool(tmp_path):
     """broker.py said 'list_operations shows...': no tool of that name exists."""
     from guardbench.arms.guardrail import bench_clock
-    from guardbench.arms.world import make_wire
     from guardbench.broker import ApprovalQueue, Credentials, Ledger, load_policy
     from guardbench.broker.broker import Broker
+    from guardbench.execution.world import make_wire
     from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
     pol = load_policy()
     b = Broker(pol, Ledger(tmp_path / "l.jsonl"), ApprovalQueue(tmp_path / "a"), make_wire(0, "r"),

@@ -5,9 +5,10 @@ from decimal import Decimal
 
 from guardbench.broker import load_policy
 from guardbench.cases.load import default_cases_dir, load_cases
+from guardbench.execution.bench import make_arms
+from guardbench.execution.world import prepare_run
 from guardbench.paypal import bodies
 from guardbench.records.record import RunRecord, WireExchange, WireRequest, WireResponse
-from guardbench.registry import get_arm
 from guardbench.report.defence_tables import comparison
 from guardbench.scoring.caps import add_amounts, amounts_text, beyond_daily_caps
 from guardbench.scoring.score import policy_reference
@@ -62,8 +63,8 @@ def test_the_gate_approving_each_held_payout_moves_money_past_the_daily_cap(tmp_
     case = {c.id: c for c in load_cases(default_cases_dir())}["benign-pay-supplier-invoice"]
     moved = {}
     for approvals in ("all", "none"):
-        p = get_arm("gate", policy=POLICY, approvals=approvals).prepare(
-            case, 0, seed=3, workdir=str(tmp_path), agent_kind="scripted")
+        p = prepare_run(make_arms({"gate": "gate"}, POLICY, approvals)["gate"], case, 0, seed=3,
+                        workdir=str(tmp_path))
         for i in range(8):
             p.layer.call("create_payout", {"amount": "450.00", "note": f"invoice part {chr(97 + i)}"})
         moved[approvals] = beyond_daily_caps(p.recorder.exchanges, CAPS, "EUR")

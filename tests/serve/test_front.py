@@ -12,6 +12,7 @@ from guardbench.agents.scripted import ScriptedAgent
 from guardbench.arms.mcp import McpArm
 from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
+from guardbench.execution.bench import arm_options
 from guardbench.execution.runner import Bench, RunSpec
 from tests.mcp.mcptest_support import SHOP, SHOP_ACTIONS, USD_CASES, USD_POLICY
 
@@ -27,7 +28,7 @@ def test_a_refused_call_is_not_forwarded_and_is_reported(tmp_path):
                     "operator: guardbench\nstate: reuse\nreset: operator\ntimeouts: {start: 90, call: 30, run: 90}\n"
                     + SHOP_ACTIONS)
     policy = load_policy(USD_POLICY)
-    arm = McpArm(str(spec), policy=policy)
+    arm = McpArm(arm_options(policy, spec=str(spec)))
     bench = Bench(policy, load_cases(USD_CASES), {arm.name: arm}, {"credulous": ScriptedAgent("credulous")})
     try:
         started = bench.start(RunSpec("usd-la-charge-9999", 0, arm.name, "credulous"))

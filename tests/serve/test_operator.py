@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from guardbench.execution.bench import arm_options
 from guardbench.mcp.client import Connection, StdioTarget
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 from tests.mcp.mcptest_support import ROOT
@@ -45,7 +46,7 @@ def test_the_agent_never_sees_operator_tools():
     from guardbench.cases.load import load_cases
     from guardbench.execution.runner import Bench, RunSpec
     policy = load_policy()
-    arm = McpArm(str(ROOT / "examples" / "guardbench-mcp" / "gate.yaml"), policy=policy)
+    arm = McpArm(arm_options(policy, spec=str(ROOT / "examples" / "guardbench-mcp" / "gate.yaml")))
     bench = Bench(policy, load_cases(), {arm.name: arm}, {"credulous": ScriptedAgent("credulous")})
     try:
         started = bench.start(RunSpec("benign-charge-plan", 0, arm.name, "credulous"))

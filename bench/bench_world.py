@@ -1,0 +1,66 @@
+"""Before/after figures for the runner owning the world (issue O): interleaved, medians.
+
+For each tree (a PYTHONPATH holding a guardbench package), alternately: the default scripted run in
+one process (``--jobs 1``, 1,230 runs) and a 1-run process; each a fresh subprocess, its CPU time
+(user + system) and wall time. Per run = (default - 1-run) / (runs - 1), from the CPU medians.
+
+    python bench/bench_world.py BEFORE_TREE AFTER_TREE [--repeats 7]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ONE = ["--case", "benign-charge-plan", "--arms", "control", "--variants", "1"]
+
+
+def timed(tree: str, args: list[str]) -> tuple[float, float, int]:
+    """(wall s, CPU s, runs) of one `guardbench run` in a fresh process on ``tree``."""
+    env = {**os.environ, "PYTHONPATH": tree}
+    with tempfile.TemporaryDirectory(prefix="gb-bench-world-") as tmp:
+        out = Path(tmp) / "run"
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "guardbench.cli.main", "run", "--quiet", "--jobs", "1", "--out",
+                        str(out), *args], check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - t0
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        n = sum(1 for _ in (out / "runs.jsonl").open("rb"))
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trees", nargs="+")
+    ap.add_argument("--repeats", type=int, default=7)
+    o = ap.parse_args()
+    for tree in o.trees:                  # warm the preflight marker and the caches of each tree
+        timed(tree, [])
+    res: dict[str, dict[str, list[float]]] = {t: {"full": [], "one": [], "full_wall": [], "one_wall": []}
+                                              for t in o.trees}
+    n = 0
+    for _ in range(o.repeats):
+        for tree in o.trees:
+            w, c, n = timed(tree, [])
+            res[tree]["full"].append(c)
+            res[tree]["full_wall"].append(w)
+            w, c, _ = timed(tree, ONE)
+            res[tree]["one"].append(c)
+            res[tree]["one_wall"].append(w)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}; {o.repeats} interleaved repeats; medians")
+    for tree, r in res.items():
+        full, one = statistics.median(r["full"]), statistics.median(r["one"])
+        print(f"{tree}: default run ({n} runs) CPU {full:.3f} s, wall {statistics.median(r['full_wall']):.3f} s; "
+              f"1-run process CPU {one:.3f} s, wall {statistics.median(r['one_wall']):.3f} s; "
+              f"per run {(full - one) / (n - 1) * 1000:.3f} ms CPU")
+
+
+if __name__ == "__main__":
+    main()
