@@ -72,15 +72,15 @@ class RunCA:
         from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
         now = dt.datetime.now(dt.timezone.utc)
         try:
-            san: Any = x509.IPAddress(ipaddress.ip_address(host))
-        except ValueError:
-            san = x509.DNSName(host)
+            sans: list[Any] = [x509.IPAddress(ipaddress.ip_address(host))]
+        except ValueError:      # the name with its trailing dot too: a client may verify either spelling
+            sans = [x509.DNSName(host.rstrip(".")), x509.DNSName(host.rstrip(".") + ".")]
         leaf = (x509.CertificateBuilder()
                 .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host[:64] or "host")]))
                 .issuer_name(self._name).public_key(self._leaf_key.public_key())
                 .serial_number(x509.random_serial_number())
                 .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=1))
-                .add_extension(x509.SubjectAlternativeName([san]), critical=False)
+                .add_extension(x509.SubjectAlternativeName(sans), critical=False)
                 .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
                 .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
                 .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),

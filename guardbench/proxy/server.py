@@ -11,6 +11,15 @@ A process reaches it in one of three ways, all on the same port:
   PayPal base URL (a base-URL override). It is recorded as addressed to ``base_host`` (PayPal's
   sandbox), or to ``X-Guardbench-Original-Host`` when guardbench's loopback transport sent it.
 
+A fourth way serves a room (guardbench/room/): ``serve_room(room)`` adopts the room's listeners,
+where any connection to any address lands. A connection to the room's proxy port is served as
+above; one to any other port is *transparent*: TLS is terminated with a leaf for the name the
+client sent in SNI (RFC 6066), and plain HTTP is read with its Host header; without either, the
+host is the name the room's DNS handed out for the dialled address, or that address. Bytes that
+are neither TLS nor HTTP are recorded as they came (method ``RAW``). Traffic from a room never
+carries guardbench's internal routing headers (they are stripped, not trusted), and host names
+are normalised as PayPal's edge would read them (case, trailing dot, IDNA).
+
 Nothing is ever forwarded upstream. Each request becomes a ``WireRequest`` (hop-by-hop headers
 left out, the URL as the process addressed it, port 443 dropped) and goes to the *route*: the
 current run's RecordingTransport (``route(recorder)``), whose inner transport answers PayPal's
@@ -30,12 +39,13 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.serial import SerialTransport  # noqa: F401 - where the proxy's users found it
 
+INTERNAL_HEADERS = frozenset({"x-guardbench-original-host", "x-guardbench-original-scheme"})
 HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te",
                          "trailer", "upgrade", "proxy-connection", "proxy-authorization", "expect",
                          "x-guardbench-original-host", "x-guardbench-original-scheme"})
@@ -140,14 +150,18 @@ class RecordingProxy:
         else:
             route.record_failure(request, error)
 
-    def _url(self, target: str, scheme: str, authority: str | None, headers: list[tuple[str, str]]) -> str:
+    def _url(self, target: str, scheme: str, authority: str | None, headers: list[tuple[str, str]],
+             dialled: str | None = None) -> str:
         if target.startswith(("http://", "https://")):
             parts = urlsplit(target)
             if parts.hostname == "127.0.0.1" and parts.port == self.port:   # ourselves, as a base URL
                 return self._base_url((parts.path or "/") + ("?" + parts.query if parts.query else ""), headers)
-            return _drop_default_port(target)
+            return normal_url(_drop_default_port(target))
         if authority is not None:                        # inside a tunnel: origin form
-            return f"{scheme}://{authority}{target}"
+            return normal_url(f"{scheme}://{authority}{target}")
+        if dialled is not None:                          # transparent plain HTTP: the Host header says where
+            host = next((v for k, v in headers if k.lower() == "host"), "") or dialled
+            return normal_url(_drop_default_port(f"{scheme}://{host}{target}"))
         return self._base_url(target, headers)           # origin form on a plain connection: a base URL
 
     def _base_url(self, target: str, headers: list[tuple[str, str]]) -> str:
@@ -157,12 +171,13 @@ class RecordingProxy:
         return _drop_default_port(f"{scheme}://{host}{target if target.startswith('/') else '/' + target}")
 
     # ------------------------------------------------------------------ connections
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      room: bool = False) -> None:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
         try:
-            await self._serve(reader, writer, "http", None)
+            await self._serve(reader, writer, "http", None, room=room)
         except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError, ssl.SSLError, OSError):
             pass
         finally:
@@ -176,7 +191,8 @@ class RecordingProxy:
     async def _read(self, reader: asyncio.StreamReader) -> bytes:
         return await asyncio.wait_for(reader.read(65536), self.idle_timeout)
 
-    async def _serve(self, reader, writer, scheme: str, authority: str | None) -> None:
+    async def _serve(self, reader, writer, scheme: str, authority: str | None, room: bool = False,
+                     dialled: str | None = None) -> None:
         import h11
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
         while True:
@@ -190,7 +206,9 @@ class RecordingProxy:
                 method = event.method.decode("ascii", "replace").upper()
                 target = event.target.decode("utf-8", "replace")
                 headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers.raw_items()]
-                if method == "CONNECT" and authority is None:
+                if room:       # a process in a room cannot steer guardbench's own routing
+                    headers = [(k, v) for k, v in headers if k.lower() not in INTERNAL_HEADERS]
+                if method == "CONNECT" and authority is None and dialled is None:
                     await self._tunnel(conn, reader, writer, target, headers)
                     return
                 if conn.they_are_waiting_for_100_continue:
@@ -212,7 +230,7 @@ class RecordingProxy:
             except h11.RemoteProtocolError as exc:
                 await self._refuse(conn, writer, exc.error_status_hint, str(exc))
                 return
-            url = self._url(target, scheme, authority, headers)
+            url = self._url(target, scheme, authority, headers, dialled)
             text = bytes(body).decode("utf-8", "replace") if body or _has_body(headers) else None
             kept = tuple((k, v) for k, v in headers if k.lower() not in HOP_HEADERS)
             response = self._deliver(WireRequest(method, url, kept, text))
@@ -232,10 +250,106 @@ class RecordingProxy:
             except h11.LocalProtocolError:
                 return
 
+    # ------------------------------------------------------------------ rooms
+    def serve_room(self, room: Any) -> None:
+        """Serve every listener of ``room`` (guardbench/room/) until ``close_room`` or ``close``."""
+        from guardbench.room.room import PROXY_PORT
+        assert self._loop is not None, "start() the proxy first"
+
+        async def adopt() -> list[asyncio.Task]:
+            tasks = []
+            for port, listener in room.listeners.items():
+                listener.setblocking(False)
+                if port == PROXY_PORT:     # the proxy's own protocol (CONNECT, absolute form, base URL)
+                    server = await asyncio.start_server(lambda r, w: self._client(r, w, room=True),
+                                                        sock=listener, limit=1 << 16)
+                    tasks.append(asyncio.ensure_future(server.serve_forever()))
+                else:
+                    tasks.append(asyncio.ensure_future(self._accept_loop(listener, room)))
+            return tasks
+
+        self._room_tasks = asyncio.run_coroutine_threadsafe(adopt(), self._loop).result(10)
+
+    def close_room(self) -> None:
+        """Stop accepting the room's connections (its listeners are closed by the room)."""
+        tasks = getattr(self, "_room_tasks", [])
+        if tasks and self._loop is not None and not self._loop.is_closed():
+            async def stop() -> None:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.wait(tasks, timeout=2)
+            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(5)
+        self._room_tasks = []
+
+    async def _accept_loop(self, listener: Any, room: Any) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            conn, _ = await loop.sock_accept(listener)
+            task = asyncio.ensure_future(self._room_connection(conn, room))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _room_connection(self, sock: Any, room: Any) -> None:
+        loop = asyncio.get_running_loop()
+        ip, port = _dialled(sock)
+        host = room.resolver.by_address.get(ip, ip)
+        writer = None
+        try:
+            first = await self._peek(sock)
+            sni: list[str] = []
+            ctx = None
+            if first[:1] == b"\x16":               # a TLS ClientHello: terminate it
+                ctx = self.ca.context(host)
+                ctx.sni_callback = lambda obj, name, _ctx: _pick(self.ca, obj, name, sni)
+            reader = asyncio.StreamReader(limit=1 << 16)
+            protocol = asyncio.StreamReaderProtocol(reader)
+            try:
+                transport, _ = await loop.connect_accepted_socket(
+                    lambda: protocol, sock, ssl=ctx, ssl_handshake_timeout=self.idle_timeout if ctx else None)
+            except (ssl.SSLError, ConnectionError, OSError, asyncio.TimeoutError) as exc:
+                name = normal_host(sni[0] if sni else host)
+                self._failed(WireRequest("CONNECT", _authority_url("https", name, port), (), None),
+                             f"TLS handshake failed ({type(exc).__name__}: {exc}); the process does not trust "
+                             "the run's CA")
+                return
+            writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+            if ctx is not None:
+                name = normal_host(sni[0] if sni else host)
+                await self._serve(reader, writer, "https", _authority("https", name, port), room=True)
+            elif _looks_like_http(first):
+                await self._serve(reader, writer, "http", None, room=True, dialled=_authority("http", host, port))
+            else:
+                data = await asyncio.wait_for(reader.read(MAX_BODY), self.idle_timeout)
+                self._failed(WireRequest("RAW", _authority_url("tcp", normal_host(host), port), (),
+                                         data.decode("utf-8", "replace")),
+                             "bytes that are neither TLS nor HTTP")
+        except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError, ssl.SSLError, OSError):
+            pass
+        finally:
+            if writer is not None:
+                writer.close()
+            else:
+                sock.close()
+
+    async def _peek(self, sock: Any) -> bytes:
+        import socket as _socket
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not ready.done():
+                ready.set_result(None)
+        loop.add_reader(sock.fileno(), wake)
+        try:
+            await asyncio.wait_for(ready, self.idle_timeout)
+        finally:
+            loop.remove_reader(sock.fileno())
+        return sock.recv(8, _socket.MSG_PEEK)
+
     async def _tunnel(self, conn, reader, writer, target: str, headers) -> None:
         import h11
         host, _, port = target.rpartition(":")
-        host = host.strip("[]").lower()
+        host = normal_host(host.strip("[]"))
         if not host or not port.isdigit():
             await self._refuse(conn, writer, 400, f"CONNECT target {target!r} is not host:port")
             return
@@ -287,3 +401,56 @@ def _drop_default_port(url: str) -> str:
         netloc = parts.netloc.rsplit(":", 1)[0]
         return parts._replace(netloc=netloc).geturl()
     return url
+
+
+def normal_host(host: str) -> str:
+    """A host name as PayPal's edge reads it: lower case, no trailing dot, IDNA (punycode) for
+    non-ASCII labels; an IPv4 address mapped into IPv6 as the IPv4 address."""
+    host = host.strip().rstrip(".").lower()
+    if host.startswith("::ffff:") and "." in host:
+        host = host[7:]
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            pass
+    return host
+
+
+def normal_url(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host:
+        return url
+    norm = normal_host(host)
+    if norm == host and not parts.netloc.split("@")[-1].rsplit(":", 1)[0].endswith("."):
+        return url
+    netloc = f"[{norm}]" if ":" in norm else norm
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _dialled(sock: Any) -> tuple[str, int]:
+    name = sock.getsockname()
+    return normal_host(name[0]), int(name[1])
+
+
+def _authority(scheme: str, host: str, port: int) -> str:
+    default = {"https": 443, "http": 80}.get(scheme)
+    host = f"[{host}]" if ":" in host else host
+    return host if port == default else f"{host}:{port}"
+
+
+def _authority_url(scheme: str, host: str, port: int) -> str:
+    return f"{scheme}://{_authority(scheme, host, port)}/"
+
+
+def _pick(ca: Any, sslobj: Any, name: str | None, seen: list[str]) -> None:
+    if name:
+        seen.append(name)
+        sslobj.context = ca.context(normal_host(name))
+
+
+def _looks_like_http(first: bytes) -> bool:
+    return first.split(b" ", 1)[0].isalpha() and first[:1].isupper()

@@ -1,0 +1,306 @@
+"""One run's room: fresh Linux network, pid and mount namespaces around a system under test.
+
+Inside, every IPv4 and IPv6 address routes to loopback (``ip route add local 0.0.0.0/0 dev lo``),
+so a connection to any address and port lands in the room: on a listener (the captured TCP ports,
+handed to the recording proxy, which reads the host from TLS's SNI or the Host header), on the
+room's DNS (every query answered and recorded), or nowhere, in which case the packet socket sees
+the attempt and names it an escape. The pid namespace makes the room's first process (holder.py)
+the ancestor of everything the system starts: ending the room ends every process in it, and the
+ones still alive are named. The mount namespace has its own /proc (no process outside the room
+can be read) and empty read-only mounts over the folders guardbench keeps to itself.
+
+``unavailable()`` says why no room can be made here (another OS, no ``unshare``, a kernel without
+the namespaces); the arm then runs uncontained and says so in the manifest and every table.
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from guardbench.room.dns import Resolver
+from guardbench.room.sniff import Escape, read
+
+HOLDER = Path(__file__).with_name("holder.py")
+NOBODY = 65534                            # the user a system runs as in a room made by root
+CAPTURED_PORTS = (80, 443, 8080, 8443)   # TCP ports whose connections the recording proxy reads
+PROXY_PORT = 3128                         # the proxy's own port inside the room (HTTPS_PROXY)
+START_TIMEOUT = 20.0
+
+_checked: dict[bool, str | None] = {}
+
+
+class RoomError(RuntimeError):
+    """The room could not be made or ended (the run is lost, never scored)."""
+
+
+def _unshare_argv() -> list[str]:
+    base = ["unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", "--mount-proc"]
+    return base if os.geteuid() == 0 else base[:1] + ["--user", "--map-root-user"] + base[1:]
+
+
+def unavailable() -> str | None:
+    """None when rooms can be made on this machine, else why not (one line)."""
+    root = os.geteuid() == 0
+    if root in _checked:
+        return _checked[root]
+    why: str | None = None
+    if not sys.platform.startswith("linux"):
+        why = f"network namespaces are Linux's; this is {sys.platform}"
+    elif not (shutil.which("unshare") and shutil.which("nsenter") and shutil.which("ip")):
+        why = "unshare, nsenter or ip (util-linux, iproute2) is not installed"
+    else:
+        done = subprocess.run(_unshare_argv() + ["ip", "link", "set", "lo", "up"], capture_output=True,
+                              timeout=20)
+        if done.returncode:
+            why = f"the kernel refused new namespaces: {done.stderr.decode(errors='replace').strip()}"
+    _checked[root] = why
+    return why
+
+
+class Room:
+    """Make with ``Room(...).start()``; run the system with ``command(argv)``; ``end()`` after the run."""
+
+    def __init__(self, *, tcp_ports: tuple[int, ...] = CAPTURED_PORTS + (PROXY_PORT,),
+                 hide: tuple[str, ...] = ()) -> None:
+        self.tcp_ports = tuple(dict.fromkeys(tcp_ports))
+        self.hide = tuple(str(Path(p).resolve()) for p in hide)
+        # made by root, a room runs its system as another user, in a working folder of its own; the
+        # home folder is masked (but for the interpreter guardbench runs on, when it lives there)
+        self.user = NOBODY if os.geteuid() == 0 else None
+        self.workdir = tempfile.mkdtemp(prefix="gb-room-work-")
+        if self.user is not None:
+            os.chown(self.workdir, self.user, self.user)
+        self.listeners: dict[int, socket.socket] = {}
+        self.resolver = Resolver()
+        self.escapes: list[Escape] = []
+        self.survivors: list[str] = []
+        self.holder_pid = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._udp: socket.socket | None = None
+        self._packets: socket.socket | None = None
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pidns = ""
+
+    # ------------------------------------------------------------------ making it
+    def start(self) -> "Room":
+        tmp = tempfile.mkdtemp(prefix="gb-room-")
+        path = os.path.join(tmp, "sockets")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            server.bind(path)
+            server.listen(1)
+            server.settimeout(START_TIMEOUT)
+            home = os.path.expanduser("~")
+            spec = json.dumps({"tcp": [*self.tcp_ports, 53], "hide": list(self.hide),
+                               "mask": [home] if self.user is not None and home != "/" else [],
+                               "expose": [p for p in {sys.base_prefix, sys.prefix} if p.startswith(home + "/")],
+                               "stage": os.path.join(tmp, "stage")})
+            self._proc = subprocess.Popen(
+                _unshare_argv() + [sys.executable, "-I", "-S", str(HOLDER), path, spec],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                start_new_session=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+            try:
+                conn, _ = server.accept()
+            except socket.timeout:
+                raise RoomError(f"the room's holder did not report within {START_TIMEOUT:.0f} s") from None
+            with conn:
+                msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 32)
+        finally:
+            server.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+        report = json.loads(msg or b"{}")
+        if "error" in report or not fds:
+            self.close()
+            raise RoomError(f"the room could not be made: {report.get('error', 'no sockets handed over')}")
+        for (kind, port), fd in zip(report["sockets"], fds, strict=True):
+            if kind == "tcp" and port != 53:
+                self.listeners[port] = socket.socket(fileno=fd)
+            elif kind == "tcp":
+                self._dns_tcp = socket.socket(fileno=fd)
+            elif kind == "udp":
+                self._udp = socket.socket(fileno=fd)
+            else:
+                self._packets = socket.socket(fileno=fd)
+        self.holder_pid = self._find_holder()
+        self._pidns = os.readlink(f"/proc/{self.holder_pid}/ns/pid")
+        self._thread = threading.Thread(target=self._serve, name="gb-room", daemon=True)
+        self._thread.start()
+        return self
+
+    def _find_holder(self) -> int:
+        assert self._proc is not None
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                kids = Path(f"/proc/{self._proc.pid}/task/{self._proc.pid}/children").read_text().split()
+            except OSError:
+                kids = []
+            if kids:
+                return int(kids[0])
+            time.sleep(0.005)
+        raise RoomError("the room's first process could not be found")
+
+    def give(self, path: str, name: str | None = None) -> str:
+        """A copy of the file ``path`` in the room's working folder, readable by its system."""
+        dest = os.path.join(self.workdir, name or os.path.basename(path))
+        shutil.copyfile(path, dest)
+        os.chmod(dest, 0o644)
+        return dest
+
+    def command(self, argv: list[str]) -> list[str]:
+        """``argv`` run inside the room (nsenter forks it into the room's pid namespace)."""
+        enter = ["nsenter", "-t", str(self.holder_pid), "--net", "--pid", "--mount", f"--wd={self.workdir}"]
+        if self.user is None:
+            return enter + ["--user", "--preserve-credentials", "--", *argv]
+        return enter + ["--", "setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups",
+                        "--nnp", "--", *argv]
+
+    # ------------------------------------------------------------------ what happens inside
+    def _serve(self) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(self._wake_r, selectors.EVENT_READ, "wake")
+        for sock, what in ((self._udp, "udp"), (self._packets, "packets"), (getattr(self, "_dns_tcp", None), "tcp")):
+            if sock is not None:
+                sock.setblocking(False)
+                sel.register(sock, selectors.EVENT_READ, what)
+        while True:
+            for key, _ in sel.select():
+                if key.data == "wake":
+                    sel.close()
+                    return
+                self._one(key.fileobj, key.data)  # type: ignore[arg-type]
+
+    def _one(self, sock: socket.socket, what: str) -> None:
+        try:
+            if what == "udp":
+                data, peer = sock.recvfrom(4096)
+                with self._lock:
+                    reply = self.resolver.answer(data, "udp")
+                sock.sendto(reply, peer)
+            elif what == "packets":
+                self.drain_packets()
+            else:
+                conn, _ = sock.accept()
+                threading.Thread(target=self._dns_over_tcp, args=(conn,), daemon=True).start()
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            pass        # a process in the room reset its side: nothing to answer
+
+    def _dns_over_tcp(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(5)
+            try:
+                size = int.from_bytes(conn.recv(2), "big")
+                data = b""
+                while len(data) < size:
+                    chunk = conn.recv(size - len(data))
+                    if not chunk:
+                        return
+                    data += chunk
+                with self._lock:
+                    reply = self.resolver.answer(data, "tcp")
+                conn.sendall(len(reply).to_bytes(2, "big") + reply)
+            except OSError:
+                return
+
+    def drain_packets(self) -> None:
+        """Read every packet seen so far and keep the escape attempts among them."""
+        sock = self._packets
+        if sock is None:
+            return
+        ports = frozenset(self.tcp_ports) | {53}
+        while True:
+            try:
+                data, addr = sock.recvfrom(1 << 16)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            if addr[2] != 0:       # PACKET_HOST only: loopback shows each packet twice
+                continue
+            esc = read(data, ports, frozenset({53}))
+            if esc is not None:
+                with self._lock:
+                    if esc not in self.escapes:
+                        self.escapes.append(esc)
+
+    # ------------------------------------------------------------------ who is inside
+    def members(self) -> list[tuple[int, str]]:
+        """(host pid, command line) of every process in the room but its first."""
+        out = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self.holder_pid:
+                continue
+            try:
+                if os.readlink(f"/proc/{entry}/ns/pid") != self._pidns:
+                    continue
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").strip()
+            except OSError:
+                continue
+            out.append((int(entry), cmd.decode(errors="replace")[:200]))
+        return out
+
+    # ------------------------------------------------------------------ ending it
+    def end(self) -> list[str]:
+        """End every process in the room; return the command lines of those that were still alive.
+
+        Its listeners stay open (traffic sent until now is still being read): ``close()`` them
+        after the proxy has stopped serving them."""
+        if self._pidns:
+            self.survivors = [f"pid {pid}: {cmd}" for pid, cmd in self.members()]
+            self.drain_packets()
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                if proc.stdin is not None:
+                    proc.stdin.close()     # the holder exits; the kernel ends the room's processes
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+            except OSError:
+                pass
+        return self.survivors
+
+    def close(self) -> None:
+        """Close the room's sockets (after ``end()``, and after the proxy let go of them)."""
+        if self._proc is not None:
+            self.end()
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            return                      # closed already
+        if self._thread is not None:
+            self._thread.join(5)
+        for s in [*self.listeners.values(), self._udp, self._packets, getattr(self, "_dns_tcp", None),
+                  self._wake_r, self._wake_w]:
+            if s is not None:
+                s.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> "Room":
+        return self.start() if self._proc is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.end()
+        self.close()
+
+    def account(self) -> dict[str, object]:
+        """What the run record keeps about its room."""
+        return {"contained": True,
+                "dns": [{"name": q.name, "type": q.qtype} for q in self.resolver.queries],
+                "escapes": [e.line() for e in self.escapes],
+                "survivors": list(self.survivors)}
