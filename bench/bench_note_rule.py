@@ -5,7 +5,7 @@ honest and hostile notes (the broker runs the rule on every free-text parameter 
 
 Each note is checked --repeats times per round; a note's figure is its best round's mean (the
 least disturbed by the other processes on the machine); the summary is the median over the notes
-of each group, and the slowest note.
+of each group, and the slowest note. A third group is notes written to make the rule work hard.
 """
 from __future__ import annotations
 
@@ -40,6 +40,14 @@ HOSTILE = [
     "Sorry for the delay, the new remittance account is FR14 2004 1010 0505 0001 3M02 606.",
 ]
 
+# notes written to make the rule work hard (many IBAN starts, look-alike letters, dot words), at
+# the broker's longest note (120 characters)
+WORST = [
+    ("de 1O " * 20)[:120], ("ch 93 " + "IOLI " * 23)[:120], ("fr 76 " + "1OIL " * 23)[:120],
+    ("x dot " * 20)[:120], ("a at b dot " * 11)[:120], ("1 2 " * 30)[:120], ("12.03.2025 " * 11)[:120],
+    "it IO " + "OLIO" * 28,
+]
+
 
 def per_call_us(note: str, repeats: int, rounds: int) -> float:
     best = float("inf")
@@ -56,7 +64,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=7)
     a = ap.parse_args()
-    for name, notes in (("honest", HONEST), ("hostile", HOSTILE)):
+    for name, notes in (("honest", HONEST), ("hostile", HOSTILE), ("worst", WORST)):
         figs = [per_call_us(n, a.repeats, a.rounds) for n in notes]
         refused = sum(violation(n) is not None for n in notes)
         print(f"{name:8s} {len(notes)} notes ({refused} refused): median {statistics.median(figs):.1f} µs "

@@ -123,7 +123,11 @@ def _spelled_host(t: str) -> int | None:
 _SPELLED_AT = re.compile(rf"{_L}[\w.+-]*[\s_-]+(?:at|arroba|malpa|chez|bei)[\s_-]+{_L}[\w-]*$")
 
 # digit runs: look-alike letters in a word of digits, separators between digits
-_LOOKALIKE_BY_DIGIT = re.compile(r"[0-9][oil]|[oil][0-9]")
+_LOOKALIKE_BY_DIGIT = re.compile(r"[0-9][ ._\-/'’]{0,3}[oil]|[oil][ ._\-/'’]{0,3}[0-9]")
+# a look-alike standing alone between digits: 0.l.7, or 0 l 7 between single digits (not the
+# Polish "i" or the Spanish "o" of 38 i 40, 100 o 200)
+_LONE_LOOKALIKE = re.compile(r"((?<![0-9])[0-9] )([oil])(?= [0-9](?![0-9]))"
+                             r"|([0-9] ?[._\-/'’] ?)([oil])(?= ?[._\-/'’] ?[0-9])")
 _DIGIT_WORD = re.compile(r"(?<![^\W\d_])(?=[0-9oil]*[0-9])[0-9oil]+(?![^\W\d_])")
 _DIGIT_LOOKALIKE = str.maketrans("oil", "011")
 _SEP = r"(?: {1,3}| ?[._\-/'’] ?|,(?=[0-9]))"
@@ -133,8 +137,9 @@ _YEAR = r"(?:1[89][0-9]{2}|2[0-9]{3})"
 _DS = r" ?[./-] ?"
 _DATE = (rf"(?:(?:{_DAY}{_DS}{_MONTH}|{_MONTH}{_DS}{_DAY}){_DS}(?:{_YEAR}|[0-9]{{2}})\.?"
          rf"|{_YEAR}{_DS}{_MONTH}{_DS}{_DAY}\.?|{_YEAR} ?[-/] ?(?:{_YEAR}|[0-9]{{2}}))")
-# a date or year range standing alone inside a run (between spaces or at the run's ends)
-_DATE_PIECE = re.compile(rf"(?:(?<= )|^){_DATE}(?= |$)")
+# a date or year range standing alone inside a run: at its ends or between plain spaces (not the
+# spaces around a separator, which join it to the digits beside it)
+_DATE_PIECE = re.compile(rf"(?:(?<= )(?<![._\-/'’] )|^){_DATE}(?= (?![._\-/'’])|$)")
 _AMOUNT = re.compile(r"[0-9]{1,3}(?:([ .,'’])[0-9]{3})(?:\1[0-9]{3})*(?:[.,][0-9]{1,2})?|[0-9]{1,9}(?:[.,][0-9]{1,2})?")
 _GROUPED_CENTS = re.compile(r"[0-9]{1,3}(?:([ .,'’])[0-9]{3})(?:\1[0-9]{3})*[.,][0-9]{2}")
 _CURRENCY = (r"(?:[$¢£¤¥\u058f\u060b\u09f2\u09f3\u0af1\u0bf9\u0e3f\u17db\u20a0-\u20c0\ufdfc]|\b(?:eur|usd|gbp|chf|pln"
@@ -146,13 +151,16 @@ _ID_LABEL = re.compile(
     r"|inv|commande|facture|pedido|factura|fattura|ordine|encomenda|fatura|zamowienie|faktura|rendeles|szamla"
     r"|megrendeles|objednavka|ticket|case|tracking|sendung|sendungsnummer|suivi|seguimiento|transaction"
     r"|transaktion|transakcja|sku|item|artikel|article|parcel|colis|paquete|paczka|csomag|shipment)\b"
-    r"[\s:#.\-]*(?:(?:no|nr|n°|n\.o|num|number|nummer|numero|numer|szam|id)\b[\s:#.\-]*)?[a-z0-9\-/]*$")
+    r"[\s:#.\-]*(?:(?:(?:no|nr|num|number|nummer|numero|numer|szam|id)\b|n°|n\.o)[\s:#.\-]*)?[a-z0-9\-/]*$")
 
 
 def _digit_run(t: str) -> bool:
     """A run of six or more digits that is no date, amount or labelled order number (``t`` lower-cased)."""
+    # safeguard: freetext_lookalike_digits
     if _LOOKALIKE_BY_DIGIT.search(t):
         t = _DIGIT_WORD.sub(lambda m: m.group(0).translate(_DIGIT_LOOKALIKE), t)
+        t = _LONE_LOOKALIKE.sub(lambda m: (m.group(1) or m.group(3)) + (m.group(2) or m.group(4)).translate(
+            _DIGIT_LOOKALIKE), t)
     for m in _DIGITS.finditer(t):
         run = m.group(0)
         if _GROUPED_CENTS.fullmatch(run) or (_AMOUNT.fullmatch(run) and (
@@ -170,6 +178,8 @@ def pattern_rule(text: str) -> str | None:
     t = text.lower()
     if (":" in t or "www" in t or "hxxp" in t) and _URL.search(t):
         return "URL"
+    spelled = None
+    # safeguard: freetext_spelled_dots
     spelled = _spelled_host(t)
     if "@" in t or ("at" in t and _EMAIL_BRACKETS.search(t)) or (
             spelled is not None and _SPELLED_AT.search(t, 0, spelled)):
@@ -178,6 +188,6 @@ def pattern_rule(text: str) -> str | None:
         return "IBAN"
     if spelled is not None or ("." in t and _DOMAIN.search(t)):
         return "domain name"
-    if _DIGITS.search(t) and _digit_run(t):
+    if _digit_run(t):
         return "digit run"
     return None

@@ -46,6 +46,8 @@ def _expand(bban: str) -> str:
 _SHAPE = {cc: "aann" + _expand(b) for cc, b in _BBAN.items()}
 _LENGTH = {cc: len(s) for cc, s in _SHAPE.items()}
 _PATTERN = {cc: re.compile("".join(_CLASS[k] for k in s)) for cc, s in _SHAPE.items()}
+# the structure with look-alike letters allowed where digits belong: a cheap first test
+_LOOSE = {cc: re.compile("".join({"n": "[0-9OIL]"}.get(k, _CLASS[k]) for k in s)) for cc, s in _SHAPE.items()}
 _DIGIT_LOOKALIKE = str.maketrans("OIL", "011")
 # a country's two letters at a word start and two check digits, then enough characters for the
 # longest IBAN; what may stand between the characters of an IBAN; what a digit may be written as
@@ -72,9 +74,22 @@ def valid(iban: str) -> bool:
         and checksum_ok(iban)
 
 
-def _digits_where_wanted(s: str, shape: str) -> str:
-    """Look-alike letters read as digits where the structure wants a digit."""
-    return "".join(c.translate(_DIGIT_LOOKALIKE) if k == "n" else c for c, k in zip(s, shape, strict=True))
+def _readings(s: str, shape: str) -> list[str]:
+    """The ways ``s`` may be read when look-alike letters stand for digits: O as 0, I and L as 1
+    where the structure wants a digit; where it takes a letter or a digit, either (every combination
+    when there are few such letters, else all of them as digits)."""
+    digits = "".join(c.translate(_DIGIT_LOOKALIKE) if k == "n" else c for c, k in zip(s, shape, strict=True))
+    either = [i for i, (c, k) in enumerate(zip(digits, shape, strict=True)) if k == "c" and c in "OIL"]
+    if len(either) > 6:
+        return [digits, digits.translate(_DIGIT_LOOKALIKE)]
+    out = []
+    for mask in range(1 << len(either)):
+        chars = list(digits)
+        for bit, i in enumerate(either):
+            if mask >> bit & 1:
+                chars[i] = chars[i].translate(_DIGIT_LOOKALIKE)
+        out.append("".join(chars))
+    return out
 
 
 def contains_iban(text: str) -> bool:
@@ -91,9 +106,11 @@ def contains_iban(text: str) -> bool:
         if n is None or len(compact) < n:
             continue
         cand = compact[:n]
+        if not _LOOSE[cc].fullmatch(cand):
+            continue
         if valid(cand):
             return True
-        read = _digits_where_wanted(cand, _SHAPE[cc])
-        if read != cand and valid(read):
+        # safeguard: freetext_iban_lookalike_digits
+        if any(c in "OIL" for c in cand) and any(valid(r) for r in _readings(cand, _SHAPE[cc])):
             return True
     return False
