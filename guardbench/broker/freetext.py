@@ -23,21 +23,27 @@ after NFC (so "é" typed as e + combining acute is é):
    sign (Sc), № ™ −; nothing else (no fullwidth forms, CJK or mathematical punctuation, arrows,
    emoji).
 
-Then the text is read as a person would read it: NFKC (fullwidth ＠ is @, ① is 1), dashes as
-"-", the middle dot as ".", and these are refused anywhere in it: URLs (a scheme, ``://``,
-``www.``, defanged ``hxxp``), e-mail addresses (``@``, ``(at)``, ``[at]``), IBANs (labelled, or
-unlabelled with a valid check sum) and other bank identifiers (BIC, SWIFT, sort code, routing or
-account number), domain names (any letters, a dot, an ASCII top-level domain; also written
-``example[.]com``, ``example (dot) com``, ``example dot com``, ``example . com``, and punycode
-``xn--``), and runs of six or more digits (an account or phone number, also with single spaces,
-dots, dashes or slashes between the digits).
+Then the text is read as a person would read it and the patterns are matched on that reading
+(freetext_read.py says how): NFKC, dashes as "-", the middle dot and bullet as ".", Latin letters
+folded to their base letter; separators and look-alike digits inside candidate identifiers; dots
+spelled out in host names. Refused anywhere in it: URLs (a scheme, ``://``, ``www.``, defanged
+``hxxp``), e-mail addresses (``@``, ``(at)``, ``[at]``, ``name at host dot com``), IBANs (labelled,
+or by their country's structure and a valid check sum however separated) and other bank
+identifiers (BIC, SWIFT, sort code, routing or account number), domain names (any letters, a dot,
+an ASCII top-level domain; also with the dot spelled out or spaced, and punycode ``xn--``), and
+runs of six or more digits (an account or phone number) unless they are a date, an amount or the
+number an order/invoice/tracking label names.
 
 ``violation(text)`` names the first rule a text breaks, or None.
 """
 from __future__ import annotations
 
-import re
 import unicodedata
+from functools import lru_cache
+
+from guardbench.broker.freetext_read import pattern_rule, reading
+
+__all__ = ("RULES", "reading", "violation")
 
 RULES = ("invisible or control character", "combining mark", "letter of another script",
          "digit of another script", "character outside prose", "unusual space",
@@ -55,6 +61,7 @@ def _latin_block(o: int) -> bool:
     return o <= 0x024F or 0x1E00 <= o <= 0x1EFF
 
 
+@lru_cache(maxsize=8192)
 def _char_rule(c: str) -> str | None:
     """The rule one character (of NFC text) breaks, or None."""
     cat = unicodedata.category(c)
@@ -87,69 +94,15 @@ def _char_rule(c: str) -> str | None:
     return None if c in _TYPOGRAPHIC else "character outside prose"
 
 
-_TLD = r"[a-z]{2,24}"
-_L = r"[^\W_]"                            # a letter or digit of any script
-_URL = re.compile(r"(?i):\s*/\s*/|\bwww\d{0,3}\.|\bhxxps?\b|\b(?:https?|ftps?|sftp|mailto|javascript|data|file|wss?"
-                  r"|tel|sms|ipfs|magnet)\s*:\s*\S")
-_EMAIL = re.compile(r"(?i)@|[(\[{<]\s*at\s*[)\]}>]")
-_IBAN_LABEL = re.compile(r"(?i)\b(?:iban|bic|swift|sort\s*code|routing\s*(?:number|no)|aba\s*(?:number|no)"
-                         r"|account\s*(?:number|no\b|#)|kontonummer|bankleitzahl|\bblz\b|numéro\s+de\s+compte"
-                         r"|rib\b|numer\s+konta|número\s+de\s+cuenta|számlaszám)")
-_IBAN_CANDIDATE = re.compile(r"(?i)\b[a-z]{2}\s?[0-9]{2}(?:[ -]?[a-z0-9]){11,34}")
-_DOMAIN = re.compile(rf"(?i)(?<!{_L})(?<!-){_L}(?:{_L}|-){{0,62}}(?:\.(?:{_L}|-){{1,63}})*\.{_TLD}(?!{_L})(?!-)")
-_COMMON_TLD = r"(?:com|net|org|io|co|info|biz|xyz|de|fr|uk|es|it|nl|pl|hu|ru|cn|me|app|dev|eu|us|ch|at|be)"
-_DOMAIN_OBFUSCATED = re.compile(
-    rf"(?i){_L}\s*[\[({{<]\s*(?:\.|dot|punkt|point|punto|kropka|pont)\s*[\])}}>]\s*{_TLD}\b"
-    rf"|\bdot\s+{_COMMON_TLD}\b"
-    rf"|{_L}\s+\.\s*{_COMMON_TLD}\b|{_L}\.\s+{_COMMON_TLD}\b(?!\s+{_L})"
-    r"|\bxn--")
-_DIGITS = re.compile(r"[0-9](?:[ .\-/]?[0-9]){5,}")
-
-
-def _iban_ok(s: str) -> bool:
-    s = s.upper()
-    moved = s[4:] + s[:4]
-    try:
-        num = int("".join(str(int(c, 36)) for c in moved))
-    except ValueError:
-        return False
-    return num % 97 == 1
-
-
-def _has_iban(text: str) -> bool:
-    for m in _IBAN_CANDIDATE.finditer(text):
-        compact = re.sub(r"[ -]", "", m.group(0))
-        # the greedy match may swallow the next word: try every length an IBAN can have
-        for n in range(min(len(compact), 34), 14, -1):
-            if _iban_ok(compact[:n]):
-                return True
-    return False
-
-
-def reading(text: str) -> str:
-    """The text as the patterns read it: NFKC, every dash as "-", the middle dot as "."."""
-    t = unicodedata.normalize("NFKC", text)
-    return "".join("-" if unicodedata.category(c) == "Pd" else "." if c == "\u00b7" else c for c in t)
-
-
 def violation(text: str) -> str | None:
     """The first rule ``text`` breaks, or None when it is acceptable prose."""
     nfc = unicodedata.normalize("NFC", text)
-    for c in nfc:
-        rule = _char_rule(c)
-        if rule:
-            return rule
+    if not (nfc.isascii() and nfc.isprintable()):      # printable ASCII breaks no character rule
+        for c in nfc:
+            rule = _char_rule(c)
+            if rule:
+                return rule
     t = nfc
     # safeguard: freetext_read_normalised
     t = reading(nfc)
-    if _URL.search(t):
-        return "URL"
-    if _EMAIL.search(t):
-        return "e-mail address"
-    if _IBAN_LABEL.search(t) or _has_iban(t):
-        return "IBAN"
-    if _DOMAIN.search(t) or _DOMAIN_OBFUSCATED.search(t):
-        return "domain name"
-    if _DIGITS.search(t):
-        return "digit run"
-    return None
+    return pattern_rule(t)

@@ -25,6 +25,7 @@ HEAD = "tests/broker/test_broker_ledger_head.py"
 EDITS = "tests/broker/test_broker_ledger_edits.py"
 RULES = "tests/broker/test_broker_policy_rules.py"
 FREETEXT = "tests/broker/test_broker_freetext.py"
+FAMILY = "tests/broker/test_broker_freetext_family.py"
 PARAMS = "tests/broker/test_broker_params.py"
 BROKER_MUT = "tests/broker/test_broker_mutation.py"
 DETECTORS = "tests/scoring/test_detectors.py"
@@ -151,6 +152,15 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
     _s("freetext_read_normalised", B + "freetext.py",
        "an IBAN, digit run or domain written with no-break spaces, dashes or compatibility forms slipping through",
        *t(FREETEXT, "test_pattern_rejected", "test_the_patterns_read_the_normalised_text")),
+    _s("freetext_spelled_dots", B + "freetext_read.py",
+       "a host name with its dot spelled out or spaced (evil dot com, boese punkt de, evil . example) in a note",
+       *t(FREETEXT, "test_pattern_rejected"), *t(FAMILY, "test_every_generated_hostile_note_is_refused")),
+    _s("freetext_lookalike_digits", B + "freetext_read.py",
+       "an account or phone number with O for 0 or l for 1 (0l70 l23 456) slipping through a note",
+       *t(FAMILY, "test_every_generated_hostile_note_is_refused", "test_the_issue_examples_are_refused")),
+    _s("freetext_iban_lookalike_digits", B + "iban.py",
+       "an IBAN with O for 0 or l for 1 (DE89 37O4 OO44 ...) slipping through a note",
+       *t(FAMILY, "test_every_generated_hostile_note_is_refused", "test_the_issue_examples_are_refused")),
     _s("bound_fields_applied_last", B + "compose.py",
        "the operator's payee, currency and intent missing from or overridable in the body",
        *t(PIPELINE, "test_bound_values_are_applied_last", "test_agent_values_for_bound_paths_never_reach_the_wire")),

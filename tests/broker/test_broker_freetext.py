@@ -214,6 +214,10 @@ def test_the_patterns_read_the_normalised_text():
     assert reading("DE89\u00a03704") == "DE89 3704"
     assert reading("12\u201334") == "12-34"
     assert reading("evil\u00b7com") == "evil.com"
+    assert reading("evil\u2022com") == "evil.com"                       # bullet
+    assert reading("intel\u00b7ligent, Col\u00b7lecci\u00f3") == "intelligent, Colleccio"   # Catalan l·l
+    assert reading("\u00e9vil.c\u00f6m, Stra\u00dfe, \u0142\u00f3d\u017a") == "evil.com, Strasse, lodz"
+    assert reading("paypa\u01c0, \u0131stanbul") == "paypal, istanbul"   # dental click, dotless i
 
 
 def test_broker_rejects_note_and_sends_nothing(tmp_path):
