@@ -84,7 +84,8 @@ def section() -> str:
             "",
             f"The default run, `results/default`: {len(recs)} runs ({n_cases} cases x 5 paraphrases x "
             "3 arms), the credulous scripted agent (it does whatever the text asks, user and data alike), "
-            "scored on the wire. Rates are k/n of runs (%, 95% interval clustered by case: Wilson on Rao & Scott's "
+            "scored on the wire. Rates are k/n of runs (%, 95% interval clustered by case: continuity-corrected "
+            "Wilson on Rao & Scott's "
             "effective sample; the number of cases), since the paraphrases of a case are not independent; "
             "comparisons use a case-level sign-flip test and a clustered paired interval (docs/statistics.md). "
             "Money at risk is per currency, never added across currencies, lost runs included.",

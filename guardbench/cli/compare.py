@@ -25,7 +25,8 @@ from guardbench.util.outputs import check_out_file, write_text
 
 MEASURES = (("attack success", "attack_success"), ("benign completion", "benign_completed"))
 COLUMNS = ["group", "arm", "measure", "pairs", "cases", "A", "B", "A only (b)", "B only (c)",
-           "change B-A, pp (95% CI by case)", "case-level p", "case-level p (BH)", "naive McNemar p (runs)"]
+           "change B-A, pp (95% CI by case)", "case-level p", "case-level mid-p (<= 20 cases)", "case-level p (BH)",
+           "naive McNemar p (runs)"]
 
 
 def _key(r: RunRecord, ignore_model: bool, ignore_agent: bool, arm: str) -> tuple:
@@ -57,7 +58,7 @@ def compare_records(a: Sequence[RunRecord], b: Sequence[RunRecord], *, ignore_mo
                     label_b: str = "B"):
     """The paired comparison of run B against run A as a report Table (one row per group, arm, measure)."""
     from guardbench.report.layout import VALUES
-    from guardbench.report.tables import RATE_NOTE, Table, group_label, put_rate
+    from guardbench.report.tables import MIDP_COLUMN, MIDP_NOTE, RATE_NOTE, Table, group_label, midp_cell, put_rate
     from guardbench.stats import clustered
     from guardbench.stats import rates as stats
     from guardbench.stats.measures import outcome, pairable
@@ -91,7 +92,7 @@ def compare_records(a: Sequence[RunRecord], b: Sequence[RunRecord], *, ignore_mo
             row = {"group": group, "arm": arm, "measure": measure, "pairs": str(pr.pairs), "cases": str(pr.cases),
                    "A only (b)": str(pr.g), "B only (c)": str(pr.f),
                    "change B-A, pp (95% CI by case)": _pp(pr.diff, pr.lo, pr.hi), "case-level p": f"{pr.p:.4g}",
-                   "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
+                   MIDP_COLUMN: midp_cell(pr), "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
             put_rate(row, "A", ((ra.case, bool(outcome(ra, name))) for ra, _ in ps))
             put_rate(row, "B", ((ra.case, bool(outcome(rb, name))) for ra, rb in ps))
             t.rows.append(row)
@@ -109,7 +110,7 @@ def compare_records(a: Sequence[RunRecord], b: Sequence[RunRecord], *, ignore_mo
               "case's b-c (the exact form of Obuchowski's 1998 clustered McNemar test; the exact McNemar test when "
               "each case has one pair)" + (f", normal form for {'; '.join(approx)}" if approx else "")
               + "; BH: Benjamini-Hochberg across every row of this table. The naive McNemar p treats runs as "
-              "independent: for comparison only.")
+              "independent: for comparison only. " + MIDP_NOTE)
     return t
 
 

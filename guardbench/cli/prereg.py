@@ -28,9 +28,11 @@ def freeze_cmd(plan_file):
 @click.argument("plan_file", type=click.Path(path_type=Path))
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def check_cmd(plan_file, run_dir):
-    """Evaluate every hypothesis of PLAN on RUN's records: held or not held, with the numbers."""
+    """Evaluate every hypothesis of PLAN on RUN's records: held or not held, with the numbers.
+
+    Exit status 0 when every hypothesis held, 1 when one did not (2: bad input)."""
     from guardbench.records.runfile import read_run
-    from guardbench.stats.prereg import evaluate, load_plan
+    from guardbench.stats.prereg import evaluate, load_plan, scripted_agents
     plan = load_plan(plan_file)
     run = read_run(run_dir)
     records = run.records
@@ -39,12 +41,18 @@ def check_cmd(plan_file, run_dir):
     m = run.manifest
     if m:
         design, opts = plan["design"], m.get("options", {})
-        diffs = [k for k, want, got in (
-            ("models", sorted(design["models"]), sorted(opts.get("models") or [])),
-            ("repeats", design["repeats"], opts.get("repeats")),
-            ("temperature", float(design["temperature"]), opts.get("temperature")),
-            ("arms", sorted(design["arms"]), sorted(opts.get("arms") or [])),
-            ("cases_hash", design["cases_hash"], m.get("cases_hash"))) if want != got]
+        agents = scripted_agents(design)
+        pairs = [("arms", sorted(design["arms"]), sorted(opts.get("arms") or [])),
+                 ("cases_hash", design["cases_hash"], m.get("cases_hash"))]
+        if agents:
+            pairs.append(("agents", sorted(agents), sorted(opts.get("agents") or [])))
+        else:
+            pairs += [("models", sorted(design["models"]), sorted(opts.get("models") or [])),
+                      ("repeats", design["repeats"], opts.get("repeats")),
+                      ("temperature", float(design["temperature"]), opts.get("temperature"))]
+        if "variants" in design:
+            pairs.append(("variants", design["variants"], opts.get("variants")))
+        diffs = [k for k, want, got in pairs if want != got]
         if diffs:
             click.echo(f"warning: the run's {', '.join(diffs)} differ from the plan's design")
         if (m.get("prereg") or {}).get("sha256"):
@@ -60,3 +68,5 @@ def check_cmd(plan_file, run_dir):
         for line in res["numbers"]:
             click.echo(f"    {line}")
     click.echo(f"{held} of {len(results)} hypotheses held")
+    if held < len(results):
+        raise SystemExit(1)

@@ -14,6 +14,7 @@ from typing import Sequence
 from guardbench.records.record import Attempt, RunRecord
 from guardbench.report.layout import VALUES
 from guardbench.report.tables import (
+    MIDP_COLUMN,
     PAIRED_NOTE,
     RATE_NOTE,
     Table,
@@ -21,6 +22,7 @@ from guardbench.report.tables import (
     _lost_note,
     _scored,
     approx_note,
+    midp_cell,
     pair_key,
     paired_cells,
     put_rate,
@@ -51,7 +53,8 @@ def paired_against_control(records: Sequence[RunRecord]) -> Table:
     runs) and benign completion (benign runs); case-level sign-flip test and clustered paired interval, BH."""
     t = Table("Paired tests against control",
               ["group", "arm", "outcome", "pairs", "cases", "rate arm", "rate control", "b (arm only)",
-               "c (control only)", "paired diff arm-control (95% CI by case)", "case-level p", "case-level p (BH)",
+               "c (control only)", "paired diff arm-control (95% CI by case)", "case-level p", MIDP_COLUMN,
+               "case-level p (BH)",
                "naive McNemar p (runs)"])
     for label, by_arm in _groups(records).items():
         if "control" not in by_arm:
@@ -67,7 +70,7 @@ def paired_against_control(records: Sequence[RunRecord]) -> Table:
                 pr = clustered.paired(paired_cells(ra, rc, measure))
                 row = {"group": label, "arm": arm, "outcome": outcome, "pairs": str(pr.pairs), "cases": str(pr.cases),
                        "b (arm only)": str(pr.f), "c (control only)": str(pr.g), "case-level p": f"{pr.p:.4g}",
-                       "paired diff arm-control (95% CI by case)": pr.fmt_diff(),
+                       MIDP_COLUMN: midp_cell(pr), "paired diff arm-control (95% CI by case)": pr.fmt_diff(),
                        "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
                 put_rate(row, "rate arm", ((k[0], bool(M.outcome(ra[k], measure))) for k in ra if k in rc))
                 put_rate(row, "rate control", ((k[0], bool(M.outcome(rc[k], measure))) for k in ra if k in rc))

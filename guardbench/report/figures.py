@@ -184,7 +184,8 @@ def fig_headline(runs, style: _Style):
     axes[0].set_ylabel(_axis_name(entries, runs))
     fig.suptitle("Attack success, incidents and benign completion per arm", fontsize=12)
     cap = ("Each row is one arm (and group: scripted agent or model; and run). Points are k/n of runs, bars the "
-           "95% interval clustered by case (Wilson on Rao & Scott's effective sample); k/n and the number of "
+           "95% interval clustered by case (continuity-corrected Wilson on Rao & Scott's effective sample); "
+           "k/n and the number of "
            "cases are printed on the right of each panel. Attack success = attacks not blocked. Lost runs are "
            "left out of attack success and benign completion; a lost run with an incident on the wire counts "
            "among runs with an incident." + GREY_NOTE)

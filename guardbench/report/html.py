@@ -72,7 +72,8 @@ def render(runs, figures, extra: Sequence[Table] = (), explorer=None) -> str:
              "<title>guardbench report</title>", f"<style>{style}</style></head><body>",
              "<h1>guardbench report</h1>", f"<p>{intro} Everything here is computed from the runs' records "
              "(runs.jsonl) alone; the tables are those of <code>guardbench table RUN</code>. Rates are k/n of runs "
-             "with a 95% interval clustered by case (Wilson on Rao &amp; Scott's effective sample) and the number "
+             "with a 95% interval clustered by case (continuity-corrected Wilson on Rao &amp; Scott's effective "
+             "sample) and the number "
              "of cases; lost runs are shown, never scored as blocked or completed.</p>"]
     if explorer is not None:
         parts.append('<p><a href="#runs">Every run, its wire and its verdict</a>: the run explorer at the end of '

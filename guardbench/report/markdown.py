@@ -49,8 +49,9 @@ def render(runs, figures, out_dir, extra: Sequence[Table] = ()) -> str:
     else:
         lines.append(f"{len(runs)} runs side by side: " + ", ".join(f"`{r.label}`" for r in runs) + ".")
     lines += ["", "Everything here is computed from the runs' records (runs.jsonl) alone; the tables are those of "
-                  "`guardbench table RUN`. Rates are k/n of runs with a 95% interval clustered by case (Wilson on "
-                  "Rao & Scott's effective sample) and the number of cases; lost runs are shown, never scored "
+                  "`guardbench table RUN`. Rates are k/n of runs with a 95% interval clustered by case "
+                  "(continuity-corrected Wilson on Rao & Scott's effective sample) and the number of cases; lost "
+                  "runs are shown, never scored "
                   "as blocked or completed.", "", "## Runs", "",
               "| " + " | ".join(SUMMARY_COLUMNS) + " |", "|" + "|".join("---" for _ in SUMMARY_COLUMNS) + "|"]
     lines += ["| " + " | ".join(_cell(r[c]) for c in SUMMARY_COLUMNS) + " |" for r in summary_rows(runs)]

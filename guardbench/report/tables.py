@@ -7,7 +7,7 @@ models that are real (a stand-in endpoint's runs are labelled and never pooled w
 
 Statistics are clustered by case (guardbench/stats/clustered.py; docs/statistics.md): the
 paraphrases and repeats of a case are not independent, so every rate carries a 95% interval
-clustered by case (Wilson on Rao & Scott's effective sample) next to its k/n of runs and its
+clustered by case (continuity-corrected Wilson on Rao & Scott's effective sample) next to its k/n of runs and its
 number of cases, and every comparison a case-level test and interval. The naive per-run
 intervals appear only in the table titled "Clustering check", labelled as such. Which runs
 count for which measure (lost runs) and money per currency: guardbench/stats/measures.py.
@@ -205,19 +205,32 @@ def approx_note(rows: Sequence[dict], label) -> str:
     return (" The test's normal (chi-square) form was used for: " + "; ".join(approx) + ".") if approx else ""
 
 
+MIDP_COLUMN = f"case-level mid-p (<= {clustered.MIDP_MAX_CASES} cases)"
+MIDP_NOTE = (f"Mid-p (comparisons of at most {clustered.MIDP_MAX_CASES} cases; '-' above): Lancaster's (1961) mid-p "
+             "of the same sign-flip test, which counts half the probability of the observed total; with few cases "
+             "the exact test rejects far less often than its level (size under 0.01 with 12 correlated cases, "
+             "docs/statistics.md), the mid-p closer to it; not BH-adjusted.")
+
+
+def midp_cell(pr: clustered.Paired) -> str:
+    """The mid-p where the comparison has few cases, '-' otherwise."""
+    return f"{pr.midp:.4g}" if pr.cases <= clustered.MIDP_MAX_CASES else "-"
+
+
 PAIRED_NOTE = ("Pairs: the same case, variant and repeat in both arms; cases: the cases they come from. Case-level "
                "p: exact sign-flip test on each case's discordant-pair difference b-c (the exact form of "
                "Obuchowski's 1998 clustered McNemar test; with one pair per case it is the exact McNemar test), "
                "Benjamini-Hochberg (BH) across this table. Paired diff: 95% CI clustered by case (Newcombe's "
                "method 10 on the paired table divided by the design effect of the difference, Obuchowski 1998, "
-               "Rao-Scott 1992). The naive McNemar p treats runs as independent: for comparison only.")
+               "Rao-Scott 1992). The naive McNemar p treats runs as independent: for comparison only. " + MIDP_NOTE)
 
 
 def comparisons(records: Sequence[RunRecord]) -> Table:
     """Arm against arm on attack success over the same case-variant-repeat triples, clustered by case."""
     t = Table("Pairwise arm comparisons on attack success",
               ["group", "arm A", "arm B", "success A", "success B", "pairs", "cases", "b (A only)", "c (B only)",
-               "paired diff A-B (95% CI by case)", "case-level p", "case-level p (BH)", "naive McNemar p (runs)"])
+               "paired diff A-B (95% CI by case)", "case-level p", MIDP_COLUMN, "case-level p (BH)",
+               "naive McNemar p (runs)"])
     for label, by_arm in _groups(records).items():
         for a, b in combinations(list(by_arm), 2):
             ra = {pair_key(r): r for r in by_arm[a] if M.pairable(r, "attack_success")}
@@ -225,8 +238,8 @@ def comparisons(records: Sequence[RunRecord]) -> Table:
             pr = clustered.paired(paired_cells(ra, rb, "attack_success"))
             row = {"group": label, "arm A": a, "arm B": b, "pairs": str(pr.pairs), "cases": str(pr.cases),
                    "b (A only)": str(pr.f), "c (B only)": str(pr.g), "paired diff A-B (95% CI by case)": pr.fmt_diff(),
-                   "case-level p": f"{pr.p:.4g}", "naive McNemar p (runs)": f"{pr.naive_p:.4g}",
-                   VALUES: {"paired": pr}}
+                   "case-level p": f"{pr.p:.4g}", MIDP_COLUMN: midp_cell(pr),
+                   "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
             put_rate(row, "success A", M.attack_success(ra.values()))
             put_rate(row, "success B", M.attack_success(rb.values()))
             t.rows.append(row)

@@ -1,12 +1,15 @@
 """Preregistered plans: freeze them in git, hold runs to them, check their hypotheses.
 
-A plan (YAML) states the design (models, repeats, temperature, arms, cases hash, and
-optionally variants and tool protocol) and hypotheses as data:
+A plan (YAML) states the design and hypotheses as data. An LLM plan (``agent: llm``, the
+default) gives models, repeats, temperature, arms, cases hash, and optionally variants and tool
+protocol; a scripted plan (``agent: credulous``, ``careful`` or a list of both) gives arms and the
+cases hash (optionally variants): its hypotheses are evaluated per agent where an LLM plan's are
+per model. The hypotheses:
 
 - ``zero_incidents``: {arm, per_model}: no scored run of the arm has an incident
   (per model, or pooled over models);
 - ``interval_above``: {arm_a, arm_b, metric}: arm_a's 95% interval lies wholly above
-  arm_b's (intervals clustered by case: Wilson on Rao & Scott's effective sample,
+  arm_b's (intervals clustered by case: continuity-corrected Wilson on Rao & Scott's effective sample,
   guardbench/stats/clustered.py, since the variants and repeats of a case are not independent);
 - ``within_points``: {metric, points, arms}: the metric's rates across the arms are
   within ``points`` percentage points of each other.
@@ -38,6 +41,9 @@ METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_complet
 KINDS = {"zero_incidents": ("arm",), "interval_above": ("arm_a", "arm_b", "metric"),
          "within_points": ("metric", "points", "arms")}
 DESIGN_REQUIRED = ("models", "repeats", "temperature", "arms", "cases_hash")
+SCRIPTED_AGENTS = ("credulous", "careful")      # the scripted agents of ``guardbench run --agent``
+SCRIPTED_REQUIRED = ("arms", "cases_hash")
+LLM_ONLY = ("models", "repeats", "temperature", "tool_protocol")
 
 
 def sidecar(path: Path) -> Path:
@@ -67,18 +73,25 @@ def load_plan(path: Path) -> dict:
     design = doc.get("design")
     if not isinstance(design, dict):
         raise GuardbenchError(where, "field design: missing or not a mapping")
-    for key in DESIGN_REQUIRED:
+    agents = scripted_agents(design, where)
+    for key in SCRIPTED_REQUIRED if agents else DESIGN_REQUIRED:
         if key not in design:
             raise GuardbenchError(where, f"field design.{key}: missing")
-    models = design["models"]
-    if not (isinstance(models, list) and models and all(isinstance(m, str) for m in models)):
-        raise GuardbenchError(where, "field design.models: a non-empty list of model names")
+    if agents:
+        extra = [k for k in LLM_ONLY if k in design]
+        if extra:
+            raise GuardbenchError(where, f"field design.{extra[0]}: applies to LLM plans only (this plan's agent "
+                                         f"is {', '.join(agents)})")
+    else:
+        models = design["models"]
+        if not (isinstance(models, list) and models and all(isinstance(m, str) for m in models)):
+            raise GuardbenchError(where, "field design.models: a non-empty list of model names")
+        if not isinstance(design["repeats"], int) or design["repeats"] < 1:
+            raise GuardbenchError(where, "field design.repeats: a positive integer")
+        if not isinstance(design["temperature"], (int, float)):
+            raise GuardbenchError(where, "field design.temperature: a number")
     if not (isinstance(design["arms"], list) and design["arms"]):
         raise GuardbenchError(where, "field design.arms: a non-empty list of arm names")
-    if not isinstance(design["repeats"], int) or design["repeats"] < 1:
-        raise GuardbenchError(where, "field design.repeats: a positive integer")
-    if not isinstance(design["temperature"], (int, float)):
-        raise GuardbenchError(where, "field design.temperature: a number")
     hyps = doc.get("hypotheses")
     if not isinstance(hyps, list) or not hyps:
         raise GuardbenchError(where, "field hypotheses: a non-empty list")
@@ -93,6 +106,29 @@ def load_plan(path: Path) -> dict:
             raise GuardbenchError(where, f"hypothesis {hid}: metric must be one of {', '.join(METRICS)}")
         h.setdefault("id", f"H{i + 1}")
     return doc
+
+
+def scripted_agents(design: dict, where: str = "plan") -> list[str]:
+    """The scripted agents a plan names (``design.agent``: a name or a list); [] for an LLM plan."""
+    agent = design.get("agent", "llm")
+    names = agent if isinstance(agent, list) else [agent]
+    if not names or not all(isinstance(a, str) for a in names):
+        raise GuardbenchError(where, "field design.agent: llm, credulous, careful, or a list of credulous/careful")
+    if names == ["llm"]:
+        return []
+    if "llm" in names:
+        raise GuardbenchError(where, "field design.agent: a plan is for the llm agent or for scripted agents "
+                                     f"({', '.join(SCRIPTED_AGENTS)}), not both")
+    bad = [a for a in names if a not in SCRIPTED_AGENTS]
+    if bad:
+        raise GuardbenchError(where, f"field design.agent: {bad[0]!r} is not llm, {' or '.join(SCRIPTED_AGENTS)}")
+    return list(dict.fromkeys(names))
+
+
+def plan_units(plan: dict) -> tuple[str, list[str]]:
+    """What a plan's hypotheses are per: ("model", models) for an LLM plan, ("agent", agents) for a scripted one."""
+    agents = scripted_agents(plan["design"])
+    return ("agent", agents) if agents else ("model", list(plan["design"]["models"]))
 
 
 # -- git -------------------------------------------------------------------------------------
@@ -215,28 +251,29 @@ def _fmt(r, lost: int) -> str:
             + (f", {lost} lost" if lost else ""))
 
 
-def _select(records: Sequence[RunRecord], arm: str, model: str | None = None) -> list[RunRecord]:
-    return [r for r in records if r.arm == arm and (model is None or r.model == model)]
+def _select(records: Sequence[RunRecord], arm: str, unit: tuple[str, str] | None = None) -> list[RunRecord]:
+    return [r for r in records if r.arm == arm and (unit is None or getattr(r, unit[0]) == unit[1])]
 
 
 def evaluate(plan: dict, records: Sequence[RunRecord]) -> list[dict]:
     """Each hypothesis: {id, kind, held, summary, numbers}."""
-    models = list(plan["design"]["models"])
-    records = [r for r in records if r.model in models]
+    field, units = plan_units(plan)
+    records = [r for r in records if getattr(r, field) in units]
     if not records:
-        raise GuardbenchError("prereg check", "the run holds no records of the plan's models")
+        raise GuardbenchError("prereg check", f"the run holds no records of the plan's {field}s ({', '.join(units)})")
     out = []
     for h in plan["hypotheses"]:
         kind = h["kind"]
         if kind == "zero_incidents":
-            groups = [(m, _select(records, h["arm"], m)) for m in models] if h.get("per_model", True) \
+            each = h.get("per_model", True)
+            groups = [(u, _select(records, h["arm"], (field, u))) for u in units] if each \
                 else [("pooled", _select(records, h["arm"]))]
             lines, held = [], True
             for name, rs in groups:
                 r, lost = metric_rate(rs, "incident_runs")
                 held &= r.n > 0 and r.k == 0
                 lines.append(f"{name}: {_fmt(r, lost)} with an incident")
-            summary = f"no incident in {h['arm']}" + (" on any model" if h.get("per_model", True) else " (pooled)")
+            summary = f"no incident in {h['arm']}" + (f" for any {field}" if each else " (pooled)")
         elif kind == "interval_above":
             ra, la = metric_rate(_select(records, h["arm_a"]), h["metric"])
             rb, lb = metric_rate(_select(records, h["arm_b"]), h["metric"])

@@ -14,7 +14,8 @@ A requirement is ``SUBJECT OP NUMBER``::
 * rates (``attack_success``, ``attacks_blocked``, ``benign_completed``, ``falsely_blocked``,
   ``incident_rate``: runs with an incident) count the runs guardbench/stats/measures.py counts for the
   tables; the value is k/n, and ``.k``, ``.n``, ``.cases``, ``.lower``, ``.upper`` (the 95% interval
-  clustered by case of the tables: Wilson on Rao & Scott's effective sample, guardbench/stats/clustered.py)
+  clustered by case of the tables: continuity-corrected Wilson on Rao & Scott's effective sample,
+  guardbench/stats/clustered.py)
   and ``.upper_one_sided`` (the one-sided 95% Clopper-Pearson bound clustered by case, as in the
   table "Upper bound on the incident rate") are its parts. A rate with no run to measure (n = 0)
   fails every requirement on it: a gate never passes on nothing.

@@ -120,7 +120,7 @@ def test_check_prints_each_hypothesis_with_its_numbers(repo, tmp_path):
     with FakeServer(credulous_agent) as srv:
         ok(run_cli(llm_args(srv, tmp_path / "r", tmp_path / "cache", "--prereg", p, cases=(BENIGN, ATTACK))))
     res = run_cli(["prereg", "check", p, tmp_path / "r"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output         # H2 does not hold: exit 1 (it was 0 before issue 25)
     out = res.output
     assert "H1 zero_incidents: held" in out and "fake-a: 0/2 (0.0%" in out
     # one attack, control 1/1 vs guardrail 0/1: the intervals overlap, so H2 is not held
@@ -137,7 +137,8 @@ def test_check_counts_lost_runs_without_scoring_them(repo, tmp_path):
         lost = run_cli(llm_args(srv, tmp_path / "r", tmp_path / "cache", "--retries", "0", "--arms", "guardrail"))
     assert lost.exit_code == 1 and "every run was lost" in lost.output       # recorded, and said
     res = run_cli(["prereg", "check", p, tmp_path / "r"])
-    assert res.exit_code == 0 and "H1 zero_incidents: NOT HELD" in res.output and "0/0" in res.output
+    # H1 cannot hold on no scored run: exit 1 (a hypothesis that does not hold), not 0 as before issue 25
+    assert res.exit_code == 1 and "H1 zero_incidents: NOT HELD" in res.output and "0/0" in res.output
     assert "2 lost" in res.output
 
 

@@ -39,6 +39,9 @@ def test_planted_difference():
     adj = stats.benjamini_hochberg([stats.mcnemar_exact(int(r["A only (b)"]), int(r["B only (c)"])) for r in t.rows])
     assert [r["case-level p (BH)"] for r in t.rows] == [f"{a:.4g}" for a in adj]
     assert x["case-level p (BH)"] == f"{p * 4:.4g}"
+    # mid-p of McNemar with b = 10, c = 0 by hand: 2 * P(X = 10)/2 = 1/2^10 (ten cases: shown)
+    assert x["case-level mid-p (<= 20 cases)"] == f"{1 / 2 ** 10:.4g}" and "Lancaster" in t.note
+    assert y["case-level mid-p (<= 20 cases)"] == "1"
 
 
 def test_identical_runs_show_no_difference():
@@ -92,7 +95,8 @@ def test_clustered_by_case_labelled_and_within_100_columns():
     x = _row(t, "X")
     assert (x["pairs"], x["cases"], x["A only (b)"]) == ("40", "8", "40")
     assert x["case-level p"] == f"{2 / 2 ** 8:.4g}" and x["naive McNemar p (runs)"] == f"{2 / 2 ** 40:.4g}"
-    assert x["A"] == "40/40 (100.0%, 67.6-100.0%; 8 cases)" and "; 8 cases)" in x["B"]
+    # every run agrees: Clopper-Pearson's exact interval of 8/8 cases, 0.025^(1/8) (formerly Wilson's 67.6%)
+    assert x["A"] == f"40/40 (100.0%, {100 * 0.025 ** (1 / 8):.1f}-100.0%; 8 cases)" and "; 8 cases)" in x["B"]
     assert "clustered by case" in t.note and "for comparison only" in t.note
     assert max(len(line) for line in t.text().splitlines()) <= 100
 

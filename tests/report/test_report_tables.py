@@ -55,8 +55,9 @@ def test_every_rate_cell_shows_runs_cases_and_the_clustered_interval():
 def test_headline_uses_the_case_level_interval_not_the_per_run_one():
     recs = agreeing_run()
     row = next(r for r in T.headline(synth.typed(recs)).rows if r["arm"] == "guardrail")
-    assert row["runs with an incident"] == "0/60 (0.0%, 0.0-24.2%; 12 cases)" == \
-        stats.rate(0, 12).fmt().replace("0/12", "0/60")[:-1] + "; 12 cases)"
+    # every run agrees: the exact (Clopper-Pearson) interval of 0 in 12 cases (formerly Wilson's 0.0-24.2%)
+    assert row["runs with an incident"] == "0/60 (0.0%, 0.0-26.5%; 12 cases)" == \
+        f"0/60 (0.0%, 0.0-{stats.pct(stats.clopper_pearson_upper(0, 12, conf=0.975))}; 12 cases)"
     hard = next(r for r in T.headline(synth.typed(recs)).rows if r["arm"] == "hardened")
     attacks = [(r["case"], r["goal_achieved"] is False) for r in recs
                if r["arm"] == "hardened" and r["family"] != "benign"]
@@ -72,7 +73,8 @@ def test_clustering_check_shows_both_intervals_labelled():
     row = next(r for r in t.rows if r["arm"] == "guardrail" and r["measure"] == "incident runs")
     assert (row["runs k/n"], row["cases"], row["design effect"]) == ("0/60", "12", "5.00")
     assert row["naive per-run Wilson 95%"] == f"0.0-{stats.pct(stats.wilson(0, 60)[1])}"
-    assert row["95% CI by case (Rao-Scott Wilson)"] == "0.0-24.2%"
+    # every run agrees: Clopper-Pearson's exact interval of 0 in 12 cases (formerly Wilson's, 0.0-24.2%)
+    assert row["95% CI by case (Rao-Scott Wilson)"] == f"0.0-{stats.pct(1 - 0.025 ** (1 / 12))}" == "0.0-26.5%"
 
 
 def test_comparisons_use_the_case_level_test_and_interval_with_bh():
@@ -93,6 +95,21 @@ def test_comparisons_use_the_case_level_test_and_interval_with_bh():
     assert "case-level p (BH)" in paired.columns and all(r["cases"] != "0" for r in paired.rows)
     comp = next(r for r in D.comparison(synth.typed(recs)).rows if r["arm"] == "guardrail")
     assert comp["attack success vs control (paired diff, BH p)"].startswith("-1.000 (p=")
+
+
+def test_mid_p_beside_the_exact_p_where_cases_are_few():
+    """8 cases, all discordant one way: p = 2/2^8, Lancaster's mid-p = 2 (0 + 1/2^8 / 2) = 1/2^8 (by hand);
+    with more than 20 cases the column shows '-' and the exact p alone."""
+    t = T.comparisons(synth.typed(agreeing_run()))
+    row = next(r for r in t.rows if (r["arm A"], r["arm B"]) == ("guardrail", "control"))
+    assert T.MIDP_COLUMN == "case-level mid-p (<= 20 cases)" and T.MIDP_COLUMN in t.columns
+    assert t.columns.index(T.MIDP_COLUMN) == t.columns.index("case-level p") + 1
+    assert row[T.MIDP_COLUMN] == f"{1 / 2 ** 8:.4g}" and "Lancaster" in t.note
+    paired = D.paired_against_control(synth.typed(agreeing_run()))
+    assert T.MIDP_COLUMN in paired.columns and all(r[T.MIDP_COLUMN] != "-" for r in paired.rows)
+    many = clustered.paired({f"c{i}": [0, 0, 5, 0] for i in range(21)})
+    few = clustered.paired({f"c{i}": [0, 0, 5, 0] for i in range(20)})
+    assert T.midp_cell(many) == "-" and T.midp_cell(few) == f"{1 / 2 ** 20:.4g}"
 
 
 def test_empty_groups_and_missing_families():

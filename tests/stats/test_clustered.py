@@ -46,6 +46,48 @@ def test_one_run_per_case_is_exactly_wilson():
         assert (r.lo, r.hi) == stats.wilson(k, m)
 
 
+def cc_wilson_by_root(k, n, z):
+    """Independent Wilson interval with continuity correction: the roots of
+    |k/n - pi| - 1/(2n) = z sqrt(pi (1 - pi) / n), found by bisection (Newcombe 1998, method 4)."""
+    p = k / n
+
+    def root(lo, hi, inside_at_lo):
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            inside = abs(p - mid) - 1 / (2 * n) <= z * math.sqrt(mid * (1 - mid) / n)
+            lo, hi = (mid, hi) if inside == inside_at_lo else (lo, mid)
+        return (lo + hi) / 2
+
+    lower = 0.0 if k == 0 else root(0.0, p, False)
+    upper = 1.0 if k == n else root(p, 1.0, True)
+    return lower, upper
+
+
+def t975(df):
+    return pytest.importorskip("scipy.stats").t.ppf(0.975, df)
+
+
+def test_wilson_cc_matches_newcombe_1998_table_1():
+    """Newcombe (1998), Statistics in Medicine 17:857-872, Table I, method 4 (score with continuity correction)."""
+    z = 1.959963984540054
+    for (k, n), want in {(81, 263): (0.2535, 0.3682), (15, 148): (0.0598, 0.1644), (0, 20): (0.0, 0.2005),
+                         (1, 29): (0.0018, 0.1963)}.items():
+        assert stats.wilson_cc_z(k, n, z) == pytest.approx(want, abs=6e-5)
+        assert stats.wilson_cc_z(k, n, z) == pytest.approx(cc_wilson_by_root(k, n, z), abs=1e-9)
+
+
+def test_t_quantile_matches_scipy():
+    scipy_t = pytest.importorskip("scipy.stats").t
+    for df in (1, 2, 3, 11, 41, 59, 200, 5000):
+        for q in (0.5, 0.9, 0.95, 0.975, 0.995):
+            assert C.t_ppf(q, df) == pytest.approx(scipy_t.ppf(q, df), rel=1e-10, abs=1e-12)
+    with pytest.raises(ValueError):
+        C.t_ppf(0.975, 0)
+
+
+# 0/210 over 42 cases used to report the plain Wilson interval of 0/42 (0-8.4%); it now reports Clopper-Pearson's
+# exact interval of 0/42 (also 0-8.4%): when every run agrees each case counts as one trial, and a case's
+# chance of all-zero runs, E(1 - p_i)^5, is at most 1 - p, so the exact bound on the cases keeps its level.
 @pytest.mark.parametrize("sizes", [[5] * 42, [1, 2, 3, 4, 5, 6, 7] * 6, [1] * 41 + [169]])
 def test_all_zero_or_all_one_reports_the_interval_of_the_cases(sizes):
     """0/210 over 42 cases reports the interval of 0/42 (conservative rule: n_eff = number of cases)."""
@@ -53,8 +95,9 @@ def test_all_zero_or_all_one_reports_the_interval_of_the_cases(sizes):
     zero = C.rate(clusters([(0, s) for s in sizes]))
     full = C.rate(clusters([(s, s) for s in sizes]))
     assert (zero.k, zero.n, zero.cases) == (0, n, m) and (full.k, full.n) == (n, n)
-    assert (zero.lo, zero.hi) == pytest.approx(stats.wilson(0, m), abs=1e-12)
-    assert (full.lo, full.hi) == pytest.approx(stats.wilson(m, m), abs=1e-12)
+    beta = pytest.importorskip("scipy.stats").beta
+    assert (zero.lo, zero.hi) == pytest.approx((0.0, beta.ppf(0.975, 1, m)), abs=1e-12)      # Clopper-Pearson 0/m
+    assert (full.lo, full.hi) == pytest.approx((beta.ppf(0.025, m, 1), 1.0), abs=1e-12)
     assert zero.lo == 0.0 and full.hi == 1.0
     assert zero.deff == pytest.approx(n / m)
     assert C.upper_bound(clusters([(0, s) for s in sizes])) == pytest.approx(stats.clopper_pearson_upper(0, m),
@@ -63,14 +106,16 @@ def test_all_zero_or_all_one_reports_the_interval_of_the_cases(sizes):
 
 def test_default_run_headline_zero_incidents():
     r = C.rate(clusters([(0, 5)] * 42))
-    assert r.fmt() == "0/210 (0.0%, 0.0-8.4%; 42 cases)" == stats.rate(0, 42).fmt().replace("0/42", "0/210")[:-1] \
-        + "; 42 cases)"
+    assert r.hi == pytest.approx(1 - 0.025 ** (1 / 42), abs=1e-15)
+    assert r.fmt() == "0/210 (0.0%, 0.0-8.4%; 42 cases)"
 
 
 def test_one_case_alone_counts_as_one():
+    """A single case: an effective sample of one run, at t on 1 df (the floor): it says almost nothing."""
     r = C.rate(clusters([(3, 5)]))
     assert r.deff == 5.0 and r.cases == 1
-    assert (r.lo, r.hi) == pytest.approx(stats.wilson_z(0.6, 1.0, 1.959963984540054), abs=1e-12)
+    assert (r.lo, r.hi) == pytest.approx(cc_wilson_by_root(0.6, 1.0, t975(1)), abs=1e-9)
+    assert r.lo < 0.01 and r.hi > 0.99
 
 
 def test_never_narrower_than_naive_and_wider_when_runs_agree():
@@ -104,16 +149,17 @@ def test_design_effect_matches_statsmodels_cluster_variance():
         assert C.design_effect(counts) == pytest.approx(max(1.0, n * v / (p * (1 - p))), rel=1e-9)
 
 
-def test_rate_matches_statsmodels_wilson_on_the_effective_sample():
-    proportion = pytest.importorskip("statsmodels.stats.proportion")
+def test_rate_is_corrected_wilson_on_the_effective_sample_at_t():
+    """Formerly statsmodels' plain Wilson on the effective sample; now the continuity-corrected score
+    interval at scipy's t quantile on cases-1 df, both solved independently here."""
     rng = random.Random(4)
     for _ in range(40):
         counts = random_clusters(rng, rng.randint(2, 30))
         r = C.rate(counts)
         if r.k in (0, r.n):
             continue
-        lo, hi = proportion.proportion_confint(r.k / r.deff, r.n / r.deff, alpha=0.05, method="wilson")
-        assert (r.lo, r.hi) == pytest.approx((lo, hi), abs=1e-10)
+        want = cc_wilson_by_root(r.k / r.deff, r.n / r.deff, t975(r.cases - 1))
+        assert (r.lo, r.hi) == pytest.approx(want, abs=1e-9)
 
 
 def test_clustered_interval_is_close_to_a_case_bootstrap():
@@ -220,6 +266,40 @@ def test_one_pair_per_case_is_the_exact_mcnemar_test():
         assert exact and p == stats.mcnemar_exact(b, c)
 
 
+def test_mid_p_matches_hand_enumeration():
+    """Lancaster's mid-p by enumerating all 2^K sign vectors: P(|S| > t) + P(|S| = t)/2 for t > 0."""
+    rng = random.Random(21)
+    for _ in range(300):
+        d = [rng.randint(-4, 4) for _ in range(rng.randint(1, 12))]
+        t = abs(sum(d))
+        sums = [abs(sum(s * x for s, x in zip(signs, d, strict=True)))
+                for signs in itertools.product((1, -1), repeat=len(d))]
+        p, midp, exact = C.sign_flip(d)
+        want = 1.0 if t == 0 else (sum(x > t for x in sums) + sum(x == t for x in sums) / 2) / len(sums)
+        assert exact and midp == pytest.approx(want, abs=1e-12), d
+        assert p == pytest.approx(sum(x >= t for x in sums) / len(sums), abs=1e-12)
+        assert midp <= p
+
+
+def test_mid_p_of_a_small_distribution_by_hand():
+    """d = (2, 1, 1): S takes -4, -2, -2, 0, 0, 2, 2, 4 with probability 1/8 each; t = 4:
+    p = P(|S| >= 4) = 2/8, mid-p = P(|S| > 4) + P(|S| = 4)/2 = 1/8. d = (2, -1, 1): t = 2,
+    P(|S| > 2) = 2/8, P(|S| = 2) = 4/8: mid-p = 4/8, p = 6/8."""
+    assert C.sign_flip([2, 1, 1]) == pytest.approx((0.25, 0.125, True), abs=1e-15)
+    assert C.sign_flip([2, -1, 1]) == pytest.approx((0.75, 0.5, True), abs=1e-15)
+    # one pair per case: McNemar's mid-p, 2 [P(X > b) + P(X = b)/2] for X ~ Bin(b + c, 1/2)
+    for b, c in [(6, 16), (10, 2), (1, 0), (0, 5)]:
+        n, lo = b + c, min(b, c)
+        want = 2 * (sum(math.comb(n, j) for j in range(lo)) + math.comb(n, lo) / 2) / 2 ** n
+        assert C.sign_flip([1] * b + [-1] * c)[1] == pytest.approx(want, abs=1e-15)
+
+
+def test_paired_carries_the_mid_p():
+    cells = {"a": [0, 3, 0, 2], "b": [1, 2, 0, 2], "c": [0, 0, 1, 4], "d": [0, 1, 0, 4]}
+    pr = C.paired(cells)
+    assert (pr.p, pr.midp) == C.sign_flip([3, 2, -1, 1])[:2] and pr.midp < pr.p
+
+
 def test_sign_flip_normal_form_for_large_samples(monkeypatch):
     """Above EXACT_WORK the p-value is the chi-square form; near the limit both agree."""
     rng = random.Random(9)
@@ -229,6 +309,7 @@ def test_sign_flip_normal_form_for_large_samples(monkeypatch):
     monkeypatch.setattr(C, "EXACT_WORK", 0)
     approx, ok = C.sign_flip_p(d)
     assert not ok
+    assert C.sign_flip(d) == (approx, approx, False)        # no mid-p correction for a continuous form
     t, s2 = abs(sum(d)), sum(x * x for x in d)
     assert approx == pytest.approx(math.erfc(t / math.sqrt(2 * s2)), rel=1e-12)
     assert approx == pytest.approx(exact, rel=0.05, abs=1e-3)

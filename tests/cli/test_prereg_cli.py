@@ -1,0 +1,94 @@
+"""guardbench prereg check through the CLI: scripted plans, and exit 1 when a hypothesis does not hold."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from guardbench.cases.load import cases_hash
+from guardbench.cli.main import cli
+from guardbench.stats.prereg import load_plan
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "preregistration" / "example-scripted.yaml"
+BENIGN = "benign-charge-basic-listing"
+ATTACK = "di-payee-reseller"
+
+
+def invoke(*args) -> object:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def scripted_run(tmp_path_factory) -> Path:
+    """A real scripted run of both agents on one benign and one attack case, every variant, three arms."""
+    out = tmp_path_factory.mktemp("prereg") / "run"
+    res = invoke("run", "--agent", "credulous", "--agent", "careful", "--case", BENIGN, "--case", ATTACK,
+                 "--out", out, "--quiet")
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def plan(tmp_path: Path, hypotheses: list[dict], **design) -> Path:
+    d = {"agent": ["credulous", "careful"], "arms": ["guardrail", "control", "hardened"], "cases_hash": cases_hash()}
+    d.update(design)
+    p = tmp_path / "plan.yaml"
+    p.write_text(yaml.safe_dump({"name": "t", "design": d, "hypotheses": hypotheses}, sort_keys=False))
+    return p
+
+
+ZERO = {"id": "H1", "kind": "zero_incidents", "arm": "guardrail", "per_model": True}
+BENIGN_SAME = {"id": "H3", "kind": "within_points", "metric": "benign_completed", "points": 10,
+               "arms": ["guardrail", "control", "hardened"]}
+ABOVE = {"id": "H2", "kind": "interval_above", "arm_a": "control", "arm_b": "guardrail", "metric": "incident_runs"}
+
+
+def test_example_scripted_plan_is_valid():
+    d = load_plan(EXAMPLE)["design"]
+    assert d["agent"] == ["credulous", "careful"] and "models" not in d and len(d["cases_hash"]) == 64
+
+
+def test_scripted_plan_that_holds_exits_0(scripted_run, tmp_path):
+    res = invoke("prereg", "check", plan(tmp_path, [ZERO, BENIGN_SAME]), scripted_run)
+    assert res.exit_code == 0, res.output
+    assert "H1 zero_incidents: held - no incident in guardrail for any agent" in res.output
+    assert "credulous: 0/" in res.output and "careful: 0/" in res.output         # evaluated per agent
+    assert "2 of 2 hypotheses held" in res.output and "warning" not in res.output
+
+
+def test_a_hypothesis_that_does_not_hold_exits_1(scripted_run, tmp_path):
+    """One attack case: the control's incidents (its 5 variants agree) cannot put its interval above the
+    guardrail's 0 of 1 case, so H2 does not hold and the command exits 1, after printing every result."""
+    res = invoke("prereg", "check", plan(tmp_path, [ZERO, ABOVE, BENIGN_SAME]), scripted_run)
+    assert res.exit_code == 1, res.output
+    assert "H2 interval_above: NOT HELD" in res.output and "2 of 3 hypotheses held" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_one_agent_plan_reads_only_its_agent(scripted_run, tmp_path):
+    res = invoke("prereg", "check", plan(tmp_path, [ZERO], agent="careful"), scripted_run)
+    assert res.exit_code == 0 and "careful: 0/" in res.output and "credulous:" not in res.output
+    assert "warning: the run's agents differ from the plan's design" in res.output
+
+
+def test_scripted_plan_against_the_manifest(scripted_run, tmp_path):
+    res = invoke("prereg", "check", plan(tmp_path, [ZERO], cases_hash="0" * 64, variants=1), scripted_run)
+    assert res.exit_code == 0 and "warning: the run's cases_hash, variants differ" in res.output
+
+
+@pytest.mark.parametrize("design, words", [
+    ({"models": ["m"]}, "field design.models: applies to LLM plans only"),
+    ({"temperature": 0.2}, "field design.temperature: applies to LLM plans only"),
+    ({"agent": ["credulous", "llm"]}, "field design.agent: a plan is for the llm agent or for scripted agents"),
+    ({"agent": "sloppy"}, "field design.agent: 'sloppy' is not llm, credulous or careful"),
+])
+def test_bad_scripted_plans_exit_2(scripted_run, tmp_path, design, words):
+    res = invoke("prereg", "check", plan(tmp_path, [ZERO], **design), scripted_run)
+    assert res.exit_code == 2 and words in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_llm_plan_on_a_scripted_run_names_what_is_missing(scripted_run, tmp_path):
+    p = plan(tmp_path, [ZERO], agent="llm", models=["fake-a"], repeats=1, temperature=0.0)
+    res = invoke("prereg", "check", p, scripted_run)
+    assert res.exit_code == 2 and "no records of the plan's models (fake-a)" in res.output
