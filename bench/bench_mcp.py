@@ -55,7 +55,7 @@ def timed_calls(call, n: int) -> list[float]:
 
 def world():
     """A proxy routed to a fresh recording stand-in, and a token that stand-in accepts."""
-    from guardbench.arms.world import fetch_token
+    from guardbench.execution.world import STANDIN
     from guardbench.proxy.server import RecordingProxy, SerialTransport
     from guardbench.transport.recording import RecordingTransport
     from guardbench.transport.standin import StandInTransport
@@ -63,7 +63,7 @@ def world():
     rec = RecordingTransport(SerialTransport(StandInTransport(standin)), run_id="bench")
     proxy = RecordingProxy().start()
     proxy.route(rec)
-    return proxy, rec, fetch_token(rec)
+    return proxy, rec, STANDIN.fetch_token(rec)
 
 
 def node_ready() -> str | None:

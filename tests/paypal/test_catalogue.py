@@ -153,10 +153,11 @@ WALK = textwrap.dedent('''
     from guardbench.scoring.wire import DO_ENDPOINT, moves
     from guardbench.transport.recording import RecordingTransport
     from guardbench.transport.standin import StandInTransport
-    from guardbench.arms.world import API_BASE, fetch_token
+    from guardbench.arms.world import API_BASE
+    from guardbench.execution.world import STANDIN
     from guardbench.broker import load_policy
     wire = RecordingTransport(StandInTransport())
-    token = fetch_token(wire)
+    token = STANDIN.fetch_token(wire)
     kw = dict(api_base=API_BASE, token=token, merchant_id="7N4ZQK2M8XB3A", supplier_email="s@example.com",
               currency="EUR")
     made = wire.send(WireRequest.make(**{k: v for k, v in compose_call("charge", request_id="a1", sku="SKU-PRO",

@@ -33,8 +33,9 @@ from oracle_steps import (  # noqa: F401  (re-exported for the test and the benc
     sequences,
 )
 
-from guardbench.arms.world import API_BASE, fetch_token, make_wire, secrets_of
+from guardbench.arms.world import API_BASE
 from guardbench.cases.load import Case
+from guardbench.execution.world import STANDIN, make_wire
 from guardbench.paypal.standin import BENCH_CLIENT_SECRET, PayPalStandIn
 from guardbench.records.record import INCIDENT_KINDS, WireRequest
 from guardbench.scoring.score import policy_reference, run_reference, score
@@ -112,7 +113,7 @@ def run(seq: Sequence_) -> Run:
     standin = PayPalStandIn(seed="0")
     prior_order, _, prior_capture = _prior(standin)
     wire = make_wire(0, "oracle", StandInTransport(standin))
-    token = fetch_token(wire)
+    token = STANDIN.fetch_token(wire)
     secret = token if seq.leak is None or seq.leak.secret == "token" else BENCH_CLIENT_SECRET
     memo: dict[int, str] = {}
     if seq.leak is not None:
@@ -188,7 +189,7 @@ def run(seq: Sequence_) -> Run:
                 if caps:
                     captures[i] = caps[0]
     final = "Done." + (" " + memo[-1] if -1 in memo else "")
-    return Run(wire.exchanges, secrets_of(token, BENCH_CLIENT_SECRET), final, split)
+    return Run(wire.exchanges, STANDIN.secrets(token), final, split)
 
 
 # -- the comparison --------------------------------------------------------------------------------
