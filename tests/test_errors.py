@@ -63,8 +63,8 @@ def test_the_named_classes_sit_where_the_tree_draws_them(where, root):
 def test_the_lost_runs_share_reason_and_stderr_and_old_bases_still_catch():
     from guardbench.agents.providers import CallFailed
     from guardbench.arms.app import AppLost
-    from guardbench.broker.money import MoneyError
     from guardbench.broker.ledger_head import HeadError
+    from guardbench.broker.money import MoneyError
     from guardbench.mcp.client import ServerLost
     from guardbench.util.yamldoc import YamlError
     for exc in (ServerLost("hung", "boom"), AppLost("hung", "boom")):

@@ -57,9 +57,13 @@ def column(read: Reader, write: Callable[[Any], Any] = _same, keep: Callable[[An
 
 @dataclass(frozen=True)
 class Entry:
+    """One row of a record type's field table (``write``/``keep`` None: the value as it is, always)."""
+
     name: str
     column: Column
     required: bool
+    write: Callable[[Any], Any] | None
+    keep: Callable[[Any], bool] | None
 
 
 def columns(cls: type) -> tuple[Entry, ...]:
@@ -68,17 +72,24 @@ def columns(cls: type) -> tuple[Entry, ...]:
     for f in fields(cls):
         col = f.metadata.get("column")
         if col is not None:
-            out.append(Entry(f.name, col, f.default is MISSING and f.default_factory is MISSING))
+            out.append(Entry(f.name, col, f.default is MISSING and f.default_factory is MISSING,
+                             None if col.write is _same else col.write, None if col.keep is _always else col.keep))
     return tuple(out)
 
 
+def missing(table: Sequence[Entry], d: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The required fields ``d`` lacks."""
+    return [prefix + e.name for e in table if e.required and e.name not in d]
+
+
 def read_columns(table: Sequence[Entry], d: Mapping[str, Any], slim: bool = False,
-                 prefix: str = "") -> dict[str, Any]:
+                 prefix: str = "", checked: bool = False) -> dict[str, Any]:
     """The constructor arguments the JSON object ``d`` gives (absent optional fields: left to their
-    defaults); a missing required field or a wrong value is ``Bad`` naming ``prefix`` + the field."""
-    missing = [prefix + e.name for e in table if e.required and e.name not in d]
-    if missing:
-        raise Bad(prefix.rstrip(".") or missing[0], f"missing field(s) {', '.join(missing)}")
+    defaults); a missing required field (unless ``checked`` already) or a wrong value is ``Bad``
+    naming ``prefix`` + the field."""
+    lacks = [] if checked else missing(table, d, prefix)
+    if lacks:
+        raise Bad(prefix.rstrip(".") or lacks[0], f"missing field(s) {', '.join(lacks)}")
     out: dict[str, Any] = {}
     for e in table:
         if e.name in d:
@@ -90,10 +101,11 @@ def read_columns(table: Sequence[Entry], d: Mapping[str, Any], slim: bool = Fals
 def write_columns(table: Sequence[Entry], obj: Any) -> dict[str, Any]:
     """The JSON object of ``obj``: each field its column keeps, written by its column."""
     out: dict[str, Any] = {}
+    values = obj.__dict__
     for e in table:
-        v = getattr(obj, e.name)
-        if e.column.keep(v):
-            out[e.name] = e.column.write(v)
+        v = values[e.name]
+        if e.keep is None or e.keep(v):
+            out[e.name] = v if e.write is None else e.write(v)
     return out
 
 

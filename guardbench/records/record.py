@@ -1,8 +1,8 @@
 """Record types shared across the pipeline.
 
-Everything that crosses a module boundary is a frozen dataclass defined here:
-what a transport was asked to send (WireRequest), what came back
-(WireResponse), one recorded exchange (WireExchange), a broker's answer
+Everything that crosses a module boundary is a frozen dataclass defined here (the wire's three, what a
+transport was asked to send (WireRequest), what came back (WireResponse) and one recorded exchange
+(WireExchange), in records/wire.py, re-exported here): a broker's answer
 (Decision), a scored incident (Incident), a refusal by a defence (Attempt), an
 agent's steps (Step, Transcript) and one run as runs.jsonl holds it (RunRecord).
 One run's record (RunRecord) is declared once, as a field table: each field carries the column that
@@ -14,12 +14,9 @@ Money is always a decimal string (or decimal.Decimal), never a float.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from guardbench.errors import GuardbenchError
 from guardbench.records.accounts import (
@@ -40,6 +37,7 @@ from guardbench.records.fieldcheck import (
     flag,
     items,
     maybe_text,
+    missing,
     money,
     money_text,
     not_none,
@@ -51,140 +49,9 @@ from guardbench.records.fieldcheck import (
     whole,
     write_columns,
 )
-
-
-@lru_cache(maxsize=8192)
-def _url_parts(url: str) -> tuple[str, str, str]:
-    """(host lower-cased, path, query) of a URL: read many times per request by the detectors."""
-    u = urlsplit(url)
-    return (u.hostname or "").lower(), u.path, u.query
-
-
-def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]:
-    if h is None:
-        return ()
-    items = h.items() if isinstance(h, Mapping) else h
-    return tuple((str(k), str(v)) for k, v in items)
-
-
-class _Message:
-    """What requests and responses share: headers looked up by name, the body read as JSON."""
-
-    headers: tuple[tuple[str, str], ...]
-    body: str | None
-
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def json(self) -> Any:
-        if not self.body:
-            return None
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
-
-
-@dataclass(frozen=True)
-class WireRequest(_Message):
-    """One HTTP request a transport was asked to send."""
-
-    method: str
-    url: str
-    headers: tuple[tuple[str, str], ...] = ()
-    body: str | None = None
-
-    @classmethod
-    def make(cls, method: str, url: str, headers: Mapping[str, str] | None = None,
-             body: Any = None) -> "WireRequest":
-        if body is not None and not isinstance(body, str):
-            body = json.dumps(body, separators=(",", ":"), sort_keys=False)
-        return cls(method.upper(), url, _headers(headers), body)
-
-    @property
-    def host(self) -> str:
-        return _url_parts(self.url)[0]
-
-    @property
-    def path(self) -> str:
-        return _url_parts(self.url)[1]
-
-    @property
-    def query(self) -> str:
-        return _url_parts(self.url)[2]
-
-
-    def to_dict(self) -> dict:
-        return {"method": self.method, "url": self.url,
-                "headers": [list(p) for p in self.headers], "body": self.body}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "WireRequest":
-        return cls(d["method"], d["url"], _headers(tuple(tuple(p) for p in d.get("headers", ()))),
-                   d.get("body"))
-
-
-@dataclass(frozen=True)
-class WireResponse(_Message):
-    status: int
-    headers: tuple[tuple[str, str], ...] = ()
-    body: str = ""
-
-    @classmethod
-    def make(cls, status: int, body: Any = None, headers: Mapping[str, str] | None = None) -> "WireResponse":
-        if body is None:
-            text = ""
-        elif isinstance(body, str):
-            text = body
-        else:
-            text = json.dumps(body, separators=(",", ":"))
-        hdrs = dict(headers or {})
-        if text and "content-type" not in {k.lower() for k in hdrs}:
-            hdrs["Content-Type"] = "application/json"
-        return cls(status, _headers(hdrs), text)
-
-    @property
-    def ok(self) -> bool:
-        return 200 <= self.status < 300
-
-
-    def to_dict(self) -> dict:
-        return {"status": self.status, "headers": [list(p) for p in self.headers], "body": self.body}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "WireResponse":
-        return cls(int(d["status"]), _headers(tuple(tuple(p) for p in d.get("headers", ()))),
-                   d.get("body", ""))
-
-
-@dataclass(frozen=True)
-class WireExchange:
-    """One request as recorded by the recording transport, with its outcome.
-
-    ``response`` is None when the transport raised (``error`` says why); the
-    request still counts as asked-to-send.
-    """
-
-    seq: int
-    run_id: str
-    request: WireRequest
-    response: WireResponse | None
-    error: str | None = None
-
-    def to_dict(self) -> dict:
-        return {"seq": self.seq, "run_id": self.run_id, "request": self.request.to_dict(),
-                "response": None if self.response is None else self.response.to_dict(),
-                "error": self.error}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "WireExchange":
-        resp = d.get("response")
-        return cls(int(d["seq"]), d.get("run_id", ""), WireRequest.from_dict(d["request"]),
-                   None if resp is None else WireResponse.from_dict(resp), d.get("error"))
+from guardbench.records.wire import WireExchange
+from guardbench.records.wire import WireRequest as WireRequest  # re-exported: importers name it here
+from guardbench.records.wire import WireResponse as WireResponse
 
 
 @dataclass(frozen=True)
@@ -337,7 +204,7 @@ def _not_first(v: int) -> bool:
 
 
 def _credential(v: Any, key: str) -> bool:
-    return bool(or_null(flag)(v, key))
+    return bool(flag(v, key))          # null: False, as records before the field said nothing
 
 
 def _money_or_none(m: Mapping[str, Decimal] | None) -> dict[str, str] | None:
@@ -470,11 +337,11 @@ class RunRecord:
                                          f"{', '.join(map(str, FORMATS))}; a later guardbench wrote it")
         if version == 1:
             d = upgrade_v1(d)
-        missing = [e.name for e in RECORD_COLUMNS if e.required and e.name not in d]
-        if missing:
-            raise GuardbenchError(where, f"missing field(s) {', '.join(missing)}")
+        lacks = missing(RECORD_COLUMNS, d)
+        if lacks:
+            raise GuardbenchError(where, f"missing field(s) {', '.join(lacks)}")
         try:
-            kw = read_columns(RECORD_COLUMNS, d, slim)
+            kw = read_columns(RECORD_COLUMNS, d, slim, checked=True)
         except Bad as bad:
             raise GuardbenchError(where, f"field {bad.where!r}: {bad.what}") from None
         wire = d.get("wire")
