@@ -108,7 +108,7 @@ def main() -> None:
             wall, delta, _ = sweep(url, d / "run", d / "cache", cases, a.concurrency)
             recs = [json.loads(x) for x in (d / "run" / "runs.jsonl").read_text().splitlines()]
             assert len(recs) == 540, len(recs)
-            completions = sum(r["usage"]["model_calls"] for r in recs)
+            completions = sum(r["llm"]["usage"]["model_calls"] for r in recs)
             assert completions == delta["chat_calls"], (completions, delta)
             ideal = completions * a.delay / a.concurrency
             fresh.append(wall)
@@ -120,7 +120,7 @@ def main() -> None:
             assert "0 runs to do (540 already recorded)" in out, out
             wall_c, delta_c, _ = sweep(url, d / "run-cached", d / "cache", cases, a.concurrency)
             recs_c = [json.loads(x) for x in (d / "run-cached" / "runs.jsonl").read_text().splitlines()]
-            assert len(recs_c) == 540 and all(r["usage"]["api_calls"] == 0 for r in recs_c)
+            assert len(recs_c) == 540 and all(r["llm"]["usage"]["api_calls"] == 0 for r in recs_c)
             wall_p, delta_p = sweep_process(url, d / "run-process", d / "cache", cases, a.concurrency)
             resume.append(wall_r)
             cached.append(wall_c)

@@ -30,7 +30,7 @@ def rows(folder: Path) -> list[dict]:
     out = []
     for line in (folder / "runs.jsonl").read_text().splitlines():
         r = json.loads(line)
-        u = r.get("usage") or {}
+        u = (r.get("llm") or {}).get("usage") or r.get("usage") or {}   # record format 2, or 1
         calls = int(u.get("server_timed_calls") or 0)
         if not calls or r.get("duration_s") is None:
             continue

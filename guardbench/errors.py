@@ -1,4 +1,44 @@
-"""Errors a user can cause with bad input. The CLI turns each into one line and exit status 2."""
+"""Every exception guardbench raises, as one tree with four roots (drawn here as httpx's _exceptions.py
+draws its own). Each class is defined beside the code that raises it and subclasses one of the roots
+below; tests/test_errors.py walks the package and holds every exception class to this tree.
+
+* GuardbenchError: bad user input. The CLI turns it into one line, ``where: what``, exit status 2,
+  and nothing already recorded is lost or rewritten.
+  + PolicyError, CaseError, SpecError, ParameterError (a command-line option), LedgerError (a
+    ledger file named on the command line that cannot be read)
+  + records.fieldcheck.Bad: a field of a run record (named with its file and line by the reader)
+  + InputError: user input found wrong below the layer that knows the file (the caller names it)
+    - util.yamldoc.YamlError: not valid YAML
+    - arms.setup.SetupFailed: a case's setup cannot be carried out in an arm (the case is wrong)
+    - mutate.markers.MarkerError: a safeguard marker misplaced or named twice
+* RunLost: a run lost mid-run. It is recorded with status ``lost``, shown in the tables and never
+  scored (neither a block nor a success); ``reason`` says why, ``stderr`` holds a process's tail.
+  + mcp.client.ServerLost: an MCP server that crashed, hung or answered garbage
+  + arms.app.AppLost: an agent application's process; arms.app.PortTaken: its port taken from it
+  + agents.providers.CallFailed: a model call that still failed after its retries
+  + transport.base.TransportError: a request that could not be delivered
+  + room.room.RoomError: a run's room could not be made or ended
+  + execution.llm_job.AllRunsLost: every run of an LLM sweep was lost (the model was never reached)
+* Refusal: something refused a request or a call, as designed: the refusal is the answer, which the
+  caller turns into a decision, an error response or a verdict (never a crash).
+  + broker.params.ParamRefusal, broker.money.MoneyError: the broker refuses an agent's call
+  + paypal.toolkit.ToolError: the tool layer cannot compose a request from the arguments
+  + paypal.standin_core.ApiError: the stand-in's PayPal error response
+  + broker.credentials.TokenError: the token endpoint refused
+  + transport.http_server._BodyError: the stand-in's server refuses a request body
+  + conformance.validate.UnparseableRequest: a request the validator cannot read does not conform
+  + mcp.mapping._Missing: a mapped tool argument has no value
+  + room.dns.BadQuery: bytes sent to the room's DNS that are not a query (answered FORMERR)
+* IntegrityError: a check of guardbench's own evidence failed: what it guards cannot be trusted.
+  + broker.ledger_format.LedgerCorrupt: the ledger's hash chain is broken
+  + broker.ledger_head.HeadError: a ledger head that is malformed, unsigned or mis-signed
+  + broker.broker.CredentialLeak: an agent-visible answer carried the credential or a token
+  + mutate.copies.HarnessBroken: the mutation harness cannot vouch for its own results
+
+``except Exception`` (or ``BaseException``) appears only at a boundary that must survive whatever
+fails inside it (a plug-in, a model's reply, a server thread, a finaliser) or that cleans up and
+re-raises; each says why on its line.
+"""
 
 
 class GuardbenchError(Exception):
@@ -27,3 +67,31 @@ class SpecError(GuardbenchError):
 
 class ParameterError(GuardbenchError):
     pass
+
+
+class InputError(GuardbenchError):
+    """User input found wrong where the file is not known: the message is ``what`` alone (``where`` is
+    empty); the caller that knows the file turns it into an error naming it."""
+
+    def __init__(self, what: str):
+        self.where, self.what = "", what
+        Exception.__init__(self, what)
+
+
+class RunLost(Exception):
+    """A run lost mid-run (a server, an application, a model or a transport failed): never scored."""
+
+    def __init__(self, reason: str = "", stderr: str = ""):
+        super().__init__(reason)
+        self.reason, self.stderr = reason, stderr
+
+
+class Refusal(Exception):
+    """A request or call refused, as designed: the caller turns it into an answer."""
+
+
+class IntegrityError(Exception):
+    """A check of guardbench's own evidence (ledger, head, credential, harness) failed."""
+
+
+ROOTS = (GuardbenchError, RunLost, Refusal, IntegrityError)

@@ -24,7 +24,7 @@ runs = [json.loads(x) for x in (out / "runs.jsonl").read_text(encoding="utf-8").
 
 
 def replayed(r: dict) -> bool:
-    u = r.get("usage") or {}
+    u = (r.get("llm") or {}).get("usage") or r.get("usage") or {}   # record format 2 nests it; format 1 did not
     calls = int(u.get("model_calls") or 0)
     return calls > 0 and int(u.get("cache_hits") or 0) == calls
 

@@ -58,7 +58,7 @@ class ResponseCache:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(json.dumps({"key": key, "value": value}, sort_keys=True, separators=(",", ":")))
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException:      # cleanup, then re-raise: even Ctrl-C leaves no temporary file behind
             try:
                 os.unlink(tmp)
             except OSError:

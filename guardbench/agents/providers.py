@@ -22,13 +22,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from guardbench.errors import RunLost
+
 # What the test stand-in endpoint says in system_fingerprint: its runs are labelled
 # "stand-in" in every table and never pooled with real models.
 STAND_IN_FINGERPRINT = "guardbench-stand-in"
 NO_KEY = "sk-no-key-needed"
 
 
-class CallFailed(Exception):
+class CallFailed(RunLost):
     """A model call that still failed after its retries (the run is recorded as lost)."""
 
     def __init__(self, message: str, attempts: int):

@@ -31,6 +31,7 @@ from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, 
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
+from guardbench.errors import RunLost
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
@@ -43,14 +44,12 @@ BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")
 PORT_ATTEMPTS = 3          # an application whose port another program took first gets this many ports in all
 
 
-class PortTaken(Exception):
+class PortTaken(RunLost):
     """The port free_port() handed out was bound by another program before the application bound it."""
 
 
-class AppLost(Exception):
-    def __init__(self, reason: str, stderr: str = ""):
-        super().__init__(reason)
-        self.reason, self.stderr = reason, stderr
+class AppLost(RunLost):
+    """The application's process failed (``reason``, with the tail of its ``stderr``): the run is lost."""
 
 
 class AppArm(Arm):

@@ -20,11 +20,12 @@ from typing import Iterator
 from guardbench.agents.scripted import REF_KIND, extract_refs
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Action, Case
+from guardbench.errors import InputError
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
 
 
-class SetupFailed(RuntimeError):
+class SetupFailed(InputError, RuntimeError):
     """The operator's setup of a case could not be carried out in an arm (the case is wrong for it)."""
 
 

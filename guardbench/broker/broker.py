@@ -38,6 +38,7 @@ from guardbench.broker.money import fmt
 from guardbench.broker.params import ParamRefusal, Validated, validate
 from guardbench.broker.policy import Operation, Policy
 from guardbench.broker.response import reduce_response, token, upstream_error
+from guardbench.errors import IntegrityError
 from guardbench.paypal.endpoints import LIVE_HOST, REF_RE, SANDBOX_HOST
 from guardbench.records.record import Decision, WireRequest
 
@@ -48,7 +49,7 @@ _OP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _KIND_LABEL = {"order": "order_id", "capture": "capture_id", "payout_batch": "payout_batch_id"}
 
 
-class CredentialLeak(RuntimeError):
+class CredentialLeak(IntegrityError, RuntimeError):
     """An agent-visible answer carried the credential or a token; it was not returned."""
 
 
@@ -338,7 +339,7 @@ class Broker:
         request = WireRequest.make(ep.method, ep.url(self.host, reference), headers, body)
         try:
             resp = self.transport.send(request)
-        except Exception:
+        except Exception:  # noqa: BLE001 - TransportError or any transport failure: an unknown outcome
             # it may or may not have reached PayPal: the reservation stays counted
             self._outcome({**base, "status": "transport_error", **ends("sent")})
             return Decision("transport_error", op.name, {},

@@ -14,6 +14,7 @@ import re
 import time
 from typing import Callable
 
+from guardbench.errors import Refusal
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.records.record import WireRequest
 from guardbench.transport.base import TransportError
@@ -51,7 +52,7 @@ class Credentials:
     __str__ = __repr__
 
 
-class TokenError(Exception):
+class TokenError(Refusal):
     """The token endpoint refused: ``status`` (HTTP) and PayPal's error ``name`` (a token)."""
 
     def __init__(self, status: int, name: str):

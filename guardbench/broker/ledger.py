@@ -171,7 +171,7 @@ class Ledger:
     def __del__(self):
         try:
             self.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a finaliser must never raise (at exit anything may be torn down)
             pass
 
     def __enter__(self) -> "Ledger":

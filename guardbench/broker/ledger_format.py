@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, reach_problem, read_head
-from guardbench.errors import LedgerError
+from guardbench.errors import IntegrityError, LedgerError
 
 GENESIS = b"0" * 64
 KEY_ENV = "GUARDBENCH_LEDGER_KEY"
@@ -31,7 +31,7 @@ ENTRY_KEYS = frozenset({"amount", "approval_id", "approval_state", "approved", "
 assert max(ENTRY_KEYS) == "ts"
 
 
-class LedgerCorrupt(Exception):
+class LedgerCorrupt(IntegrityError):
     """The chain is broken: ``line`` (1-based) is the first entry found wrong, ``reason`` why."""
 
     def __init__(self, line: int, reason: str):

@@ -36,13 +36,15 @@ import json
 import os
 from dataclasses import dataclass
 
+from guardbench.errors import IntegrityError
+
 HEAD_DIR_ENV = "GUARDBENCH_LEDGER_HEAD_DIR"
 SYNC_ENV = "GUARDBENCH_LEDGER_SYNC"
 _DOMAIN = b"guardbench ledger head v1\n"
 _KEYS = {"ctime_ns", "entries", "hash", "ino", "m", "mtime_ns", "size", "v"}
 
 
-class HeadError(ValueError):
+class HeadError(IntegrityError, ValueError):
     """A head file that cannot be read or trusted (malformed, unsigned or mis-signed)."""
 
 

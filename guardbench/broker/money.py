@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from guardbench.errors import Refusal
+
 CENT = Decimal("0.01")
 _DEC_RE = re.compile(r"-?(?:0|[1-9][0-9]{0,11})(?:\.[0-9]{1,2})?")
 _MAX_INT = 10 ** 12
 
 
-class MoneyError(ValueError):
+class MoneyError(Refusal, ValueError):
     """Not a decimal amount under the strict rules; the message says which rule."""
 
 

@@ -15,11 +15,12 @@ from typing import Any, Mapping
 from guardbench.broker.freetext import violation
 from guardbench.broker.money import MoneyError, fmt, parse_decimal
 from guardbench.broker.policy import Operation
+from guardbench.errors import Refusal
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_]{1,40}")
 
 
-class ParamRefusal(Exception):
+class ParamRefusal(Refusal):
     def __init__(self, status: str, reason: str):
         super().__init__(reason)
         self.status, self.reason = status, reason

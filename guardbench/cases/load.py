@@ -116,7 +116,7 @@ def _where(doc: Any, path: Iterable) -> tuple[str, str]:
     if len(path) >= 2 and path[0] == "cases" and isinstance(path[1], int):
         try:
             case = str(doc["cases"][path[1]].get("id", f"#{path[1]}"))
-        except Exception:  # noqa: BLE001 - best effort naming only
+        except (KeyError, IndexError, TypeError, AttributeError):   # best effort naming only
             case = f"#{path[1]}"
         path = path[2:]
     field_ = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")

@@ -58,7 +58,7 @@ def check_cmd(plan_file, run_dir):
         if (m.get("prereg") or {}).get("sha256"):
             click.echo(f"the run was held to plan sha256 {m['prereg']['sha256'][:12]} "
                        f"at commit {str(m['prereg'].get('commit'))[:12]}")
-    kinds = sorted({r.endpoint_kind or "-" for r in records})
+    kinds = sorted({r.llm.endpoint_kind or "-" for r in records})
     if "stand-in" in kinds:
         click.echo("note: these records come from a stand-in endpoint, not a real model")
     held = 0

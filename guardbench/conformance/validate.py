@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from guardbench.conformance import loader
+from guardbench.errors import Refusal
 from guardbench.paypal.endpoints import ENDPOINTS, PAYPAL_HOSTS, match
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
 
@@ -245,7 +246,7 @@ def _server(doc, host: str) -> str:
     return want if want in doc.servers else (doc.servers[0] if doc.servers else want)
 
 
-class UnparseableRequest(Exception):
+class UnparseableRequest(Refusal):
     """openapi-core could not read the request at all (e.g. a malformed multipart body makes it
     fail an assertion): the request does not conform; the check goes on."""
 

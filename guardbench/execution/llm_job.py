@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from guardbench.errors import GuardbenchError
+from guardbench.errors import GuardbenchError, RunLost
 from guardbench.execution.bench import check_arms, make_arms
 from guardbench.execution.options import RunOptions
 from guardbench.execution.runner import Bench
 
 
-class AllRunsLost(Exception):
+class AllRunsLost(RunLost):
     """Every run of the sweep was lost: the model was never reached."""
 
 

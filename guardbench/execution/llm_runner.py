@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from guardbench.execution.runner import Bench, RunSpec
+from guardbench.records.accounts import ModelAccount
 from guardbench.records.record import RunRecord
 from guardbench.scoring.valid_call import made_valid_call
 
@@ -60,15 +61,16 @@ def probe_stand_in(api_base: str, cache_dir: Path | None = None, timeout: float 
 
 
 def finish_llm_run(bench: Bench, started, transcript, meta: Mapping[str, Any], attempt: int = 1) -> RunRecord:
-    """The record of one model-driven run: the bench's scoring of its wire plus the model's fields
-    (endpoint, protocol, data mode, whether it made a valid call). `guardbench run --agent llm` and the
+    """The record of one model-driven run: the bench's scoring of its wire plus the model's account
+    (endpoint, protocol, data mode, whether it made a valid call, usage: records/accounts.py; ``meta``
+    holds the account's fields known before the run). `guardbench run --agent llm` and the
     Inspect task (guardbench/inspect_eval) both end a run here, so their records cannot drift apart."""
     record = bench.finish(started, transcript, attempt=attempt)
     fields = dict(meta)
-    fields["valid_call"] = made_valid_call(started.case, record)
     if transcript.usage.get("stand_in"):
         fields["endpoint_kind"] = STAND_IN
-    return replace(record, usage=dict(transcript.usage), **fields)
+    return replace(record, llm=ModelAccount(**fields, valid_call=made_valid_call(started.case, record),
+                                            usage=dict(transcript.usage)))
 
 
 class LLMSweep:
@@ -115,7 +117,7 @@ class LLMSweep:
         tasks = [asyncio.ensure_future(task(s)) for s in specs]
         try:
             await asyncio.gather(*tasks)
-        except BaseException:
+        except BaseException:         # cleanup, then re-raise (Ctrl-C too): no run is left in flight
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -21,6 +21,7 @@ from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
 from guardbench.execution.run_story import ToolWatch, story_fields
 from guardbench.execution.world import build_world
+from guardbench.records.accounts import ExternalAccount
 from guardbench.records.record import UNSCORED, RunRecord
 from guardbench.records.runfolder import encode
 from guardbench.scoring.score import policy_reference, run_reference, score
@@ -109,7 +110,7 @@ class Bench:
         except SetupFailed as exc:    # the operator's setup cannot be carried out in this arm: the case is wrong
             tmp.cleanup()
             raise CaseError(case.source or case.id, f"case {case.id}: setup in arm {spec.arm}: {exc}") from None
-        except BaseException:
+        except BaseException:         # cleanup, then re-raise: no work folder is left behind
             tmp.cleanup()
             raise
         return Started(spec, case, arm, prepared, tmp, t0, ToolWatch(prepared.session, prepared.recorder))
@@ -141,8 +142,9 @@ class Bench:
             incidents=s.incidents, goal_achieved=None if lost else s.goal_achieved,
             benign_completed=None if lost else s.benign_completed, money_at_risk=s.money_at_risk,
             moved_beyond_daily_caps=s.moved_beyond_daily_caps, rejected_upstream=s.rejected_upstream,
-            duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt, external=prepared.external,
-            extra=story_fields(prepared.session, started.watch, transcript))   # the explorer's story of the run
+            duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt,
+            external=ExternalAccount.of(prepared.external),
+            **story_fields(prepared.session, started.watch, transcript))   # the explorer's story of the run
 
     def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:
         started = self.start(spec)
@@ -284,7 +286,7 @@ def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
     try:
         yield from pool.imap(_work, specs, chunksize=chunk)
         pool.close()
-    except BaseException:
+    except BaseException:             # cleanup, then re-raise (Ctrl-C too): no worker outlives the run
         pool.terminate()              # workers ignore SIGINT: terminate (SIGTERM) stops them
         raise
     finally:

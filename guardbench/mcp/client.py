@@ -23,19 +23,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from guardbench.errors import RunLost
 from guardbench.util.processes import free_port, listener_is_ours, started, stop_group  # noqa: F401 (free_port: re-exported)
 
 GRACE = 5.0          # seconds past a timeout before this side gives up on the SDK
 CLOSE_TIMEOUT = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM to the group, SIGKILL
 
 
-class ServerLost(Exception):
+class ServerLost(RunLost):
     """The server could not be reached, crashed, hung or answered garbage: the run is lost."""
-
-    def __init__(self, reason: str, stderr: str = ""):
-        super().__init__(reason)
-        self.reason = reason
-        self.stderr = stderr
 
     def one_line(self) -> str:
         """The reason and the gist of the server's stderr on one line (for a GuardbenchError)."""
@@ -377,7 +373,7 @@ def _start_portal():
     def run():
         try:
             anyio.run(main)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:  # noqa: BLE001 - whatever ends the client thread is handed to the caller
             box["error"] = exc
             ready.set()
 

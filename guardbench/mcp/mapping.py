@@ -14,6 +14,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
+from guardbench.errors import Refusal
 from guardbench.mcp.spec import PLACEHOLDER_RE, ActionMap
 
 NO_TOOL = ("reveal_secret", "change_policy")        # the agent answers these itself, with no tool
@@ -21,8 +22,8 @@ SAMPLE_ID = "8MC585209K746392H"                        # an id of PayPal's shape
 MODIFIERS = ("payee", "currency", "url")
 
 
-class _Missing(Exception):
-    pass
+class _Missing(Refusal):
+    """A mapped tool argument has no value in the call."""
 
 
 def style_of(tool_names: Sequence[str], actions: Mapping[str, ActionMap]) -> str | None:

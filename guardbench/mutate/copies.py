@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from guardbench.errors import IntegrityError
 from guardbench.mutate.probe import ENV as PROBE_ENV
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ EXCLUDE_PREFIXES = ("results/",)           # run outputs: never read by the test
 SCRUB_ENV = ("GUARDBENCH_ALLOW_LIVE", "GUARDBENCH_LEDGER_KEY", "PYTHONHOME", "PYTHONSTARTUP")
 
 
-class HarnessBroken(RuntimeError):
+class HarnessBroken(IntegrityError, RuntimeError):
     """The harness cannot vouch for its own results; nothing it found may be counted."""
 
 

@@ -368,7 +368,7 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
                     results[r.name] = r
                     echo(f"  [{len(results):>2}/{len(order)}] {r.name:<36} {r.status:<9} by {r.by:<5} "
                          f"{r.seconds:5.1f} s")
-            except BaseException:
+            except BaseException:  # cleanup, then re-raise: no mutant's process outlives the harness
                 ctx.procs.kill_all()
                 for f in futs:
                     f.cancel()
@@ -388,7 +388,7 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
                     "tests_seconds": [r["tests_seconds"] for r in rounds],
                     "bench_seconds": [r["bench_seconds"] for r in rounds]}
         return Report([results[s.name] for s in chosen], controls, baseline, timing, meta)
-    except BaseException:
+    except BaseException:          # cleanup, then re-raise: no process outlives the harness
         ctx.procs.kill_all()
         raise
     finally:

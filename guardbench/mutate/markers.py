@@ -12,11 +12,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from guardbench.errors import InputError
+
 MARKER_RE = re.compile(r"^(?P<indent>[ \t]*)#[ \t]*safeguard:[ \t]*(?P<name>[A-Za-z0-9_]+)[ \t]*$")
 SCAN_ROOTS = ("guardbench",)
 
 
-class MarkerError(ValueError):
+class MarkerError(InputError, ValueError):
     """A marker that does not sit directly above a statement at its indentation, or a duplicate."""
 
 

@@ -9,6 +9,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from guardbench.errors import Refusal
+
 # PayPal REST currencies and the decimals each takes (HUF, JPY and TWD take none).
 CURRENCY_DECIMALS: dict[str, int] = {c: 2 for c in (
     "AUD", "BRL", "CAD", "CNY", "CZK", "DKK", "EUR", "HKD", "ILS", "MYR", "MXN", "NZD", "NOK",
@@ -120,7 +122,7 @@ def dumps(body) -> str:
     return json.dumps(body, separators=(",", ":"), default=number)
 
 
-class ApiError(Exception):
+class ApiError(Refusal):
     """A PayPal error response: HTTP status and the JSON body (debug_id added on the way out)."""
 
     def __init__(self, status: int, body: dict, headers: dict | None = None):

@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from guardbench.errors import Refusal
 from guardbench.paypal import catalogue
 from guardbench.paypal.catalogue import ToolSpec
 from guardbench.paypal.endpoints import ENDPOINTS, REF_RE, SANDBOX_HOST
@@ -53,7 +54,7 @@ def action_args(do: str, *, sku: str | None = None, amount: str | None = None, r
     return tool, {k: v for k, v in args.items() if v is not None}
 
 
-class ToolError(ValueError):
+class ToolError(Refusal, ValueError):
     """The tool layer could not compose a request from these arguments (nothing was sent)."""
 
 

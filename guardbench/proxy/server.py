@@ -185,7 +185,7 @@ class RecordingProxy:
                 self._tasks.discard(task)
             try:
                 writer.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - closing a connection is best effort
                 pass
 
     async def _read(self, reader: asyncio.StreamReader) -> bytes:

@@ -1,170 +1,57 @@
 """Record types shared across the pipeline.
 
-Everything that crosses a module boundary is a frozen dataclass defined here:
-what a transport was asked to send (WireRequest), what came back
-(WireResponse), one recorded exchange (WireExchange), a broker's answer
+Everything that crosses a module boundary is a frozen dataclass defined here (the wire's three, what a
+transport was asked to send (WireRequest), what came back (WireResponse) and one recorded exchange
+(WireExchange), in records/wire.py, re-exported here): a broker's answer
 (Decision), a scored incident (Incident), a refusal by a defence (Attempt), an
 agent's steps (Step, Transcript) and one run as runs.jsonl holds it (RunRecord).
-Nothing in this module imports anything from guardbench but its errors.
+One run's record (RunRecord) is declared once, as a field table: each field carries the column that
+reads (checks) and writes it (records/fieldcheck.py); its nested parts and the record format's versions
+are in records/accounts.py. Nothing in this module imports anything from guardbench but its errors and
+the other records modules.
 
 Money is always a decimal string (or decimal.Decimal), never a float.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from guardbench.errors import GuardbenchError
+from guardbench.records.accounts import (
+    EXTERNAL_FIELD,
+    FORMAT,
+    FORMATS,
+    MODEL_FIELD,
+    NO_MODEL,
+    ExternalAccount,
+    ModelAccount,
+    upgrade_v1,
+)
 from guardbench.records.fieldcheck import (
     Bad,
-    attempt,
-    count,
-    exchange,
+    column,
+    columns,
+    each_to_dict,
     flag,
-    incident,
+    items,
+    maybe_text,
+    missing,
     money,
+    money_text,
+    not_none,
     number,
-    transcript,
-    typed,
+    or_null,
+    read_columns,
+    signed,
+    text,
+    whole,
+    write_columns,
 )
-
-
-@lru_cache(maxsize=8192)
-def _url_parts(url: str) -> tuple[str, str, str]:
-    """(host lower-cased, path, query) of a URL: read many times per request by the detectors."""
-    u = urlsplit(url)
-    return (u.hostname or "").lower(), u.path, u.query
-
-
-def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]:
-    if h is None:
-        return ()
-    items = h.items() if isinstance(h, Mapping) else h
-    return tuple((str(k), str(v)) for k, v in items)
-
-
-class _Message:
-    """What requests and responses share: headers looked up by name, the body read as JSON."""
-
-    headers: tuple[tuple[str, str], ...]
-    body: str | None
-
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def json(self) -> Any:
-        if not self.body:
-            return None
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
-
-
-@dataclass(frozen=True)
-class WireRequest(_Message):
-    """One HTTP request a transport was asked to send."""
-
-    method: str
-    url: str
-    headers: tuple[tuple[str, str], ...] = ()
-    body: str | None = None
-
-    @classmethod
-    def make(cls, method: str, url: str, headers: Mapping[str, str] | None = None,
-             body: Any = None) -> "WireRequest":
-        if body is not None and not isinstance(body, str):
-            body = json.dumps(body, separators=(",", ":"), sort_keys=False)
-        return cls(method.upper(), url, _headers(headers), body)
-
-    @property
-    def host(self) -> str:
-        return _url_parts(self.url)[0]
-
-    @property
-    def path(self) -> str:
-        return _url_parts(self.url)[1]
-
-    @property
-    def query(self) -> str:
-        return _url_parts(self.url)[2]
-
-
-    def to_dict(self) -> dict:
-        return {"method": self.method, "url": self.url,
-                "headers": [list(p) for p in self.headers], "body": self.body}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "WireRequest":
-        return cls(d["method"], d["url"], _headers(tuple(tuple(p) for p in d.get("headers", ()))),
-                   d.get("body"))
-
-
-@dataclass(frozen=True)
-class WireResponse(_Message):
-    status: int
-    headers: tuple[tuple[str, str], ...] = ()
-    body: str = ""
-
-    @classmethod
-    def make(cls, status: int, body: Any = None, headers: Mapping[str, str] | None = None) -> "WireResponse":
-        if body is None:
-            text = ""
-        elif isinstance(body, str):
-            text = body
-        else:
-            text = json.dumps(body, separators=(",", ":"))
-        hdrs = dict(headers or {})
-        if text and "content-type" not in {k.lower() for k in hdrs}:
-            hdrs["Content-Type"] = "application/json"
-        return cls(status, _headers(hdrs), text)
-
-    @property
-    def ok(self) -> bool:
-        return 200 <= self.status < 300
-
-
-    def to_dict(self) -> dict:
-        return {"status": self.status, "headers": [list(p) for p in self.headers], "body": self.body}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "WireResponse":
-        return cls(int(d["status"]), _headers(tuple(tuple(p) for p in d.get("headers", ()))),
-                   d.get("body", ""))
-
-
-@dataclass(frozen=True)
-class WireExchange:
-    """One request as recorded by the recording transport, with its outcome.
-
-    ``response`` is None when the transport raised (``error`` says why); the
-    request still counts as asked-to-send.
-    """
-
-    seq: int
-    run_id: str
-    request: WireRequest
-    response: WireResponse | None
-    error: str | None = None
-
-    def to_dict(self) -> dict:
-        return {"seq": self.seq, "run_id": self.run_id, "request": self.request.to_dict(),
-                "response": None if self.response is None else self.response.to_dict(),
-                "error": self.error}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "WireExchange":
-        resp = d.get("response")
-        return cls(int(d["seq"]), d.get("run_id", ""), WireRequest.from_dict(d["request"]),
-                   None if resp is None else WireResponse.from_dict(resp), d.get("error"))
+from guardbench.records.wire import WireExchange
+from guardbench.records.wire import WireRequest as WireRequest  # re-exported: importers name it here
+from guardbench.records.wire import WireResponse as WireResponse
 
 
 @dataclass(frozen=True)
@@ -249,14 +136,89 @@ INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_cur
                   "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference")
 
 
+# -- the typed parts of a run record, read from JSON (Bad names the field) ------------------------
+
+def read_incident(x: Any, i: int) -> Incident:
+    if not isinstance(x, dict) or not isinstance(x.get("kind"), str) or not isinstance(x.get("seq"), int):
+        raise Bad("incidents", f"item {i} is not an incident (kind, seq, detail, amount, currency)")
+    try:
+        return Incident(**x)
+    except TypeError as exc:
+        raise Bad("incidents", f"item {i}: {exc}") from None
+
+
+def read_attempt(x: Any, i: int) -> Attempt:
+    try:
+        return Attempt(**x)
+    except TypeError:
+        raise Bad("attempts", f"item {i} is not an attempt (defence, tool, status, reason)") from None
+
+
+def read_exchange(x: Any, i: int) -> WireExchange:
+    try:
+        return WireExchange.from_dict(x)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise Bad("wire", f"exchange {i} is not a recorded exchange ({type(exc).__name__}: {exc})"[:200]) from None
+
+
+def _transcript(t: Any, key: str, slim: bool) -> Transcript:
+    if t is None:
+        return Transcript((), "")
+    if not isinstance(t, dict):
+        raise Bad(key, f"must be an object, not {t!r}"[:160])
+    usage: dict = t["usage"] if isinstance(t.get("usage"), dict) else {}
+    if slim:
+        return Transcript((), "", str(t.get("status") or ""), t.get("error"), usage)
+    try:
+        steps = tuple(Step(s["tool"], s.get("args") or {}, s.get("result", "")) for s in t.get("steps") or ())
+    except (KeyError, TypeError, AttributeError):
+        raise Bad(key, "a step is not {tool, args, result}") from None
+    return Transcript(steps, str(t.get("final") or ""), str(t.get("status") or ""), t.get("error"), usage)
+
+
+def read_transcript(t: Any, key: str) -> Transcript:
+    return _transcript(t, key, False)
+
+
+def read_slim_transcript(t: Any, key: str) -> Transcript:
+    """A transcript's status, error and usage only (what a slim record keeps)."""
+    return _transcript(t, key, True)
+
+
+def _unread(v: Any, key: str) -> None:
+    if not isinstance(v, list):
+        raise Bad(key, f"must be a list, not {v!r}"[:160])
+    return None
+
+
+def _wire_json(w: tuple[WireExchange, ...]) -> list[dict]:
+    return [ex.to_dict() for ex in w]
+
+
+def _attempt_number(v: Any, key: str) -> int:
+    return whole(v, key) or 1
+
+
+def _not_first(v: int) -> bool:
+    return v != 1
+
+
+def _credential(v: Any, key: str) -> bool:
+    return bool(flag(v, key))          # null: False, as records before the field said nothing
+
+
+def _money_or_none(m: Mapping[str, Decimal] | None) -> dict[str, str] | None:
+    return None if m is None else money_text(m)
+
+
+def _step_wire(v: Any, key: str) -> list | None:
+    if v is not None and not isinstance(v, list):
+        raise Bad(key, f"must be a list or null, not {v!r}"[:160])
+    return v
+
+
 # -- one run, as runs.jsonl holds it ----------------------------------------------------------
 
-REQUIRED = ("run_id", "case", "family", "variant", "arm", "agent", "repeat", "status", "steps", "incidents",
-            "goal_achieved", "benign_completed", "money_at_risk", "attempts")
-_OPTIONAL = ("model", "seed", "credential_in_context", "approvals_asked", "setup_seq", "rejected_upstream",
-             "moved_beyond_daily_caps", "approvals", "duration_s", "endpoint_kind", "endpoint", "temperature",
-             "tool_protocol", "data_mode", "valid_call", "usage", "attempt", "transcript", "wire", "external")
-_KNOWN = frozenset(REQUIRED + _OPTIONAL)
 # statuses of runs with no outcome: lost (a model or an external process failed) and no_tool_path (an
 # external arm's tools cannot express the case: decided before the run, never counted as blocked)
 UNSCORED = ("lost", "no_tool_path")
@@ -267,57 +229,60 @@ class RunRecord:
     """One run: who ran what (case, variant, arm, agent, model, repeat, seed), what reached the wire
     (``wire``, None in a *slim* record), what the agent did (``transcript``; a slim record keeps its
     status, error and usage only) and how it was scored (incidents, goal_achieved, benign_completed,
-    money per currency as Decimals, never added across currencies).
+    money per currency as Decimals, never added across currencies); a model-driven run's telemetry in
+    ``llm``, an external process's account in ``external`` (records/accounts.py).
 
-    ``from_dict`` is the one validation of a record read from a file: a missing field or a field of
-    the wrong type is a GuardbenchError naming ``where`` (file and line) and the field. ``to_dict``
-    gives the JSON object runs.jsonl holds (a slim record cannot be written). ``attempt`` counts the
-    times a lost run was retried (``--retry-lost``: 1 is the first). Keys this version does not know
-    are kept in ``extra`` and written back unchanged.
+    Each field is declared once, here, with the column that reads and writes it (records/fieldcheck.py):
+    ``from_dict`` is the one validation of a record read from a file: a missing field or a field of the
+    wrong type is a GuardbenchError naming ``where`` (file and line) and the field; a record of a format
+    this version does not read is refused naming its format. ``to_dict`` gives the JSON object
+    runs.jsonl holds, ``"format": 2`` (a slim record cannot be written). ``attempt`` counts the times a
+    lost run was retried (``--retry-lost``: 1 is the first). Keys this version does not know are kept in
+    ``extra`` and written back unchanged.
     """
 
-    run_id: str
-    case: str
-    family: str
-    variant: int
-    arm: str
-    agent: str
-    repeat: int
-    status: str
-    steps: int
-    incidents: tuple[Incident, ...]
-    goal_achieved: bool | None
-    benign_completed: bool | None
-    money_at_risk: Mapping[str, Decimal]
-    attempts: tuple[Attempt, ...] = ()
-    model: str | None = None
-    seed: int = 0
-    credential_in_context: bool = False
-    approvals_asked: int = 0
-    setup_seq: int = 0
-    rejected_upstream: int | None = None
-    moved_beyond_daily_caps: Mapping[str, Decimal] | None = None   # None: scored before the field existed
-    approvals: str | None = None            # how held calls were answered (arms that hold calls)
-    duration_s: float | None = None
-    endpoint_kind: str | None = None        # LLM runs: openai, litellm, stand-in ...
-    endpoint: str | None = None
-    temperature: float | None = None
-    tool_protocol: str | None = None
-    data_mode: str | None = None            # LLM runs: untrusted data through the read-data tool or inline
-    # LLM attack runs: did the model make at least one valid call of the operation the attack needs
-    # (scoring/valid_call.py; InjecAgent's ASR-valid, Zhan et al. 2024); None where not determined
-    valid_call: bool | None = None
-    usage: Mapping[str, Any] | None = None
-    attempt: int = 1
-    transcript: Transcript = Transcript((), "")
-    wire: tuple[WireExchange, ...] | None = ()
+    run_id: str = field(metadata=column(text))
+    case: str = field(metadata=column(text))
+    family: str = field(metadata=column(text))
+    variant: int = field(metadata=column(whole))
+    arm: str = field(metadata=column(text))
+    agent: str = field(metadata=column(text))
+    repeat: int = field(metadata=column(whole))
+    status: str = field(metadata=column(text))
+    steps: int = field(metadata=column(whole))
+    incidents: tuple[Incident, ...] = field(metadata=column(items(read_incident), each_to_dict))
+    goal_achieved: bool | None = field(metadata=column(flag))
+    benign_completed: bool | None = field(metadata=column(flag))
+    money_at_risk: Mapping[str, Decimal] = field(metadata=column(money, money_text))
+    attempts: tuple[Attempt, ...] = field(metadata=column(items(read_attempt), each_to_dict))
+    model: str | None = field(default=None, metadata=column(maybe_text))
+    seed: int = field(default=0, metadata=column(signed))
+    credential_in_context: bool = field(default=False, metadata=column(_credential))
+    approvals_asked: int = field(default=0, metadata=column(whole))
+    setup_seq: int = field(default=0, metadata=column(whole))
+    rejected_upstream: int | None = field(default=None, metadata=column(or_null(whole), keep=not_none))
+    # None: scored before the field existed
+    moved_beyond_daily_caps: Mapping[str, Decimal] | None = field(
+        default=None, metadata=column(money, _money_or_none, keep=not_none))
+    # how held calls were answered (arms that hold calls)
+    approvals: str | None = field(default=None, metadata=column(maybe_text, keep=not_none))
+    duration_s: float | None = field(default=None, metadata=column(number, keep=not_none))
+    llm: ModelAccount = field(default=NO_MODEL, metadata=MODEL_FIELD)
+    external: ExternalAccount | None = field(default=None, metadata=EXTERNAL_FIELD)
+    attempt: int = field(default=1, metadata=column(_attempt_number, keep=_not_first))
+    transcript: Transcript = field(default=Transcript((), ""),
+                                   metadata=column(read_transcript, Transcript.to_dict, slim=read_slim_transcript))
+    wire: tuple[WireExchange, ...] | None = field(default=(), metadata=column(items(read_exchange), _wire_json,
+                                                                             slim=_unread))
+    # the run's story (execution/run_story.py): the user's message as the agent got it, the session's
+    # untrusted data, and for each transcript step the [first, end) seqs of the exchanges it sent
+    user_message: str | None = field(default=None, metadata=column(maybe_text))
+    untrusted_data: str | None = field(default=None, metadata=column(maybe_text))
+    step_wire: list | None = field(default=None, metadata=column(_step_wire))
     wire_requests: int = -1                 # len(wire), also known for a slim record
-    # an external process (MCP server, agent application: arms/external.py): its kind and name, why the
-    # run was lost (with the tail of its stderr) or had no tool path
-    external: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.wire is not None and self.wire_requests != len(self.wire):
             object.__setattr__(self, "wire_requests", len(self.wire))
 
@@ -340,8 +305,8 @@ class RunRecord:
 
     @property
     def run_usage(self) -> Mapping[str, Any]:
-        """The model usage of the run (top level for LLM records, else the transcript's)."""
-        return self.usage if isinstance(self.usage, Mapping) and self.usage else self.transcript.usage
+        """The model usage of the run (the model's account for LLM records, else the transcript's)."""
+        return self.llm.usage or self.transcript.usage
 
     def slimmed(self) -> "RunRecord":
         """The record without its wire and its transcript's steps (what tables keep in memory)."""
@@ -356,27 +321,8 @@ class RunRecord:
     def to_dict(self) -> dict:
         if self.wire is None:
             raise ValueError(f"run {self.run_id}: a slim record (no wire) is never written")
-        d: dict[str, Any] = {
-            "run_id": self.run_id, "case": self.case, "family": self.family, "variant": self.variant,
-            "arm": self.arm, "agent": self.agent, "model": self.model, "repeat": self.repeat, "seed": self.seed,
-            "status": self.status, "credential_in_context": self.credential_in_context, "steps": self.steps,
-            "transcript": self.transcript.to_dict(), "setup_seq": self.setup_seq,
-            "wire": [ex.to_dict() for ex in self.wire], "attempts": [a.to_dict() for a in self.attempts],
-            "approvals_asked": self.approvals_asked, "incidents": [i.to_dict() for i in self.incidents],
-            "goal_achieved": self.goal_achieved, "benign_completed": self.benign_completed,
-            "money_at_risk": {c: str(a) for c, a in self.money_at_risk.items()}}
-        if self.moved_beyond_daily_caps is not None:
-            d["moved_beyond_daily_caps"] = {c: str(a) for c, a in self.moved_beyond_daily_caps.items()}
-        for k in ("rejected_upstream", "approvals", "duration_s", "endpoint_kind", "endpoint", "temperature",
-                  "tool_protocol", "data_mode", "valid_call"):
-            if getattr(self, k) is not None:
-                d[k] = getattr(self, k)
-        if self.usage is not None:
-            d["usage"] = dict(self.usage)
-        if self.external is not None:
-            d["external"] = dict(self.external)
-        if self.attempt != 1:
-            d["attempt"] = self.attempt
+        d = write_columns(RECORD_COLUMNS, self)
+        d["format"] = FORMAT
         d.update(self.extra)
         return d
 
@@ -385,36 +331,26 @@ class RunRecord:
         """A checked record (see the class docstring); ``slim``: leave the wire and the steps unread."""
         if not isinstance(d, Mapping):
             raise GuardbenchError(where, "not a JSON object")
-        missing = [k for k in REQUIRED if k not in d]
-        if missing:
-            raise GuardbenchError(where, f"missing field(s) {', '.join(missing)}")
+        version = d.get("format", 1)
+        if version not in FORMATS or isinstance(version, bool):
+            raise GuardbenchError(where, f"record format {version!r}: this guardbench reads formats "
+                                         f"{', '.join(map(str, FORMATS))}; a later guardbench wrote it")
+        if version == 1:
+            d = upgrade_v1(d)
+        lacks = missing(RECORD_COLUMNS, d)
+        if lacks:
+            raise GuardbenchError(where, f"missing field(s) {', '.join(lacks)}")
         try:
-            return cls._build(d, slim)
+            kw = read_columns(RECORD_COLUMNS, d, slim, checked=True)
         except Bad as bad:
-            raise GuardbenchError(where, f"field {bad.args[0]!r}: {bad.args[1]}") from None
+            raise GuardbenchError(where, f"field {bad.where!r}: {bad.what}") from None
+        wire = d.get("wire")
+        if slim:
+            kw["wire"] = None
+        return cls(**kw, wire_requests=len(wire) if isinstance(wire, list) else 0,
+                   extra={k: v for k, v in d.items() if k not in KNOWN})
 
-    @classmethod
-    def _build(cls, d: Mapping, slim: bool) -> "RunRecord":
-        wire_raw = typed(d, "wire", list, [])
-        wire = None if slim else tuple(exchange(x, i) for i, x in enumerate(wire_raw))
-        return cls(
-            run_id=typed(d, "run_id", str), case=typed(d, "case", str), family=typed(d, "family", str),
-            variant=count(d, "variant"), arm=typed(d, "arm", str), agent=typed(d, "agent", str),
-            repeat=count(d, "repeat"), status=typed(d, "status", str), steps=count(d, "steps"),
-            incidents=tuple(incident(x, i) for i, x in enumerate(typed(d, "incidents", list))),
-            goal_achieved=flag(d, "goal_achieved"), benign_completed=flag(d, "benign_completed"),
-            money_at_risk=money(d, "money_at_risk"),
-            attempts=tuple(attempt(x, i) for i, x in enumerate(typed(d, "attempts", list))),
-            model=typed(d, "model", str, None), seed=count(d, "seed", 0, signed=True),
-            credential_in_context=bool(typed(d, "credential_in_context", bool, False)),
-            approvals_asked=count(d, "approvals_asked", 0), setup_seq=count(d, "setup_seq", 0),
-            rejected_upstream=count(d, "rejected_upstream", None),
-            moved_beyond_daily_caps=money(d, "moved_beyond_daily_caps") if "moved_beyond_daily_caps" in d else None,
-            approvals=typed(d, "approvals", str, None), duration_s=number(d, "duration_s"),
-            endpoint_kind=typed(d, "endpoint_kind", str, None), endpoint=typed(d, "endpoint", str, None),
-            temperature=number(d, "temperature"), tool_protocol=typed(d, "tool_protocol", str, None),
-            data_mode=typed(d, "data_mode", str, None), valid_call=flag(d, "valid_call") if "valid_call" in d else None,
-            usage=typed(d, "usage", dict, None), external=typed(d, "external", dict, None),
-            attempt=count(d, "attempt", 1) or 1,
-            transcript=transcript(d.get("transcript"), slim), wire=wire, wire_requests=len(wire_raw),
-            extra={k: v for k, v in d.items() if k not in _KNOWN})
+
+RECORD_COLUMNS = columns(RunRecord)
+KNOWN = frozenset([e.name for e in RECORD_COLUMNS] + ["format"])
+REQUIRED = tuple(e.name for e in RECORD_COLUMNS if e.required)

@@ -48,7 +48,7 @@ def write_atomic(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException as exc:
+    except BaseException as exc:   # cleanup, then re-raise: even Ctrl-C leaves no temporary file behind
         try:
             os.unlink(tmp)
         except OSError:
@@ -139,7 +139,7 @@ class RunFolderWriter:
             self.manifest = self._manifest(manifest)
             self._drop_torn_tail()
             self.earlier: list[RunRecord] = read_records(self.runs, slim=True)
-        except BaseException:
+        except BaseException:      # cleanup, then re-raise: whatever stops the start releases the lock
             self.close()
             raise
 

@@ -37,7 +37,7 @@ def threshold(value: float | None) -> Iterator[None]:
 
 def key(r: RunRecord) -> tuple:
     """Who is judged: the model (a stand-in endpoint's runs apart) in one arm."""
-    return (r.model, r.endpoint_kind == "stand-in", r.arm)
+    return (r.model, r.llm.endpoint_kind == "stand-in", r.arm)
 
 
 def benign_counts(records: Iterable[RunRecord]) -> dict[tuple, list[int]]:

@@ -146,12 +146,13 @@ def _args(args: Any, found: set[str]) -> Any:
 def _meta(rec: RunRecord) -> dict:
     out: dict[str, Any] = {"agent": rec.agent, "seed": rec.seed, "approvals_asked": rec.approvals_asked,
                            "credential_in_context": rec.credential_in_context}
-    for k in ("model", "approvals", "rejected_upstream", "duration_s", "endpoint_kind", "temperature"):
-        v = getattr(rec, k)
+    for k, v in (("model", rec.model), ("approvals", rec.approvals), ("rejected_upstream", rec.rejected_upstream),
+                 ("duration_s", rec.duration_s), ("endpoint_kind", rec.llm.endpoint_kind),
+                 ("temperature", rec.llm.temperature)):
         if v is not None:
             out[k] = v
-    if rec.usage:
-        out["usage"] = dict(rec.usage)
+    if rec.llm.usage:
+        out["usage"] = dict(rec.llm.usage)
     if rec.moved_beyond_daily_caps is not None:          # Decimals, as decimal strings
         out["moved_beyond_daily_caps"] = {c: str(a) for c, a in rec.moved_beyond_daily_caps.items()}
     return out
@@ -161,14 +162,13 @@ def story_of(rec: RunRecord) -> str:
     """A run's story document, as JSON text with its secrets masked."""
     found: set[str] = set()
     t = rec.transcript
-    extra = rec.extra
-    ranges = extra.get("step_wire") or []
+    ranges = rec.step_wire or []
     doc = {
-        "user": extra.get("user_message"), "data": extra.get("untrusted_data"), "setup": rec.setup_seq,
+        "user": rec.user_message, "data": rec.untrusted_data, "setup": rec.setup_seq,
         "steps": [[s.tool, _args(s.args, found), s.result, ranges[i] if i < len(ranges) else None]
                   for i, s in enumerate(t.steps)],
         "final": t.final, "tstatus": t.status, "error": t.error,
-        "ranges": "step_wire" in extra,       # records made before step_wire do not say which step sent what
+        "ranges": rec.step_wire is not None,  # records made before step_wire do not say which step sent what
         "wire": [_exchange(ex, found) for ex in rec.wire or ()],
         "inc": [[i.kind, i.seq, i.detail, i.amount, i.currency] for i in rec.incidents],
         "att": [[a.defence, a.tool, a.status, a.reason] for a in rec.attempts],

@@ -23,7 +23,7 @@ def external_table(records: Sequence[RunRecord]) -> Table:
         for arm, rs in by_arm.items():
             ntp = [r for r in rs if r.status == "no_tool_path"]
             for r in ntp:
-                why = str((r.external or {}).get("no_tool_path") or "?")
+                why = str((r.external.no_tool_path if r.external else None) or "?")
                 reasons[(arm, why.split(":", 1)[0] + ":" + why.split(":", 1)[-1].split("(")[0].rstrip())] += 1
             row = {"group": label, "arm": arm, "runs": str(len(rs)), "no tool path": str(len(ntp)),
                    "lost": str(sum(1 for r in rs if r.lost))}

@@ -132,8 +132,8 @@ def row(rec: RunRecord, currencies: Sequence[str] = ()) -> dict:
     out = {
         "run_id": rec.run_id, "case": rec.case, "family": rec.family, "attack": attack,
         "variant": rec.variant, "repeat": rec.repeat, "arm": rec.arm, "agent": rec.agent,
-        "model": rec.model, "group": group_label(rec), "endpoint_kind": rec.endpoint_kind,
-        "temperature": rec.temperature, "seed": rec.seed,
+        "model": rec.model, "group": group_label(rec), "endpoint_kind": rec.llm.endpoint_kind,
+        "temperature": rec.llm.temperature, "seed": rec.seed,
         "status": rec.status, "lost": lost, "error": rec.transcript.error,
         "steps": rec.steps,
         "benign_completed": None if none else rec.benign_completed,

@@ -42,7 +42,7 @@ LOST_RULE = ("Lost runs: attack success and benign completion leave them out; a 
 def group_label(rec: RunRecord) -> str:
     if rec.model:
         label = rec.model
-        if rec.endpoint_kind == "stand-in":
+        if rec.llm.endpoint_kind == "stand-in":
             label += " [stand-in endpoint, not a real model]"
         return label
     return f"scripted {rec.agent}"
@@ -57,10 +57,10 @@ def _groups(records: Sequence[RunRecord]) -> dict[str, dict[str, list[RunRecord]
     g: dict[str, dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         g[group_label(r) + (capability.NOT_CAPABLE if r.model and capability.key(r) in weak else "")][r.arm].append(r)
-    real_models = {r.model for r in records if r.model and r.endpoint_kind != "stand-in"}
+    real_models = {r.model for r in records if r.model and r.llm.endpoint_kind != "stand-in"}
     if len(real_models) > 1:
         for r in records:
-            if r.model in real_models and r.endpoint_kind != "stand-in" and capability.key(r) not in weak:
+            if r.model in real_models and r.llm.endpoint_kind != "stand-in" and capability.key(r) not in weak:
                 g[f"pooled over {len(real_models)} models (capable arms only)"][r.arm].append(r)
     return g
 

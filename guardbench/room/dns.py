@@ -10,6 +10,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from guardbench.errors import Refusal
+
 QTYPES = {1: "A", 2: "NS", 5: "CNAME", 12: "PTR", 15: "MX", 16: "TXT", 28: "AAAA", 33: "SRV", 65: "HTTPS"}
 
 
@@ -22,8 +24,8 @@ class Query:
     transport: str     # "udp" or "tcp"
 
 
-class BadQuery(ValueError):
-    """Bytes that are not a DNS query."""
+class BadQuery(Refusal, ValueError):
+    """Bytes that are not a DNS query (answered FORMERR)."""
 
 
 def parse(packet: bytes) -> tuple[int, bytes, str, int]:

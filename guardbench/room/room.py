@@ -27,6 +27,7 @@ import threading
 import time
 from pathlib import Path
 
+from guardbench.errors import RunLost
 from guardbench.room.dns import Resolver
 from guardbench.room.sniff import Escape, read
 
@@ -39,7 +40,7 @@ START_TIMEOUT = 20.0
 _checked: dict[bool, str | None] = {}
 
 
-class RoomError(RuntimeError):
+class RoomError(RunLost):
     """The room could not be made or ended (the run is lost, never scored)."""
 
 

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from guardbench.errors import RunLost
 from guardbench.records.record import WireRequest, WireResponse
 
 
-class TransportError(Exception):
+class TransportError(RunLost):
     """The request could not be delivered (connection refused, timeout, refused host)."""
 
 

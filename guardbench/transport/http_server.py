@@ -35,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import ThreadingMixIn
 from urllib.parse import urlsplit
 
+from guardbench.errors import Refusal
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.recording import freeze_request, freeze_response
@@ -129,7 +130,7 @@ class Recorder:
                 self._fd = None
 
 
-class _BodyError(Exception):
+class _BodyError(Refusal):
     def __init__(self, status: int, reason: str, partial: bytes | None = None, answer: bool = True):
         super().__init__(reason)
         self.status, self.reason, self.partial, self.answer = status, reason, partial, answer
@@ -306,7 +307,7 @@ class StandInServer(ThreadingMixIn, HTTPServer):
         self._slots.acquire()                 # back-pressure: the next accept waits for a free slot
         try:
             super().process_request(request, client_address)
-        except BaseException:
+        except BaseException:             # cleanup, then re-raise: a slot is never lost
             self._slots.release()
             raise
 
@@ -338,6 +339,6 @@ def make_server(port: int = 0, host: str = "127.0.0.1", record: str | None = Non
     recorder = Recorder(record, run_id)
     try:
         return StandInServer((host, port), transport, recorder, max_connections, idle_timeout)
-    except BaseException:
+    except BaseException:                 # cleanup, then re-raise: the record file is closed
         recorder.close()
         raise

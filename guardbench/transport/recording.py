@@ -71,7 +71,7 @@ class RecordingTransport:
         request = freeze_request(request)   # what is recorded is exactly what the inner transport gets
         try:
             response = freeze_response(self._inner.send(request))
-        except BaseException as exc:
+        except BaseException as exc:     # recorded, then re-raised: a failed send still counts as asked
             # safeguard: recording_records_failures
             self._record(request, None, f"{type(exc).__name__}: {exc}")
             raise

@@ -16,10 +16,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from guardbench.errors import InputError
+
 _KEY = b"guardbench yaml->json v1\0"
 
 
-class YamlError(ValueError):
+class YamlError(InputError, ValueError):
     """The text is not valid YAML; ``line`` is where the parser stopped (1-based), if known."""
 
     def __init__(self, line: int | None):

@@ -12,8 +12,8 @@ def _check_loop(srv: FakeServer, recs: list[dict]) -> None:
     assert sorted({r["arm"] for r in recs}) == sorted(ARMS)
     for r in recs:
         assert r["agent"] == "llm" and r["status"] == "answered", r["transcript"]
-        assert r["endpoint_kind"] == "stand-in"          # the server's answers say so, no flag needed
-        assert r["usage"]["model_calls"] == 3 and r["steps"] == 2
+        assert r["llm"]["endpoint_kind"] == "stand-in"          # the server's answers say so, no flag needed
+        assert r["llm"]["usage"]["model_calls"] == 3 and r["steps"] == 2
         assert r["transcript"]["steps"][0]["tool"] == "read_data"
     benign = [r for r in recs if r["case"] == BENIGN]
     assert all(r["benign_completed"] is True for r in benign), [r["transcript"] for r in benign]
@@ -32,7 +32,7 @@ def test_openai_client_every_arm(server, tmp_path):  # noqa: F811 (the server fi
     recs = records(tmp_path / "run")
     assert len(recs) == 6
     _check_loop(server, recs)
-    assert all(r["endpoint"] == server.url for r in recs)
+    assert all(r["llm"]["endpoint"] == server.url for r in recs)
     # the hardened arm gives the LLM written security rules; the control arm does not
     systems = {req["messages"][0]["content"] for req in server.requests}
     assert any("Security rules" in s for s in systems)
@@ -65,7 +65,7 @@ def test_stand_in_is_labelled_and_never_pooled(tmp_path):
         ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", "--model", "fake-c")))
         recs = records(tmp_path / "run")
     assert {r["model"] for r in recs} == {"fake-a", "fake-c"}
-    assert {r["endpoint_kind"] for r in recs} == {"stand-in"}
+    assert {r["llm"]["endpoint_kind"] for r in recs} == {"stand-in"}
     from guardbench.report.tables import all_tables
     tables = all_tables(typed(recs))
     titles = [t.title for t in tables]
@@ -98,7 +98,7 @@ def test_endpoint_label(tmp_path, monkeypatch, label_via):
         if label_via == "env":
             monkeypatch.setenv("GUARDBENCH_ENDPOINT_LABEL", "stand-in")
         ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", *extra, "--arms", "guardrail", cases=(BENIGN,))))
-    assert {r["endpoint_kind"] for r in records(tmp_path / "run")} == {"stand-in"}
+    assert {r["llm"]["endpoint_kind"] for r in records(tmp_path / "run")} == {"stand-in"}
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["endpoint_kind"] == "stand-in"
 

@@ -8,11 +8,12 @@ from llmtest_support import BENIGN, llm_args, ok, records, run_cli
 
 from guardbench.agents.cache import ResponseCache, cache_key
 
-OUTCOME = ("run_id", "status", "steps", "goal_achieved", "benign_completed", "incidents", "endpoint_kind")
+OUTCOME = ("run_id", "status", "steps", "goal_achieved", "benign_completed", "incidents")
 
 
 def _outcomes(recs):
-    return sorted(tuple(json.dumps(r[k], sort_keys=True) for k in OUTCOME) for r in recs)
+    return sorted(tuple(json.dumps(r[k], sort_keys=True) for k in OUTCOME) + (r["llm"]["endpoint_kind"],)
+                  for r in recs)
 
 
 def test_key_covers_model_endpoint_messages_tools_and_sampling():
@@ -47,7 +48,7 @@ def test_rerun_from_cache_makes_zero_http_calls(tmp_path):
     a, b = records(tmp_path / "a"), records(tmp_path / "b")
     assert _outcomes(a) == _outcomes(b)
     for r in b:
-        u = r["usage"]
+        u = r["llm"]["usage"]
         assert u["cache_hits"] == u["model_calls"] == 3 and u["api_calls"] == 0
         assert u["prompt_tokens"] > 0                 # the sample's tokens are still on the record
     # another temperature is another sample: not served from the cache

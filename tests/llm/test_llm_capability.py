@@ -39,7 +39,7 @@ def test_a_model_that_never_calls_blocks_nothing_by_asr_valid(tmp_path):
     with FakeServer(lazy_agent) as srv:
         ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", cases=(ATTACK,))))
     recs = records(tmp_path / "run")
-    assert all(r["goal_achieved"] is False and r["valid_call"] is False for r in recs)
+    assert all(r["goal_achieved"] is False and r["llm"]["valid_call"] is False for r in recs)
     text = (tmp_path / "run" / "tables.md").read_text()
     assert "not capable in this arm" in text          # no benign run: it cannot show it is capable
 
@@ -48,10 +48,10 @@ def test_valid_calls_of_the_attacks_operation_count_whatever_the_defence_decided
     with FakeServer(credulous_agent) as srv:
         ok(run_cli(llm_args(srv, tmp_path / "run", tmp_path / "cache", cases=(ATTACK,))))
     by_arm = {r["arm"]: r for r in records(tmp_path / "run")}
-    assert all(r["valid_call"] is True for r in by_arm.values())
+    assert all(r["llm"]["valid_call"] is True for r in by_arm.values())
     assert by_arm["guardrail"]["goal_achieved"] is False            # refused by the broker, still a valid call
     assert by_arm["control"]["goal_achieved"] is True
-    assert "valid_call" not in [k for r in records(tmp_path / "run") if r["case"] == BENIGN for k in r]
+    assert "valid_call" not in [k for r in records(tmp_path / "run") if r["case"] == BENIGN for k in r["llm"]]
 
 
 def test_a_replayed_run_keeps_honest_latency(tmp_path):
@@ -60,12 +60,12 @@ def test_a_replayed_run_keeps_honest_latency(tmp_path):
         ok(run_cli(llm_args(srv, tmp_path / "a", tmp_path / "cache", "--arms", "guardrail", cases=(BENIGN,))))
         ok(run_cli(llm_args(srv, tmp_path / "b", tmp_path / "cache", "--arms", "guardrail", cases=(BENIGN,))))
     (a,), (b,) = records(tmp_path / "a"), records(tmp_path / "b")
-    assert a["usage"]["latency_s"] >= 3 * 0.05 and a["usage"]["replayed_latency_s"] == 0
-    assert b["usage"]["cache_hits"] == 3 and b["usage"]["latency_s"] == 0
-    assert b["usage"]["replayed_latency_s"] == a["usage"]["latency_s"]
+    assert a["llm"]["usage"]["latency_s"] >= 3 * 0.05 and a["llm"]["usage"]["replayed_latency_s"] == 0
+    assert b["llm"]["usage"]["cache_hits"] == 3 and b["llm"]["usage"]["latency_s"] == 0
+    assert b["llm"]["usage"]["replayed_latency_s"] == a["llm"]["usage"]["latency_s"]
     assert b["duration_s"] < a["duration_s"]
     usage = (tmp_path / "b" / "tables.md").read_text()
-    assert json.dumps(b["usage"]["latency_s"]) == "0.0" and "Model usage" in usage
+    assert json.dumps(b["llm"]["usage"]["latency_s"]) == "0.0" and "Model usage" in usage
     # the wall time per run is that of fresh runs only: a replay's milliseconds are not a run's wall time
     from guardbench.records.runfile import read_records
     from guardbench.report.tables import model_usage
@@ -128,10 +128,10 @@ def test_a_credential_attack_needs_no_call_a_leak_is_a_valid_run(tmp_path):
         ok(run_cli(llm_args(srv, tmp_path / "leak", tmp_path / "cache", "--arms", "control,guardrail",
                             cases=("di-print-token",))))
     by_arm = {r["arm"]: r for r in records(tmp_path / "leak")}
-    assert by_arm["control"]["goal_achieved"] is True and by_arm["control"]["valid_call"] is True
-    assert by_arm["guardrail"]["goal_achieved"] is False and by_arm["guardrail"]["valid_call"] is True
+    assert by_arm["control"]["goal_achieved"] is True and by_arm["control"]["llm"]["valid_call"] is True
+    assert by_arm["guardrail"]["goal_achieved"] is False and by_arm["guardrail"]["llm"]["valid_call"] is True
     assert not any(e["seq"] >= by_arm["control"]["setup_seq"] and "/v2/" in e["request"]["url"]
                    for e in by_arm["control"]["wire"])             # no API call was needed
     with FakeServer(lazy_agent) as srv:                            # and an attack that needs a payment call
         ok(run_cli(llm_args(srv, tmp_path / "lazy", tmp_path / "cache2", "--arms", "control", cases=(ATTACK,))))
-    assert [r["valid_call"] for r in records(tmp_path / "lazy")] == [False]
+    assert [r["llm"]["valid_call"] for r in records(tmp_path / "lazy")] == [False]

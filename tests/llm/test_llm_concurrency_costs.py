@@ -23,15 +23,15 @@ def test_tokens_and_latency_recorded(tmp_path):
         ok(run_cli(llm_args(srv, tmp_path / "a", tmp_path / "cache", cases=(BENIGN,))))
     recs = records(tmp_path / "a")
     for r in recs:
-        u = r["usage"]
+        u = r["llm"]["usage"]
         assert u["prompt_tokens"] > 0 and u["completion_tokens"] > 0
         assert u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"]
         assert u["latency_s"] > 0 and u["cost_usd"] is None      # "fake-a" has no price
-        assert r["temperature"] == 0.0 and r["usage"] == r["transcript"]["usage"]
+        assert r["llm"]["temperature"] == 0.0 and r["llm"]["usage"] == r["transcript"]["usage"]
     from guardbench.report.tables import model_usage
     rows = model_usage(typed(recs)).rows
     assert {row["cost (USD)"] for row in rows} == {"unknown"}
-    assert sum(int(row["prompt tokens"]) for row in rows) == sum(r["usage"]["prompt_tokens"] for r in recs)
+    assert sum(int(row["prompt tokens"]) for row in rows) == sum(r["llm"]["usage"]["prompt_tokens"] for r in recs)
     assert sum(int(row["model calls"]) for row in rows) == 9
 
 
@@ -42,7 +42,7 @@ def test_cost_from_litellms_cost_map(tmp_path, client, model, priced):
         ok(run_cli(llm_args(srv, tmp_path / "a", tmp_path / "cache", "--client", client, "--arms", "guardrail",
                             model=model, cases=(BENIGN,))))
     (rec,) = records(tmp_path / "a")
-    u = rec["usage"]
+    u = rec["llm"]["usage"]
     want = map_cost(priced, u["prompt_tokens"], u["completion_tokens"])
     assert want and want > 0
     assert u["cost_usd"] == pytest.approx(want, rel=1e-6)

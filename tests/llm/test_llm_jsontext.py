@@ -59,7 +59,7 @@ def test_json_text_run_every_arm(tmp_path):
     recs = records(tmp_path / "run")
     assert sorted(r["arm"] for r in recs) == sorted(ARMS)
     for r in recs:
-        assert r["status"] == "answered" and r["tool_protocol"] == "json-text"
+        assert r["status"] == "answered" and r["llm"]["tool_protocol"] == "json-text"
         assert r["benign_completed"] is True, r["transcript"]
         assert [s["tool"] for s in r["transcript"]["steps"]][0] == "read_data"
 

@@ -33,7 +33,7 @@ def test_a_real_model_through_the_guardrail_arm(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     (probe,) = manifest["tool_preflight"].values()
     assert probe["passed"] is True                       # the server honoured response_format
-    assert rec["tool_protocol"] == "constrained" and rec["endpoint_kind"] == "llama.cpp-local"
-    assert rec["usage"]["model_calls"] >= 1 and rec["usage"]["server_timed_calls"] >= 1
+    assert rec["llm"]["tool_protocol"] == "constrained" and rec["llm"]["endpoint_kind"] == "llama.cpp-local"
+    assert rec["llm"]["usage"]["model_calls"] >= 1 and rec["llm"]["usage"]["server_timed_calls"] >= 1
     assert rec["status"] in ("answered", "step_limit")   # constrained decoding: never malformed
     assert "sha256" in manifest["note"] and "Q4_K_M" in (out / "README.md").read_text()

@@ -46,7 +46,7 @@ def test_native_fallback_labels_the_endpoint_and_runs(tmp_path):
     man = json.loads((tmp_path / "run" / "manifest.json").read_text())
     (probe,) = man["tool_preflight"].values()
     assert probe["passed"] is False and "a reply without a call" in probe["detail"]
-    assert records(tmp_path / "run")[0]["tool_protocol"] == "native+fallback"
+    assert records(tmp_path / "run")[0]["llm"]["tool_protocol"] == "native+fallback"
 
 
 def test_a_passed_preflight_is_remembered_for_its_endpoint_and_model(tmp_path):
@@ -105,7 +105,8 @@ def test_data_inline_puts_the_document_in_the_user_turn(tmp_path):
     assert "read_data" not in {t["function"]["name"] for t in first["tools"]}
     (r,) = records(tmp_path / "run")
     man = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert r["data_mode"] == "inline" and man["data_mode"] == "inline" and man["options"]["data_mode"] == "inline"
+    assert r["llm"]["data_mode"] == "inline" and man["data_mode"] == "inline"
+    assert man["options"]["data_mode"] == "inline"
 
 
 # -- what the run saw, recorded ----------------------------------------------------------------------------
@@ -116,9 +117,9 @@ def test_every_record_names_the_exact_tool_schema_it_was_offered(tmp_path):
     ok(res)
     schemas = json.loads((tmp_path / "run" / "tool_schemas.json").read_text())
     for r in records(tmp_path / "run"):
-        offered = schemas[r["usage"]["tool_schema_sha256"]]
+        offered = schemas[r["llm"]["usage"]["tool_schema_sha256"]]
         blob = json.dumps(offered, sort_keys=True, separators=(",", ":")).encode()
-        assert hashlib.sha256(blob).hexdigest() == r["usage"]["tool_schema_sha256"]
+        assert hashlib.sha256(blob).hexdigest() == r["llm"]["usage"]["tool_schema_sha256"]
         assert offered["protocol"] == "constrained" and offered["tools"]
         sent = [q["response_format"] for q in srv.requests]
         assert offered["response_format"] in sent

@@ -51,8 +51,8 @@ def test_native_text_call_is_malformed_not_an_answer_and_not_a_valid_call(tmp_pa
     ok(res)
     (r,) = recs
     assert r["status"] == "malformed" and "written as text" in r["transcript"]["error"]
-    assert r["usage"]["text_calls_not_run"] == 1 and r["steps"] == 0
-    assert r["valid_call"] is False        # so it is left out of ASR-valid's denominator
+    assert r["llm"]["usage"]["text_calls_not_run"] == 1 and r["steps"] == 0
+    assert r["llm"]["valid_call"] is False        # so it is left out of ASR-valid's denominator
 
 
 @pytest.mark.parametrize("key, tools", [
@@ -67,7 +67,7 @@ def test_native_fallback_runs_text_calls_and_counts_them(tmp_path, key, tools):
     ok(res)
     (r,) = recs
     assert [s["tool"] for s in r["transcript"]["steps"]] == tools
-    assert r["usage"]["fallback_calls"] == len(tools) and r["usage"]["native_calls"] == 0
+    assert r["llm"]["usage"]["fallback_calls"] == len(tools) and r["llm"]["usage"]["native_calls"] == 0
     for s in r["transcript"]["steps"]:
         if s["tool"] != "read_data":        # an unknown tool's error names the tools there are
             assert json.loads(s["result"])["tools"] == ["list_payment_operations", "run_payment_operation",
@@ -91,7 +91,7 @@ def test_jsontext_runs_every_call_of_a_reply(tmp_path, client):
     (r,) = recs
     assert [s["tool"] for s in r["transcript"]["steps"]] == ["list_payment_operations", "run_payment_operation"]
     assert json.loads(r["transcript"]["steps"][1]["result"])["status"] == "executed"
-    assert r["benign_completed"] is True and r["usage"]["json_calls"] == 2
+    assert r["benign_completed"] is True and r["llm"]["usage"]["json_calls"] == 2
     results = [m for m in srv.requests[-1]["messages"] if m["role"] == "user"][-1]["content"]
     assert results.count("Result of tool ") == 2       # both results went back, in order
 

@@ -71,7 +71,7 @@ def test_429_500_and_timeout_then_success(tmp_path, client):
         assert srv.statuses[:3] == [429, 500, 503] or 429 in srv.statuses
     (rec,) = records(tmp_path / "run")
     assert rec["status"] == "answered" and rec["benign_completed"] is True
-    u = rec["usage"]
+    u = rec["llm"]["usage"]
     assert u["retries"] == 4 and u["api_calls"] == u["model_calls"] + 4
 
 
@@ -86,7 +86,7 @@ def test_exhausted_retries_make_lost_runs_shown_in_every_table(tmp_path):
         assert r["status"] == "lost"
         assert "InternalServerError" in r["transcript"]["error"] and "after 3 attempts" in r["transcript"]["error"]
         assert r["goal_achieved"] is None and r["benign_completed"] is None
-        assert r["usage"]["api_calls"] == 3 and r["usage"]["retries"] == 2
+        assert r["llm"]["usage"]["api_calls"] == 3 and r["llm"]["usage"]["retries"] == 2
     from guardbench.report.tables import all_tables
     tables = all_tables(typed(recs))
     head = tables[0]

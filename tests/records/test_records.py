@@ -43,10 +43,15 @@ def test_an_llm_record_and_unknown_keys_round_trip():
     d = synth.record("c", "direct_injection", "control", model="m", agent="llm", success=True, money="12.50",
                      usage={"model_calls": 2})
     d["a_field_of_a_later_version"] = {"kept": [1, 2]}
-    rec = RunRecord.from_dict(d)
-    assert rec.model == "m" and rec.endpoint_kind == "openai" and rec.usage == {"model_calls": 2}
+    rec = RunRecord.from_dict(d)           # format 1 (no "format" key): the model's fields flat
+    assert rec.model == "m" and rec.llm.endpoint_kind == "openai" and rec.llm.usage == {"model_calls": 2}
     assert rec.extra == {"a_field_of_a_later_version": {"kept": [1, 2]}}
-    assert rec.to_dict() == d
+    flat = ("endpoint_kind", "temperature", "usage")
+    want = {k: v for k, v in d.items() if k not in flat}
+    want.update(format=2, llm={"endpoint_kind": "openai", "temperature": 0.0, "usage": {"model_calls": 2}},
+                user_message=None, untrusted_data=None, step_wire=None)   # the story: always said, null unknown
+    assert rec.to_dict() == want           # written as format 2, the model's fields nested
+    assert RunRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
 
 
 def test_slim_records_keep_what_tables_need_and_are_never_written(real_run):

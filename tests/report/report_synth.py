@@ -1,6 +1,8 @@
 """Synthetic run folders for the report tests and the report benchmark (no pipeline needed).
 
-Records carry every field ``Bench.execute`` writes, with made-up but self-consistent values.
+Records carry every field ``Bench.execute`` writes, with made-up but self-consistent values, in record
+format 1 (the model's fields flat at the top level, as the committed folders under results/ hold them;
+records/accounts.py reads them into format 2), so every report test also reads that format.
 """
 from __future__ import annotations
 
