@@ -21,16 +21,19 @@ def specs():
               help="Folder URL to download <file> from (default: raw.githubusercontent.com at the "
                    "pinned commit).")
 @click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per download.")
-def fetch(cache_dir, base_url, timeout):
-    """Download the six locked documents and verify every sha256."""
+@click.option("--from", "source", type=click.Path(path_type=str), default=None,
+              help="Copy from a local mirror folder instead of downloading (also: --base-url file:///DIR).")
+def fetch(cache_dir, base_url, timeout, source):
+    """Download the six locked documents (or copy them from a folder) and verify every sha256."""
     from guardbench.util.extras import require
-    require("conformance", "httpx", what="specs fetch")
+    if source is None and not (base_url or "").startswith("file://"):
+        require("conformance", "httpx", what="specs fetch")
     lock = _specs.load_lock()
 
     def progress(f, what, where):
         click.echo(f"{what:8s} {f.filename}  sha256 {f.sha256[:16]}…  ({where})")
 
-    dest = _specs.fetch(cache_dir, base_url=base_url, timeout=timeout, progress=progress)
+    dest = _specs.fetch(cache_dir, base_url=base_url, timeout=timeout, progress=progress, source=source)
     click.echo(f"{len(lock.files)} documents at {lock.commit[:12]} verified in {dest}")
 
 

@@ -37,21 +37,27 @@ def verify_dir(specs_dir: str | Path, names: list[str] | tuple[str, ...] | None 
 
 
 def fetch(dest: str | Path | None = None, base_url: str | None = None, timeout: float = 20.0,
-          progress=None) -> Path:
+          progress=None, source: str | Path | None = None) -> Path:
     """Download every locked document into ``dest`` (default: the cache) and verify it.
 
     Files already present with the right hash are kept. A download whose hash does
     not match is not written. Any network failure raises SpecError naming the URL.
+    ``source`` (or a ``file://`` base URL) is a local mirror folder: its files are copied,
+    verified the same way.
     """
-    import httpx
-
     lock = load_lock()
     dest = Path(dest).expanduser() if dest else cache_dir(lock.commit)
     base_url = base_url or os.environ.get(ENV_BASE_URL) or None
+    if source is None and base_url and base_url.startswith("file://"):
+        from urllib.parse import unquote, urlsplit
+        source = unquote(urlsplit(base_url).path)
     try:
         dest.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SpecError(str(dest), f"cannot create cache folder: {exc.strerror or exc}") from None
+    if source is not None:
+        return _copy_from(Path(source).expanduser(), dest, lock, progress)
+    import httpx
     with httpx.Client(timeout=timeout, follow_redirects=True) as client:
         for f in lock.files:
             target = dest / f.filename
@@ -75,4 +81,29 @@ def fetch(dest: str | Path | None = None, base_url: str | None = None, timeout: 
             os.replace(tmp, target)
             if progress:
                 progress(f, "fetched", url)
+    return dest
+
+
+def _copy_from(source: Path, dest: Path, lock, progress) -> Path:
+    """The locked documents copied from a local mirror folder, each verified before it is written."""
+    if not source.is_dir():
+        raise SpecError(str(source), "not a folder (specs fetch --from needs a folder holding the documents)")
+    for f in lock.files:
+        target, origin = dest / f.filename, source / f.filename
+        if target.is_file() and sha256_bytes(target.read_bytes()) == f.sha256:
+            if progress:
+                progress(f, "cached", str(target))
+            continue
+        try:
+            data = origin.read_bytes()
+        except OSError as exc:
+            raise SpecError(str(origin), f"cannot read: {exc.strerror or exc}") from None
+        actual = sha256_bytes(data)
+        if actual != f.sha256:
+            raise SpecError(str(origin), f"sha256 mismatch: expected {f.sha256}, got {actual}")
+        tmp = target.with_name(target.name + ".part")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+        if progress:
+            progress(f, "copied", str(origin))
     return dest

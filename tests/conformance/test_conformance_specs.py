@@ -197,3 +197,26 @@ def test_lock_file_is_json_with_six_entries():
     assert {f["name"] for f in data["files"]} == {
         "billing_subscriptions_v1", "checkout_orders_v2", "customer_disputes_v1", "invoicing_v2",
         "payments_payment_v2", "payments_payouts_batch_v1"}
+
+
+def test_fetch_from_a_local_mirror_folder_copies_and_verifies(tmp_path):
+    dest = tmp_path / "c"
+    res = CliRunner().invoke(cli, ["specs", "fetch", "--cache-dir", str(dest), "--from", str(SHARED)])
+    assert res.exit_code == 0, res.output
+    assert res.output.count("copied") == 6 and specs.verify_dir(dest)
+    again = CliRunner().invoke(cli, ["specs", "fetch", "--cache-dir", str(dest), "--base-url", SHARED.as_uri()])
+    assert again.exit_code == 0 and again.output.count("cached") == 6, again.output
+
+
+def test_fetch_from_a_mirror_refuses_an_altered_or_missing_document(copy_dir, tmp_path):
+    doc = copy_dir / "invoicing_v2.json"
+    doc.write_bytes(doc.read_bytes() + b" ")
+    res = CliRunner().invoke(cli, ["specs", "fetch", "--cache-dir", str(tmp_path / "c"), "--from", str(copy_dir)])
+    err = [ln for ln in res.output.splitlines() if ln.startswith("error:")]
+    assert res.exit_code == 2 and len(err) == 1 and "invoicing_v2.json" in err[0] and "sha256 mismatch" in err[0]
+    assert not (tmp_path / "c" / "invoicing_v2.json").exists()
+    doc.unlink()
+    res = CliRunner().invoke(cli, ["specs", "fetch", "--cache-dir", str(tmp_path / "d"), "--from", str(copy_dir)])
+    assert res.exit_code == 2 and "invoicing_v2.json" in res.output and "cannot read" in res.output
+    res = CliRunner().invoke(cli, ["specs", "fetch", "--from", str(tmp_path / "nowhere")])
+    assert res.exit_code == 2 and "not a folder" in res.output
