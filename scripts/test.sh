@@ -8,6 +8,9 @@ python3 -m venv .venv
 # Inspect AI, for tests/inspect_eval (the [inspect] extra: about 2 minutes the first time on 2 busy cores;
 # its dependencies install cleanly beside the test extra's). Without it those tests are skipped, saying why.
 .venv/bin/python -m pip install --quiet -e '.[inspect]'
+# byte-compile once: an editable install is never compiled by pip, and with PYTHONDONTWRITEBYTECODE set
+# (as on CI machines) every test's subprocess would compile guardbench's sources again
+.venv/bin/python -m compileall -q guardbench >/dev/null
 # PayPal's own Python agent toolkit, driven by tests/paypal/test_paypal_toolkit.py. Without its declared
 # dependencies: they (crewai-tools, langchain, ...) conflict with guardbench's and serve adapters the
 # test does not use; the layer it drives needs requests, pydantic and httpx (in the test extra).
