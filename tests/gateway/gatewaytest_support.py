@@ -80,3 +80,18 @@ def _ask(client: Any, messages: list, tools: list, stream: bool) -> dict:
     if calls:
         out["tool_calls"] = [calls[i] for i in sorted(calls)]
     return out
+
+
+def run_cli(args: list) -> Any:
+    from click.testing import CliRunner
+
+    from guardbench.cli.main import cli
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def ok(res: Any) -> None:
+    assert res.exit_code == 0, (res.output, res.exception)
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (Path(out) / "runs.jsonl").read_text().splitlines() if line.strip()]
