@@ -70,7 +70,8 @@ class Conversation:
                     continue
                 seen.add(key)
                 fn = tc.get("function") or {}
-                out.append(Step(str(fn.get("name", "")), _args(fn.get("arguments")), results.get(str(tc.get("id")), "")))
+                result = results.get(str(tc.get("id")), "")
+                out.append(Step(str(fn.get("name", "")), _args(fn.get("arguments")), result))
         return out
 
     def account(self) -> dict:

@@ -200,10 +200,12 @@ def anthropic_events(r: Reply, rid: str, model: str) -> Iterator[tuple[str, dict
         else:
             yield "content_block_start", {"type": "content_block_start", "index": i,
                                           "content_block": {**b, "input": {}}}
+            partial = json.dumps(b["input"])
             yield "content_block_delta", {"type": "content_block_delta", "index": i,
-                                          "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}}
+                                          "delta": {"type": "input_json_delta", "partial_json": partial}}
         yield "content_block_stop", {"type": "content_block_stop", "index": i}
-    yield "message_delta", {"type": "message_delta", "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+    yield "message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
                             "usage": {"output_tokens": r.completion_tokens or 0}}
     yield "message_stop", {"type": "message_stop"}
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from guardbench.agents.base import Session, Transcript
-from guardbench.gateway.relay import LoopThread, RelayModel, on_loop
+from guardbench.gateway.relay import LoopThread, RelayModel, Submit, on_loop
 from guardbench.gateway.scripted import ScriptedModel
 from guardbench.gateway.server import Gateway
 from guardbench.mcp.spec import McpSpec
@@ -66,7 +66,7 @@ class ArmGateway:
             if loop is None or loop is running_loop() or not loop.is_running():
                 self._own_loop = self._own_loop or LoopThread()
                 self._provider = agent.provider
-                submit = self._own_loop.submit
+                submit: Submit = self._own_loop.submit
             else:
                 submit = on_loop(loop)
             model = self._relay = RelayModel(agent, repeat, session.seed, submit)

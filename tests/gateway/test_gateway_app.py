@@ -109,3 +109,17 @@ def test_with_a_model_the_applications_calls_are_relayed_scored_and_valid(tmp_pa
     benign = recs["benign-charge-plan"]          # the model paid out instead of charging: not completed
     assert benign["benign_completed"] is False
     assert all("chat/completions" not in e["request"]["url"] for r in recs.values() for e in r["wire"])
+
+
+def test_a_call_of_an_applications_own_tool_mapped_onto_the_operation_is_a_valid_call(credulous):
+    """ASR-valid: the application may refuse a call itself (nothing on the wire); the model still made it."""
+    from dataclasses import replace
+
+    from guardbench.cases.load import load_cases
+    from guardbench.scoring.valid_call import made_valid_call
+    from tests.gateway.gatewaytest_support import ROOT
+    case = next(c for c in load_cases(ROOT / "cases") if c.id == "ii-remittance-change-invoice")
+    r = RunRecord.from_dict(next(r for r in records(credulous) if r["case"] == case.id and r["agent"] == "credulous"))
+    quiet = replace(r, wire=(), goal_achieved=False)
+    assert made_valid_call(case, quiet) is True
+    assert made_valid_call(case, replace(quiet, external={**(r.external or {}), "tool_actions": {}})) is False

@@ -27,8 +27,9 @@ APP = textwrap.dedent('''
     import json, os, urllib.request, ssl
     from openai import OpenAI
     client = OpenAI()
-    tools = [{"type": "function", "function": {"name": "create_order", "parameters": {"type": "object",
-              "properties": {"sku": {"type": "string"}, "amount": {"type": "string"}, "currency": {"type": "string"}}}}}]
+    props = {k: {"type": "string"} for k in ("sku", "amount", "currency")}
+    tools = [{"type": "function", "function": {"name": "create_order",
+                                               "parameters": {"type": "object", "properties": props}}}]
     msgs = [{"role": "user", "content": "charge"}]
     r = client.chat.completions.create(model="m", messages=msgs, tools=tools).choices[0].message
     call = r.tool_calls[0]
@@ -41,7 +42,8 @@ APP = textwrap.dedent('''
         status = e.code
     msgs += [r.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": call.id, "content": str(status)}]
     print(call.function.name, call.function.arguments, status)
-    print(client.chat.completions.create(model="m", messages=msgs, tools=tools, stream=False).choices[0].message.content)
+    last = client.chat.completions.create(model="m", messages=msgs, tools=tools, stream=False)
+    print(last.choices[0].message.content)
 ''')
 
 
