@@ -19,6 +19,7 @@ below; tests/test_errors.py walks the package and holds every exception class to
   + transport.base.TransportError: a request that could not be delivered
   + room.room.RoomError: a run's room could not be made or ended
   + execution.llm_job.AllRunsLost: every run of an LLM sweep was lost (the model was never reached)
+  + gateway.relay.ModelFailed: the model behind the gateway could not be reached after the retries
 * Refusal: something refused a request or a call, as designed: the refusal is the answer, which the
   caller turns into a decision, an error response or a verdict (never a crash).
   + broker.params.ParamRefusal, broker.money.MoneyError: the broker refuses an agent's call
@@ -29,6 +30,9 @@ below; tests/test_errors.py walks the package and holds every exception class to
   + conformance.validate.UnparseableRequest: a request the validator cannot read does not conform
   + mcp.mapping._Missing: a mapped tool argument has no value
   + room.dns.BadQuery: bytes sent to the room's DNS that are not a query (answered FORMERR)
+  + gateway.formats.BadRequest: a model request the gateway cannot read (answered 400)
+  + gateway.scripted._Pending: the scripted model's next call, which the application has not answered
+    yet (control flow: the call becomes the gateway's reply)
 * IntegrityError: a check of guardbench's own evidence failed: what it guards cannot be trusted.
   + broker.ledger_format.LedgerCorrupt: the ledger's hash chain is broken
   + broker.ledger_head.HeadError: a ledger head that is malformed, unsigned or mis-signed

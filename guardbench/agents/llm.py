@@ -105,6 +105,12 @@ class LLMAgent:
         return asyncio.run(self.arun(session, repeat))
 
     # -- one model call, through the cache ----------------------------------------------
+    async def complete(self, messages: list, request: dict, repeat: int, rng: random.Random, usage: dict) -> dict:
+        """One model call with this agent's model, sampling, cache and retries (``request``: tools and
+        tool_choice / response_format), counted in ``usage``; CallFailed when it still fails. The model
+        gateway (guardbench/gateway/) relays an application's calls through it."""
+        return await self._complete(messages, request, repeat, rng, usage)
+
     async def _complete(self, messages: list, request: dict, repeat: int, rng: random.Random,
                         usage: dict) -> dict:
         sampling = {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,

@@ -69,7 +69,7 @@ class ScriptedAgent:
             return Transcript(tuple(steps), "I have no payment tool to do this with.", "answered")
         counter = [0]
         for action in actions:
-            for amount in _amounts(action):
+            for amount in amounts(action):
                 for _ in range(action.repeat):
                     if len(steps) >= session.max_steps:
                         return Transcript(tuple(steps), "; ".join(notes), "step_limit")
@@ -194,12 +194,16 @@ class ScriptedAgent:
         return f"{action.do}: HTTP {parsed.get('status', '?')}"
 
 
-def _amounts(action: Action) -> list[str | None]:
+def amounts(action: Action) -> list[str | None]:
+    """The amounts one action is sent with (one, or its parts when the text splits it)."""
     if action.amount is None:
         return [None]
     if action.split > 1:
         return list(bodies.split_amount(action.amount, action.split))
     return [action.amount]
+
+
+_amounts = amounts          # the MCP arm's name for it
 
 
 def _resolve(ref: str | None, known: dict[str, list[str]], kind: str | None) -> str | None:

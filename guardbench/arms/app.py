@@ -32,6 +32,7 @@ from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
 from guardbench.errors import RunLost
+from guardbench.gateway.hook import ArmGateway, running_loop
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
@@ -65,6 +66,7 @@ class AppArm(Arm):
         self.name = self.spec.name
         self.description = self.spec.description or f"agent application {self.name}"
         self.outside = ExternalWorld(self.spec, fixtures_of(options.fixtures, self.spec))
+        self.models = ArmGateway(self.spec)     # the application's model (guardbench/gateway/)
         self._proc: subprocess.Popen | None = None
         self._url: str | None = None
         self._log: Any = None
@@ -119,9 +121,9 @@ class AppArm(Arm):
         prepared.session.tools = []
         return prepared
 
-    def agent(self, prepared: Prepared) -> Agent | None:
-        """The application is the agent."""
-        return _AppAgent(self, prepared, prepared.world.run_id)
+    def agent(self, prepared: Prepared, model: Agent | None = None, repeat: int = 0) -> Agent | None:
+        """The application is the agent; ``model`` (the runner's agent) answers its model calls."""
+        return _AppAgent(self, prepared, prepared.world.run_id, model, repeat)
 
     def _finish(self, prepared: Prepared) -> None:
         self.outside.end_run()
@@ -133,6 +135,7 @@ class AppArm(Arm):
     def _env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k in BASE_ENV}
         env.update(self.outside.environment())
+        env.update(self.models.environment())
         return env
 
     def run_once(self, payload: dict) -> dict:
@@ -235,16 +238,28 @@ class AppArm(Arm):
             return                              # the parent's process and proxy: the parent closes them
         self._stop()
         self.outside.close()
+        self.models.close()
 
 
 class _AppAgent:
     """Stands in for the agent: the application is the agent (the runner asks the arm's own agent)."""
 
-    def __init__(self, arm: AppArm, prepared: Prepared, run_id: str):
+    def __init__(self, arm: AppArm, prepared: Prepared, run_id: str, model: Agent | None = None, repeat: int = 0):
         self.arm, self.prepared, self.run_id = arm, prepared, run_id
         self.name = arm.name
+        self.model, self.repeat, self.loop = model, repeat, running_loop()   # an LLM sweep's loop, if any
 
     def run(self, session) -> Transcript:
+        """The application's run, with the run's model behind the gateway and the conversation recorded."""
+        self.arm.models.begin(session, self.model, self.repeat, self.loop)
+        transcript = Transcript((), "", "lost", error="the run was interrupted")
+        try:
+            transcript = self._ask(session)
+        finally:
+            transcript = self.arm.models.end(self.prepared, transcript)
+        return transcript
+
+    def _ask(self, session) -> Transcript:
         payload = {"contract": CONTRACT, "run_id": self.run_id, "case": session.case.id, "user": session.user,
                    "data": session.data, "context": dict(session.context), "paypal": {"base_url": API_BASE}}
         try:

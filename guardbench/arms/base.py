@@ -117,8 +117,10 @@ class Arm(ABC):
     def prepare(self, case: Case, variant: int, world: World) -> Prepared:
         """Carry out the case's setup in this arm's way, on ``world``, and hand the agent its session."""
 
-    def agent(self, prepared: Prepared) -> Agent | None:
-        """The agent of a run whose agent is the arm's own process (None: the runner's agent)."""
+    def agent(self, prepared: Prepared, model: Agent | None = None, repeat: int = 0) -> Agent | None:
+        """The agent of a run whose agent is the arm's own process (None: the runner's agent). ``model``:
+        the runner's agent for the run (an application's model calls are answered as it would act);
+        ``repeat``: the run's repeat index (a model's samples differ by it)."""
         return None
 
     def check(self) -> None:

@@ -93,7 +93,12 @@ class LLMSweep:
         try:
             transcript = started.refused_transcript()
             if transcript is None:
-                transcript = await agent.arun(started.prepared.session, spec.repeat)
+                own = started.arm.agent(started.prepared, agent, spec.repeat)
+                if own is None:
+                    transcript = await agent.arun(started.prepared.session, spec.repeat)
+                else:             # an application (arms/app.py): it runs in a thread, its model calls come here
+                    transcript = await asyncio.get_running_loop().run_in_executor(None, own.run,
+                                                                                 started.prepared.session)
         finally:
             started.close()
         return finish_llm_run(self.bench, started, transcript, self.meta.get(spec.model, {}), spec.attempt)

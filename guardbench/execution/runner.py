@@ -150,9 +150,10 @@ class Bench:
         started = self.start(spec)
         try:
             transcript = started.refused_transcript()
-            if transcript is None:   # an application arm's process is the agent (arms/app.py)
-                agent = started.arm.agent(started.prepared) or self.agent_for(spec)
-                transcript = agent.run(started.prepared.session)
+            if transcript is None:   # an application arm's process is the agent, ours its model (arms/app.py)
+                agent = self.agent_for(spec)
+                own = started.arm.agent(started.prepared, agent, spec.repeat)
+                transcript = (own or agent).run(started.prepared.session)
         finally:
             started.close()
         return self.finish(started, transcript, require_success, spec.attempt)

@@ -34,8 +34,13 @@ STATES = ("fresh", "reuse")
 OPERATOR = ("none", "guardbench")
 KEYS = {"name", "description", "server", "protocol", "reach", "base_url_variable", "credentials", "timeouts",
         "state", "reset", "operator", "actions"}
-# an agent application (arms/app.py): the process is ``agent``; no MCP protocol, operator or mapping
-APP_KEYS = {"name", "description", "agent", "reach", "base_url_variable", "credentials", "timeouts", "state"}
+# an agent application (arms/app.py): the process is ``agent``; no MCP protocol or operator; ``model``: the
+# variables that point it at guardbench's model gateway (guardbench/gateway/); ``actions``: how the scripted
+# agents, answering as its model, carry out a case action with the tools it declares
+APP_KEYS = {"name", "description", "agent", "reach", "base_url_variable", "credentials", "timeouts", "state",
+            "model", "actions"}
+MODEL_KEYS = {"base_url_variable", "api_key_variable", "api"}
+MODEL_APIS = ("openai", "anthropic")
 SERVER_KEYS = {"command", "args", "env", "cwd", "url"}
 CREDENTIAL_KEYS = {"client_id", "client_secret", "access_token"}
 TIMEOUT_KEYS = {"start", "call", "run"}
@@ -66,6 +71,15 @@ class ActionMap:
 
 
 @dataclass(frozen=True)
+class ModelSpec:
+    """Where an application reads its model's address and key (the gateway's are put there)."""
+
+    base_url_variable: str = "OPENAI_BASE_URL"
+    api_key_variable: str = "OPENAI_API_KEY"
+    api: str = "openai"              # openai: the base URL ends in /v1; anthropic: the server's root
+
+
+@dataclass(frozen=True)
 class McpSpec:
     path: Path
     name: str
@@ -87,6 +101,7 @@ class McpSpec:
     operator: str = "none"
     actions: Mapping[str, ActionMap] = field(default_factory=dict)
     digest: str = ""
+    model: ModelSpec | None = None           # an application's model gateway variables (None: an MCP server)
 
     @property
     def transport(self) -> str:
@@ -204,6 +219,7 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:
     if state == "fresh" and reset != "none":
         raise _err(path, "reset", "a fresh process per run needs no reset (state: fresh)")
     actions = _actions(path, doc.get("actions", {}) or {})
+    model = _model(path, doc.get("model", {}) or {}) if kind == "app" else None
     return McpSpec(path=path, name=name, description=str(doc.get("description") or ""),  # type: ignore[arg-type]
                    command=command, args=tuple(str(a) for a in args),
                    env={k: str(v) for k, v in env.items()}, cwd=cwd, url=url, protocol=protocol, reach=reach,
@@ -212,7 +228,23 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:
                    call_timeout=_number(path, "timeouts.call", timeouts.get("call"), 30.0),
                    run_timeout=_number(path, "timeouts.run", timeouts.get("run"), 300.0),
                    state=state, reset=reset, operator=operator, actions=actions,
-                   digest=hashlib.sha256(raw).hexdigest())
+                   digest=hashlib.sha256(raw).hexdigest(), model=model)
+
+
+def _model(path: Path, raw: Any) -> ModelSpec:
+    if not isinstance(raw, Mapping):
+        raise _err(path, "model", "must map base_url_variable / api_key_variable to variable names (and api)")
+    _unknown(path, "model", raw, MODEL_KEYS)
+    for k in ("base_url_variable", "api_key_variable"):
+        v = raw.get(k)
+        if v is not None and (not isinstance(v, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v)):
+            raise _err(path, f"model.{k}", f"{v!r} is not an environment variable name")
+    api = raw.get("api", "openai")
+    if api not in MODEL_APIS:
+        raise _err(path, "model.api", f"{api!r} must be one of {', '.join(MODEL_APIS)}")
+    default = ModelSpec() if api == "openai" else ModelSpec("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", api)
+    return ModelSpec(raw.get("base_url_variable") or default.base_url_variable,
+                     raw.get("api_key_variable") or default.api_key_variable, api)
 
 
 def _actions(path: Path, raw: Any) -> dict[str, ActionMap]:

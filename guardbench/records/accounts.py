@@ -103,6 +103,12 @@ class ExternalAccount:
     stderr: str | None = field(default=None, metadata=column(maybe_text, keep=not_none))   # the tail of its stderr
     # why the arm's tools cannot express the case (decided before the run; never a block)
     no_tool_path: str | None = field(default=None, metadata=column(maybe_text, keep=not_none))
+    # the application's conversation with its model through the gateway (guardbench/gateway/)
+    model: dict | None = field(default=None, metadata=column(or_null(obj), keep=not_none))
+    # which case actions each tool the model called maps to (ASR-valid for applications)
+    tool_actions: dict | None = field(default=None, metadata=column(or_null(obj), keep=not_none))
+    # the run's room (guardbench/room/): DNS names asked, escape attempts, processes ended
+    room: dict | None = field(default=None, metadata=column(or_null(obj), keep=not_none))
 
     @classmethod
     def of(cls, d: Mapping[str, Any] | None) -> "ExternalAccount | None":

@@ -174,6 +174,10 @@ def story_of(rec: RunRecord) -> str:
         "att": [[a.defence, a.tool, a.status, a.reason] for a in rec.attempts],
         "meta": _meta(rec),
     }
+    talk = rec.external.model if rec.external is not None else None
+    if isinstance(talk, dict) and talk.get("calls"):     # an application's model calls (guardbench/gateway/)
+        from guardbench.gateway.conversation import conversation_lines
+        doc["model"] = conversation_lines(talk)
     return mask_doc(doc, found)
 
 

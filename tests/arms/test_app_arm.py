@@ -74,7 +74,8 @@ def test_the_run_the_application_gets_is_the_cases(world, tmp_path):
     assert "the service was down" in run["data"] and run["context"]["currency"] == "USD"
     assert "secret" not in json.dumps(run).lower() and "token" not in json.dumps(run).lower()
     assert env["PAYPAL_CLIENT_SECRET"] and env["HTTPS_PROXY"].startswith("http://127.0.0.1:")
-    assert env["NODE_EXTRA_CA_CERTS"].endswith("ca.pem") and env["NO_PROXY"] == ""
+    assert env["NODE_EXTRA_CA_CERTS"].endswith("ca.pem") and env["NO_PROXY"] == "127.0.0.1"
+    assert env["OPENAI_BASE_URL"].startswith("http://127.0.0.1:") and env["OPENAI_API_KEY"].startswith("gb-gateway-")
     assert rec["status"] == "answered" and rec["transcript"]["final"] == "ok"
 
 

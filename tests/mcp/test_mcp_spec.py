@@ -53,8 +53,8 @@ def test_a_bad_spec_is_one_line_naming_the_field(tmp_path, text, where, what):
 
 def test_an_application_spec_has_its_own_keys(tmp_path):
     p = tmp_path / "a.yaml"
-    p.write_text("name: a\nagent: {command: node}\nactions: {}\n")
-    with pytest.raises(GuardbenchError, match="unknown key 'actions'"):
+    p.write_text("name: a\nagent: {command: node}\noperator: guardbench\n")
+    with pytest.raises(GuardbenchError, match="unknown key 'operator'"):
         load_spec(p, "app")
     p.write_text("name: a\nagent: {command: node}\nstate: reuse\n")
     with pytest.raises(GuardbenchError, match="reuse needs url"):
@@ -99,3 +99,33 @@ def test_mcp_serve_refuses_bad_options_with_exit_2():
     assert r.exit_code == 2 and "unknown defence" in r.output
     r = CliRunner().invoke(cli, ["mcp", "serve", "--broker"], env={"PAYPAL_CLIENT_ID": "", "PAYPAL_CLIENT_SECRET": ""})
     assert r.exit_code == 2 and "PAYPAL_CLIENT_ID and PAYPAL_CLIENT_SECRET" in r.output
+
+
+@pytest.mark.parametrize("text, where, what", [
+    ("model: [x]\n", "model", "must map"),
+    ("model: {base_url_variable: 'not a var'}\n", "model.base_url_variable", "environment variable"),
+    ("model: {api_key_variable: 3}\n", "model.api_key_variable", "environment variable"),
+    ("model: {api: gemini}\n", "model.api", "openai, anthropic"),
+    ("model: {endpoint: x}\n", "model", "unknown key 'endpoint'"),
+])
+def test_an_applications_model_variables_are_checked(tmp_path, text, where, what):
+    p = tmp_path / "a.yaml"
+    p.write_text("name: a\nagent: {command: node}\n" + text)
+    with pytest.raises(GuardbenchError) as err:
+        load_spec(p, "app")
+    assert "\n" not in str(err.value) and f"{p}: {where}" in str(err.value) and what in str(err.value)
+
+
+def test_an_applications_model_variables_default_to_openais_and_actions_map_its_tools(tmp_path):
+    p = tmp_path / "a.yaml"
+    p.write_text("name: a\nagent: {command: node}\nactions: {charge: {tool: pay, args: {sum: '{amount}'}}}\n")
+    s = load_spec(p, "app")
+    assert (s.model.base_url_variable, s.model.api_key_variable, s.model.api) == ("OPENAI_BASE_URL",
+                                                                                  "OPENAI_API_KEY", "openai")
+    assert s.actions["charge"].tool == "pay"
+    p.write_text("name: a\nagent: {command: node}\nmodel: {api: anthropic, api_key_variable: MY_KEY}\n")
+    s = load_spec(p, "app")
+    assert (s.model.base_url_variable, s.model.api_key_variable) == ("ANTHROPIC_BASE_URL", "MY_KEY")
+    p.write_text("name: a\nserver: {command: node}\nmodel: {}\n")
+    with pytest.raises(GuardbenchError, match="unknown key 'model'"):
+        load_spec(p)                                  # an MCP server has no model

@@ -141,6 +141,12 @@
       rest.forEach(function (ex) { o.appendChild(exchange(ex, doc, compact)); });
       box.appendChild(o);
     }
+    if (doc.model && doc.model.length) {       // an application's model calls, through guardbench's gateway
+      var talk = el("details", {class: "gbx-setup"}, el("summary", null, "the application's model calls (" +
+                                                                       doc.model.length + ")"));
+      doc.model.forEach(function (c) { talk.appendChild(block(c[0], c[1])); });
+      box.appendChild(talk);
+    }
     box.appendChild(block("the agent's answer (" + (doc.tstatus || "-") + ")", doc.final, "gbx-final"));
     if (doc.error) box.appendChild(block("error", doc.error, "gbx-bad"));
     if (doc.meta && Object.keys(doc.meta).length) box.appendChild(block("record", JSON.stringify(doc.meta, null, 2), "gbx-muted"));
