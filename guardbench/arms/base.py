@@ -27,6 +27,7 @@ class Prepared:
     attempts: list[Attempt] = field(default_factory=list)
     refused: Attempt | None = None      # a defence refused the task before the agent acted
     approvals_asked: int = 0
+    approved_seqs: list[int] = field(default_factory=list)   # wire seqs of calls an operator approved
     close: Callable[[], None] = lambda: None
     lost: str | None = None             # an external process failed: the run is lost (never scored)
     outcome: str | None = None          # "no_tool_path": the arm's tools cannot express the case
