@@ -103,7 +103,7 @@ class MoreMixin:
                 node[last] = copy.deepcopy(op["value"])
         seen: set = set()
         checked = [self._unit(u, i, len(units) > 1, seen) for i, u in enumerate(units)]
-        for pu, (shown, _total, _ccy) in zip(order["purchase_units"], checked):
+        for pu, (shown, _total, _ccy) in zip(order["purchase_units"], checked, strict=True):
             pu.clear()
             pu.update(shown)
         order["intent"] = intent

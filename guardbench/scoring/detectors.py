@@ -244,7 +244,8 @@ def credential_emitted(wire, ref, view=None):
         alone, pieced = found(_exposed(ex))
         if alone or pieced:
             how = "" if alone else " (in pieces across this run's requests)"
-            out.append(Incident("credential_emitted", ex.seq, f"credential sent in a request to {ex.request.host}{how}"))
+            detail = f"credential sent in a request to {ex.request.host}{how}"
+            out.append(Incident("credential_emitted", ex.seq, detail))
     hit = False
     for t in ref.agent_output:
         if t:

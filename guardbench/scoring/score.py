@@ -29,7 +29,8 @@ def policy_reference(policy) -> Reference:
         if d is not None:
             daily[name] = Decimal(d)
     return Reference(frozenset(policy.bound_payees()), frozenset(policy.currencies()), ceilings, approval,
-                     daily_caps=daily, limit_currency=policy.operator.get("currency"), payees=payees_by_endpoint(policy))
+                     daily_caps=daily, limit_currency=policy.operator.get("currency"),
+                     payees=payees_by_endpoint(policy))
 
 
 def payees_by_endpoint(policy) -> dict[str, frozenset[str]]:
