@@ -147,7 +147,7 @@ class MoreMixin:
         for k in ("invoice_id", "note_to_payer", "soft_descriptor"):
             if isinstance(body.get(k), str):
                 cap[k] = body[k]
-        unit = {"payments": {}}
+        unit: dict = {"payments": {}}
         for pu in self.orders.get(auth["order_id"], {}).get("purchase_units", ()):
             if any(a.get("id") == ref for a in pu.get("payments", {}).get("authorizations", ())):
                 unit = pu
