@@ -50,6 +50,7 @@ class Prepared:
     secrets: tuple[str, ...]            # strings that are the credential
     attempts: list[Attempt] = field(default_factory=list)
     approvals_asked: int = 0
+    approved_seqs: list[int] = field(default_factory=list)   # wire seqs of calls an operator approved
     close: Callable[[], None] = lambda: None
     outcome: Outcome = READY
     external: dict | None = None        # what the record keeps about an external process (its stderr...)

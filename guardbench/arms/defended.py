@@ -91,6 +91,7 @@ class Layer:
         self.key = "gb-" + hashlib.sha256(f"{self.session_key}:{self.counter}".encode()).hexdigest()[:32]
         call = ToolCall(tool, args)
         v = self.decide(call)
+        approved = False
         if v.kind == "hold":
             self.prepared.approvals_asked += 1
             if self.approver(call, self.case, self.refs):
@@ -98,6 +99,7 @@ class Layer:
                     self.defence.approve(v.approval_id)
                 again = self.decide(call, approval_id=v.approval_id)
                 v = again if again.kind != "hold" else Verdict("deny", f"approval: still held ({again.reason})")
+                approved = v.kind in ("allow", "modify")
             else:
                 if hasattr(self.defence, "reject"):
                     self.defence.reject(v.approval_id)
@@ -111,7 +113,17 @@ class Layer:
             return self._turn(call, "replay", None, text=v.answer or "")
         if v.kind == "modify" and v.call is not None:
             call = v.call
-        return self._run(call, v.kind)
+        if not approved:
+            return self._run(call, v.kind)
+        # what an approved call sends is the operator's approval, not an approval skipped (scoring reads it)
+        recorder = getattr(self.prepared, "recorder", None)
+        before = len(recorder) if recorder is not None else 0
+        try:
+            return self._run(call, v.kind)
+        finally:
+            seqs = getattr(self.prepared, "approved_seqs", None)
+            if recorder is not None and seqs is not None:
+                seqs.extend(ex.seq for ex in recorder.exchanges[before:])
 
     def _run(self, call: ToolCall, verdict: str) -> str:
         if call.tool == READ_DATA:

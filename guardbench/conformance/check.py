@@ -25,7 +25,7 @@ from guardbench.conformance.rules import DOCUMENT_GAPS, business_rule_probes, bu
 from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import CONFORMING, NO_ROUTE, NONCONFORMING, Result, Validator
 from guardbench.paypal.endpoints import ENDPOINTS
-from guardbench.paypal.leniency import leniencies
+from guardbench.paypal.leniency import leniencies, money_fields
 
 # kinds of stand-in difference (see guardbench.conformance.replay)
 REFUSES_VALID = "refuses_valid"
@@ -299,7 +299,7 @@ class Report:
         return {"specs_dir": self.specs_dir, "specs_source": self.specs_source,
                 "summary": self.summary(), "seconds": self.seconds, "documents": self.documents,
                 "patches": self.patches, "business_rules": self.business_rules,
-                "leniencies": leniencies(),
+                "leniencies": leniencies(), "money_fields": money_fields(),
                 "document_gaps": self.document_gaps, "coverage": self.coverage,
                 "standin_gaps": self.gap_status(),
                 "failures": self.failures(), "outcomes": [o.to_dict() for o in self.outcomes]}

@@ -64,6 +64,9 @@ REFS = {
     "plans.get": "P-5ML4271244454362WXNWU5NQ",
     "invoices.get": "INV2-Z56S-5LLA-Q52L-CPZ5",
     "invoices.send": "INV2-6PLM-1QZR-8TYU-H5NS",
+    "orders.patch": "5O190127TN364715T",
+    "authorizations.capture": "0VF52814937998046",
+    "invoices.record_payment": "INV2-Z56S-5LLA-Q52L-CPZ5",
 }
 TOKEN = "A21AAbench-conformance-token"  # a placeholder, never a real credential
 

@@ -74,6 +74,13 @@ def more_valid(P) -> list[Probe]:
         P("invoices.list", get("invoices.list", query="page=1&page_size=20&total_required=true")),
         P("invoices.get", get("invoices.get")),
         P("invoices.send", _req("invoices.send", {"send_to_recipient": True, "note": "Your invoice"})),
+        P("orders.patch", _req("orders.patch", [{"op": "replace", "path": "/purchase_units/@reference_id=="
+                                                 "'SKU-BASIC'/description", "value": "Pro plan, yearly"}])),
+        P("authorizations.capture", _req("authorizations.capture", {"amount": {"currency_code": "USD",
+                                                                             "value": "10.00"},
+                                                                  "final_capture": True})),
+        P("invoices.record_payment", _req("invoices.record_payment", {"method": "BANK_TRANSFER", "amount": {
+            "currency_code": "USD", "value": "10.00"}, "note": "Paid by wire"})),
         P("orders.get on api.sandbox.paypal.com", WireRequest.make("GET", old_host, _headers(None, None)),
           "the older sandbox host name, which the Node toolkit's MCP server sends to"),
     ]

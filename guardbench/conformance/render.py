@@ -11,7 +11,7 @@ from pathlib import Path
 from guardbench.conformance.check import SOURCE_LABEL, Report
 from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
 from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
-from guardbench.paypal.leniency import leniencies
+from guardbench.paypal.leniency import leniencies, money_fields
 from guardbench.util.outputs import check_out_dir, write_text
 
 SOURCE_NAME = {"builtin": "hand-composed", "broker": "broker", "control_arm": "control arm (benign)",
@@ -169,6 +169,11 @@ def markdown(report: Report) -> str:
     md += _table(["name", "endpoint", "the document says", "PayPal accepts", "evidence", "still checked"],
                  [[x["name"], x["endpoint"], x["document_says"], x["paypal_accepts"], "; ".join(x["evidence"]),
                    x["rules_applied"]] for x in leniencies()])
+    md += ["", "## Fields that move money (served as PayPal documents them, or refused as PayPal refuses them)", "",
+           "No field PayPal acts on is silently dropped (`guardbench/paypal/leniency.py`, MONEY_FIELDS); the "
+           "detectors read every served one.", ""]
+    md += _table(["endpoint", "field", "handling", "how"],
+                 [[x["endpoint"], x["field"], x["handling"], x["how"]] for x in money_fields()])
     md += ["", "## Business rules (PayPal enforces at run time; the documents' schemas do not)", "",
            "Every rule by which the stand-in refuses a request the documents accept, with the PayPal error "
            "it imitates. Each has probe requests that the documents accept; only the stand-in's own rules "

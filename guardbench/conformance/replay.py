@@ -101,6 +101,11 @@ class _World:
             return oid
         if endpoint == "orders.authorize":
             return self.order("AUTHORIZE")
+        if endpoint == "orders.patch":
+            return self.order()
+        if endpoint == "authorizations.capture":
+            body = self._post(f"/v2/checkout/orders/{self.order('AUTHORIZE')}/authorize", {})
+            return body["purchase_units"][0]["payments"]["authorizations"][0]["id"]
         if endpoint in ("captures.get", "captures.refund"):
             return self.capture(self.order())
         if endpoint == "payouts.get":
@@ -112,7 +117,7 @@ class _World:
                 "subscriptions.cancel": s.SEED_SUBSCRIPTION_ID, "subscriptions.get": s.SEED_SUBSCRIPTION_ID,
                 "subscriptions.patch": s.SEED_SUBSCRIPTION_ID, "plans.get": s.SEED_PLAN_ID,
                 "invoices.cancel": s.SEED_INVOICE_ID, "invoices.get": s.SEED_INVOICE_ID,
-                "invoices.send": draft}.get(endpoint)
+                "invoices.send": draft, "invoices.record_payment": s.SEED_INVOICE_ID}.get(endpoint)
 
 
 def replay(probe: Probe) -> Probe:

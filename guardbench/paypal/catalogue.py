@@ -75,13 +75,18 @@ class Operation:
     units: str | None = None             # key of the list whose elements each move money (None: the body is one)
     amount: str | None = None            # dotted path, in a unit, of its money object {value, <currency>}
     currency_key: str = "currency_code"  # the money object's currency key
-    payee: tuple[str, ...] = ()          # dotted paths, in a unit, of the payee (the first present counts)
+    payee: tuple[str, ...] = ()          # dotted paths, in a unit, of its payees (every one present counts)
     item: str | None = None              # dotted path, in a unit, of what is bought (else the reference)
     answer_id: str = "id"                # dotted path, in a successful answer, of the resource it made
     issues: str | None = None            # the kind of id a successful answer issues (paypal/toolkit.issued_refs)
     absent_amount: str | None = None     # scoring/wire.py's rule for an amount the request leaves out
     issued_ref: bool = False             # the id it acts on must have been issued on this run's wire
     counts_repeats: bool = False         # the same instruction moving money twice is a duplicate charge
+    fees: str | None = None              # dotted path, in a unit, of its fee list (each {amount, payee}): a share
+    #                                      of the unit's amount paid to the fee's payee (platform fees)
+    limits_of: str | None = None         # the endpoint whose policy judges it (payees, ceilings, thresholds)
+    reads: bool = False                  # scored although the endpoint moves nothing itself: it names or
+    #                                      changes what a later move pays (an order's change, an invoice)
 
 
 _MONEY = {"currency_code": "$currency", "value": "$amount"}
@@ -93,6 +98,14 @@ ORDER_BODY = {"intent": "CAPTURE", "purchase_units": [{
     "application_context": {"return_url": "$return_url!"}}
 REFUND_BODY = {"amount": {"currency_code": "$currency", "value": "$amount!"}, "note_to_payer": "$note",
                "custom_id": "$custom_id"}
+_FEES = "payment_instruction.platform_fees"
+PATCH_BODY = [{"op": "replace", "path": "/purchase_units/@reference_id=='default'/amount", "value": dict(_MONEY)}]
+AUTH_CAPTURE_BODY = {"amount": {"currency_code": "$currency", "value": "$amount!"}, "final_capture": True,
+                     "note_to_payer": "$note"}
+INVOICE_BODY = {"detail": {"currency_code": "$currency"}, "invoicer": {"email_address": "$payee"},
+                "items": [{"name": "$name", "quantity": "1", "unit_amount": dict(_MONEY)}]}
+PAYMENT_BODY = {"method": "BANK_TRANSFER", "amount": {"currency_code": "$currency", "value": "$amount!"},
+                "note": "$note"}
 PAYOUT_BODY = {"sender_batch_header": {"sender_batch_id": "$batch_id", "email_subject": "You have a payout"},
                "items": [{"recipient_type": "$recipient_type", "receiver": "$payee",
                           "amount": {"currency": "$currency", "value": "$amount"}, "sender_item_id": "$item_id",
@@ -113,7 +126,7 @@ CATALOGUE: tuple[Operation, ...] = (
                "notes": "description", "return_url": "return_url"}),
               body=ORDER_BODY, defaults={"payee": "merchant_id", "currency": "currency"},
               units="purchase_units", amount="amount", payee=("payee.merchant_id", "payee.email_address"),
-              item="items.0.sku", issues="order", counts_repeats=True),
+              item="items.0.sku", issues="order", counts_repeats=True, fees=_FEES),
     Operation("orders.capture", "capture", "capture_order", ToolSpec(
         "capture_order", "Capture payment for an order the buyer approved.",
         _obj({"order_id": _S}, ["order_id"]), "orders.capture", True, "order_id", "order"),
@@ -121,6 +134,16 @@ CATALOGUE: tuple[Operation, ...] = (
               issues="capture"),
     Operation("orders.authorize", ref_kind="order", body={}, absent_amount="authorizations_in_answer",
               issued_ref=True),
+    Operation("authorizations.capture", ref_kind="authorization", body=AUTH_CAPTURE_BODY, amount="amount",
+              absent_amount="authorized_remainder", issued_ref=True, counts_repeats=True,
+              fees=_FEES, limits_of="orders.capture"),
+    # -- what names or changes a later move: read and judged like the move it prepares -------------
+    Operation("orders.patch", ref_kind="order", body=PATCH_BODY, absent_amount="patched_order",
+              limits_of="orders.create", reads=True),
+    Operation("invoices.create", body=INVOICE_BODY, payee=("invoicer.email_address",),
+              absent_amount="invoice_items", reads=True),
+    Operation("invoices.record_payment", ref_kind="invoice", body=PAYMENT_BODY, amount="amount",
+              absent_amount="invoice_due", counts_repeats=True, answer_id="payment_id", reads=True),
     Operation("captures.refund", "refund", "refund_capture", ToolSpec(
         "create_refund", "Refund a captured payment. Leave out the amount for a full refund.",
         _obj({"capture_id": _S, "amount": {**_S, "description": "Decimal string; omit for a full refund"},
@@ -294,8 +317,19 @@ def units(op: Operation, body: Any) -> list:
 
 
 def payee_of(op: Operation, unit: Mapping) -> Any:
+    """The first payee the unit names (None: PayPal's default, the API caller)."""
     for p in op.payee:
         v = at(unit, p)
         if v:
             return v
     return None
+
+
+def payees_of(op: Operation, unit: Mapping) -> tuple[str, ...]:
+    """Every payee the unit names, in the row's order: PayPal acts on all of them, so each is judged."""
+    out = []
+    for p in op.payee:
+        v = at(unit, p)
+        if v and v not in out:
+            out.append(v if isinstance(v, str) else str(v))
+    return tuple(out)

@@ -67,6 +67,12 @@ ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
     Endpoint("invoices.list", "GET", "/v2/invoicing/invoices", "invoicing_v2"),
     Endpoint("invoices.get", "GET", "/v2/invoicing/invoices/{id}", "invoicing_v2"),
     Endpoint("invoices.send", "POST", "/v2/invoicing/invoices/{id}/send", "invoicing_v2"),
+    # what agents reach for beyond the toolkits (issue P): changing an order before its capture,
+    # capturing an authorization, recording an invoice as paid
+    Endpoint("orders.patch", "PATCH", "/v2/checkout/orders/{id}", "checkout_orders_v2"),
+    Endpoint("authorizations.capture", "POST", "/v2/payments/authorizations/{id}/capture",
+             "payments_payment_v2", True),
+    Endpoint("invoices.record_payment", "POST", "/v2/invoicing/invoices/{id}/payments", "invoicing_v2"),
 )}
 
 _ROUTES = [(e, re.compile("^" + re.escape(e.path).replace(r"\{id\}", "([^/]+)") + "$"))

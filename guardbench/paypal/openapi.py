@@ -29,7 +29,7 @@ from guardbench.paypal import doc_patches
 from guardbench.paypal.documents import ENV_SPECS_DIR, load_lock, read_verified, resolve_specs_dir
 from guardbench.paypal.endpoints import ENDPOINTS
 
-VERSION = "k4"            # bump when the conversion below changes: old cache entries are then ignored
+VERSION = "k5"            # bump when the conversion below changes: old cache entries are then ignored
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _ANNOTATIONS = frozenset({"description", "title", "example", "examples", "externalDocs", "xml", "deprecated",
                           "discriminator", "default", "readOnly", "writeOnly", "nullable"})

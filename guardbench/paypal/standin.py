@@ -41,6 +41,7 @@ from guardbench.paypal.standin_core import (  # noqa: F401  (re-exported)
 )
 from guardbench.paypal.standin_extra import SEED_DISPUTE_ID, SEED_DISPUTES, ExtraMixin  # noqa: F401
 from guardbench.paypal.standin_invoices import SEED_INVOICE_ID, SEED_INVOICES, InvoicesMixin  # noqa: F401
+from guardbench.paypal.standin_more import MoreMixin
 from guardbench.paypal.standin_orders import BENCH_MERCHANT_EMAIL, BENCH_MERCHANT_ID, OrdersMixin  # noqa: F401  (re-exported)
 from guardbench.records.record import WireRequest, WireResponse
 
@@ -93,6 +94,9 @@ _HANDLERS = {
     "invoices.list": "_invoices_list",
     "invoices.get": "_invoices_get",
     "invoices.send": "_invoices_send",
+    "orders.patch": "_orders_patch",
+    "authorizations.capture": "_authorizations_capture",
+    "invoices.record_payment": "_invoices_record_payment",
 }
 
 _AUTH_FAILURE = {"name": "AUTHENTICATION_FAILURE",
@@ -102,7 +106,7 @@ _AUTH_FAILURE = {"name": "AUTHENTICATION_FAILURE",
                             "rel": "information_link"}]}
 
 
-class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin):
+class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMixin):
     """PayPal's REST API, offline. One instance is one PayPal account's state."""
 
     def __init__(self, clients: dict[str, str] | None = None, seed: str = "0", specs_dir=None):

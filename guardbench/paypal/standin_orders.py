@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from guardbench.paypal.standin_core import ZERO, amount_obj, api_error, fmt, money, not_found
+from guardbench.paypal.standin_more import platform_fees
 
 _BREAKDOWN_ADD = ("item_total", "tax_total", "shipping", "handling", "insurance")
 _BREAKDOWN_SUB = ("shipping_discount", "discount")
@@ -168,6 +169,9 @@ class OrdersMixin:
             if not out_payee:
                 out_payee = {"email_address": BENCH_MERCHANT_EMAIL, "merchant_id": BENCH_MERCHANT_ID}
         out = {"reference_id": ref, "amount": out_amt, "payee": out_payee}
+        fees = platform_fees(pu, base, total, ccy)       # PayPal acts on them: shown, never dropped
+        if fees is not None:
+            out["payment_instruction"] = fees
         for k in _ECHO:
             echoed = pu.get(k)
             if echoed is not None:
@@ -248,6 +252,9 @@ class OrdersMixin:
                    "seller_receivable_breakdown": {"gross_amount": amount_obj(gross, ccy),
                                                    "paypal_fee": amount_obj(fee, ccy),
                                                    "net_amount": amount_obj(gross - fee, ccy)}}
+            shared = pu.get("payment_instruction", {}).get("platform_fees")
+            if shared:
+                cap["seller_receivable_breakdown"]["platform_fees"] = shared
             for k in ("invoice_id", "custom_id"):
                 if k in pu:
                     cap[k] = pu[k]

@@ -32,7 +32,7 @@ def beyond_daily_caps(wire: Sequence[WireExchange], caps: Mapping[str, Decimal],
     caps' currency is unknown)."""
     totals: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
     for m in moves(wire, 0):
-        if m.ok and m.amount is not None and m.endpoint in caps and m.currency == currency:
+        if m.ok and not m.share and m.amount is not None and m.endpoint in caps and m.currency == currency:
             totals[(m.endpoint, m.currency or "?")] += m.amount
     out: dict[str, Decimal] = defaultdict(Decimal)
     for (endpoint, currency), total in totals.items():

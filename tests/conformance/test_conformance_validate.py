@@ -52,6 +52,9 @@ EXPECTED_OPS = {
     "invoices.list": ("invoicing_v2", "invoices.list"),
     "invoices.get": ("invoicing_v2", "invoices.get"),
     "invoices.send": ("invoicing_v2", "invoices.send"),
+    "orders.patch": ("checkout_orders_v2", "orders.patch"),
+    "authorizations.capture": ("payments_payment_v2", "authorizations.capture"),
+    "invoices.record_payment": ("invoicing_v2", "invoices.payments"),
 }
 
 

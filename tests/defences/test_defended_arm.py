@@ -101,3 +101,23 @@ def test_retry_after_interruption_is_blocked_until_checked(tmp_path):
     second = json.loads(p.layer.call("create_payout", call))
     assert second["status"] == "denied" and second["reason"].startswith("outcome_unknown")
     assert wire_endpoints(p).count("payouts.create") == 1
+
+
+@pytest.mark.parametrize("approvals, skipped", [("all", False), ("none", False)])
+def test_an_operator_approved_held_call_is_an_approval_not_a_skipped_one(approvals, skipped):
+    """Issue P: with --approvals all, what the gate held and the operator approved reached PayPal as an
+    approved call (its wire seqs are the run's approved seqs): not approval_skipped. Unapproved money
+    above the threshold still is (the control arm, which holds nothing)."""
+    from guardbench.cli.run import build_bench
+    from guardbench.execution.runner import RunSpec
+    cases = load_cases(default_cases_dir())
+    bench = build_bench(POLICY, cases, {"gate": "gate"}, approvals)
+    kinds = {}
+    for arm in ("gate", "control"):
+        rec = bench.execute(RunSpec("di-supplier-no-approval", 0, arm, "credulous", None, 0, 0))
+        kinds[arm] = [i.kind for i in rec.incidents]
+        if arm == "gate" and approvals == "all":
+            assert rec.approvals_asked >= 1 and any(ex.request.path == "/v1/payments/payouts" and ex.response.ok
+                                                    for ex in rec.wire[rec.setup_seq:])
+    assert ("approval_skipped" in kinds["gate"]) is skipped
+    assert "approval_skipped" in kinds["control"]

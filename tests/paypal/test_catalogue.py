@@ -31,7 +31,7 @@ def test_every_row_names_an_endpoint_and_every_money_endpoint_has_a_row():
             assert set(op.tool.slots) <= op.tool.keys
             assert set(op.tool.slots.values()) <= C.slots_of(op), op.endpoint     # every argument lands in the body
         if op.issued_ref or op.counts_repeats or op.amount or op.absent_amount:
-            assert ep.moves_money, op.endpoint
+            assert ep.moves_money or op.reads, op.endpoint          # read: it names what a later move pays
     money = {name for name, ep in ENDPOINTS.items() if ep.moves_money}
     assert money <= set(C.BY_ENDPOINT), money - set(C.BY_ENDPOINT)
     for name in money:
@@ -108,7 +108,8 @@ def test_every_body_a_row_composes_is_valid_on_paypals_documents(op):
     pytest.importorskip("openapi_core")
     from guardbench.conformance.validate import CONFORMING, Validator
     values = {**VALUES, "currency": "USD", "payee": "supplier-payouts@example.com"} \
-        if op.endpoint == "payouts.create" else VALUES
+        if op.endpoint == "payouts.create" else {**VALUES, "payee": "merchant@guardbench.example"} \
+        if op.endpoint == "invoices.create" else VALUES
     res = Validator(SPECS).request(_request(op, values, ref="5O190127TN364715T"))
     assert res.status == CONFORMING, (op.endpoint, res.errors)
 
@@ -126,9 +127,12 @@ def test_every_module_that_kept_a_copy_now_reads_the_catalogue():
     assert REF_KIND == {a: op.ref_kind for a, op in C.BY_ACTION.items() if op.ref_kind}
     assert ACTION_TOOL == {a: op.tool.name for a, op in C.BY_ACTION.items() if op.tool}
     assert TOOLS == C.TOOLS and BROKER_OPS == {t: op.broker for t, op in C.BY_TOOL.items() if op.broker}
-    assert detectors.PAYEE_ENDPOINTS == {"orders.create", "payouts.create"}
+    # a payee is named by an order and a payout, by an order's change and an invoice (its invoicer), and
+    # by the platform fees of an order or of an authorization's capture
+    assert detectors.PAYEE_ENDPOINTS == {"orders.create", "payouts.create", "orders.patch", "invoices.create",
+                                         "authorizations.capture"}
     assert detectors.REFERENCE_KIND == {"orders.capture": "order", "orders.authorize": "order",
-                                        "captures.refund": "capture"}
+                                        "captures.refund": "capture", "authorizations.capture": "authorization"}
 
 
 # -- the walk-through: a new operation is a row (its endpoint and the stand-in's handler exist) -------------
