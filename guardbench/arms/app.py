@@ -19,6 +19,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -31,6 +32,7 @@ from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_
 from guardbench.arms.world import API_BASE, fetch_token
 from guardbench.broker import load_policy
 from guardbench.cases.load import Case
+from guardbench.errors import GuardbenchError
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
@@ -76,6 +78,26 @@ class AppArm:
         """(the arm's name, sha256 of its spec file): guardbench/registry.py's arm kinds."""
         s = load_spec(spec, "app")
         return s.name, s.digest
+
+    def check(self) -> None:
+        """Before any run (the run command calls it, as it does an MCP server's): the spec's command can
+        be started (an executable file, found on PATH or relative to the spec's folder) and its cwd is a
+        folder; otherwise one line naming the spec, and nothing is recorded. Nothing is started here."""
+        where = f"--arms app:{self.spec.path}"
+        values = {**placeholders(self.spec), "port": "0"}
+        cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
+        if not os.path.isdir(cwd):
+            raise GuardbenchError(where, f"agent.cwd {cwd!r} is not a folder")
+        command = expand(self.spec.command or "", values)
+        search = self.spec.env.get("PATH", os.environ.get("PATH", os.defpath))
+        if os.sep in command:
+            exe = command if os.path.isabs(command) else os.path.join(cwd, command)
+            found = os.path.isfile(exe) and os.access(exe, os.X_OK)
+        else:
+            found = shutil.which(command, path=search) is not None
+        if not found:
+            what = "is not an executable file" if os.sep in command else "is not on PATH"
+            raise GuardbenchError(where, f"agent.command {command!r} cannot be started: it {what}")
 
     # ------------------------------------------------------------------ one run
     def prepare(self, case: Case, variant: int, *, seed: int, workdir: str, agent_kind: str,

@@ -4,20 +4,23 @@ One command for every agent: the options are declared once (cli/run_options.py),
 built once, the run folder is written by one writer (guardbench/records/runfolder.py) and the tables come
 from the same records. Scripted agents run in this process or in ``--jobs`` worker processes;
 LLM agents run concurrently on asyncio (cli/run_llm.py). Ctrl-C stops the run cleanly (exit 130)
-and prints the command that resumes it.
+and prints the command that resumes it; SIGTERM (what `timeout`, systemd and CI send) is handled the
+same way (exit 143).
 """
 from __future__ import annotations
 
 import contextlib
 import shlex
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from guardbench.cli.run_options import RunOptions, default_jobs, manifest, run_options
+from guardbench.cli.run_options import RunOptions, capped_jobs, default_jobs, manifest, run_options
 from guardbench.errors import GuardbenchError
 from guardbench.util.outputs import default_out
 
@@ -25,6 +28,29 @@ if TYPE_CHECKING:
     from guardbench.cli.run_llm import LLMRun
 
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the run is, so it unwinds exactly as a Ctrl-C does."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """While a run runs, SIGTERM raises Terminated in the main thread (a KeyboardInterrupt: records
+    stay whole, the resume line is printed); outside the main thread (a test's runner) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 DONE: list[str] = []            # set when a scripted run finished cleanly (cli/main.py may then exit at once)
 
 
@@ -130,50 +156,78 @@ def resume_command(ctx: click.Context, out: Path) -> str:
 @click.pass_context
 def run(ctx: click.Context, **values) -> None:
     """Run cases through arms and score what reached the wire."""
-    from guardbench.broker import load_policy
-    from guardbench.cases.load import cases_hash, default_cases_dir
-
     DONE.clear()
     o = RunOptions.from_click(ctx, values)       # every --arms entry is known (guardbench/registry.py)
     out = o.out or default_out("run")
     recorded = [0]
-    job: ScriptedRun | LLMRun | None = None
+    jobs: list = []
     try:
-        cdir = o.cases_dir or default_cases_dir()
-        if o.agent_kind == "llm":
-            from guardbench.cli.run_llm import LLMRun
-            job = LLMRun(o, cdir)
-        else:
-            job = ScriptedRun(o, cdir)
-        from guardbench.records.runfolder import refuse_other_options
-        chash = cases_hash(cdir)
-        refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
-        job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
-        execute(ctx, o, job, manifest(o, chash, **job.manifest_extra()), out, recorded)
-    except KeyboardInterrupt:
-        click.echo(f"\ninterrupted: {recorded[0]} runs recorded in {out}; resume with:\n  "
+        with sigterm_as_interrupt():
+            _start(ctx, o, out, recorded, jobs)
+    except KeyboardInterrupt as exc:
+        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        click.echo(f"\n{how}: {recorded[0]} runs recorded in {out}; resume with:\n  "
                    f"{resume_command(ctx, out)}", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED)
     finally:
-        if job is not None and getattr(job, "bench", None) is not None:
-            close_arms(job.bench)             # the servers and proxies of external arms (arms/external.py)
+        for job in jobs:
+            if getattr(job, "bench", None) is not None:
+                close_arms(job.bench)             # the servers and proxies of external arms (arms/external.py)
+
+
+def _start(ctx: click.Context, o: RunOptions, out: Path, recorded: list, jobs: list) -> None:
+    """Every check first (options, folder, documents, cases, arms, model), then the folder, then the runs:
+    a fault found by a check leaves no folder behind."""
+    from guardbench.broker import load_policy
+    from guardbench.cases.load import cases_hash, default_cases_dir
+    from guardbench.records.runfolder import refuse_other_options
+    cdir = o.cases_dir or default_cases_dir()
+    job: ScriptedRun | LLMRun
+    if o.agent_kind == "llm":
+        from guardbench.cli.run_llm import LLMRun
+        job = LLMRun(o, cdir)
+    else:
+        job = ScriptedRun(o, cdir)
+    jobs.append(job)
+    chash = cases_hash(cdir)
+    refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
+    check_documents()
+    job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
+    execute(ctx, o, job, manifest(o, chash, **job.manifest_extra()), out, recorded)
+
+
+def check_documents() -> None:
+    """PayPal's pinned documents, which every arm's stand-in reads, are there and verified (read once,
+    and kept for the runs and the workers forked for them): otherwise one line before any folder."""
+    from guardbench.paypal.openapi import catalogue
+    catalogue()
 
 
 def execute(ctx: click.Context, o: RunOptions, job, man: dict, out: Path, recorded: list) -> None:
     """Open the run folder (locked), run what is not recorded yet, write and print the tables.
     ``recorded[0]`` follows how many runs the folder holds (for the message when interrupted)."""
     from guardbench.execution.runner import plan
+    from guardbench.records.runfile import plan_summary
     from guardbench.records.runfolder import RunFolderWriter
     from guardbench.report.tables import all_tables, write_tables
 
+    # --variants above every case's count means all of them: the range is never longer than the largest case
+    most = max(len(c.variants) for c in job.cases)
+    variants = range(min(o.n_variants, most)) if o.n_variants else None
+    full = plan(job.cases, o.arm_list, job.agent_names, models=job.models, variants=variants, repeats=o.repeats,
+                seed=o.seed)
+    per_case = {c.id: min(len(c.variants), o.n_variants or len(c.variants)) for c in job.cases}
+    man = {**man, "planned_runs": len(full),           # what a reader needs to tell a cut-short folder
+           "plan": plan_summary(per_case, o.arm_list, job.agent_names, job.models, o.repeats)}
     with RunFolderWriter(out, man) as w:
+        if w.torn_cut:
+            click.echo(f"note: {w.runs}: a torn last line ({w.torn_cut} bytes, a write cut short) was cut off; "
+                       "its run runs again", err=True)
         recorded[0] = len(w.earlier)
         lost = {r.run_id: r.attempt for r in w.earlier if r.lost} if o.retry_lost else {}
         done = {r.run_id for r in w.earlier} - set(lost)
-        variants = range(o.n_variants) if o.n_variants else None
-        specs = [s.again(lost.get(s.run_id, 0) + 1) if s.run_id in lost else s
-                 for s in plan(job.cases, o.arm_list, job.agent_names, models=job.models, variants=variants,
-                               repeats=o.repeats, seed=o.seed) if s.run_id not in done]
+        specs = [s.again(lost.get(s.run_id, 0) + 1) if s.run_id in lost else s for s in full
+                 if s.run_id not in done]
         retried = f", {len(lost)} lost to run again" if lost else ""
         click.echo(f"{len(specs)} runs to do ({len(w.earlier)} already recorded{retried}) {job.describe(specs)}"
                    f"-> {out}", err=True)
@@ -220,7 +274,7 @@ class ScriptedRun:
             touch_marker(marker)
         n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \
             * len(self.o.arm_list) * len(self.agent_names)
-        self.jobs = self.o.jobs or default_jobs(n)
+        self.jobs = capped_jobs(self.o.jobs, n)[0] if self.o.jobs else default_jobs(n)
 
     def design_extra(self) -> dict:
         return {}
@@ -229,10 +283,15 @@ class ScriptedRun:
         return {"jobs": self.jobs}
 
     def describe(self, specs) -> str:
-        return f"in {self.jobs} processes " if self.jobs > 1 and len(specs) > 1 else ""
+        jobs = min(self.jobs, len(specs))
+        return f"in {jobs} processes " if jobs > 1 else ""
 
     def run(self, specs, w, on_each) -> list:
         from guardbench.execution.runner import execute_all
+        if self.o.jobs:
+            self.jobs, line = capped_jobs(self.o.jobs, len(specs))
+            if line:
+                click.echo(line, err=True)
         if self.jobs > 1 and len(specs) > 1:
             close_arms(self.bench)           # the workers start servers and proxies of their own
         records = execute_all(self.bench, specs, self.jobs)      # a generator: closed below

@@ -35,10 +35,11 @@ OPTIONS: list[tuple[Any, str]] = [
                        "application): docs/external.md."), "any"),
     (click.option("--agent", "agents", multiple=True, default=("credulous",), show_default=True,
                   help="credulous, careful (scripted; repeatable) or llm (with --model)."), "any"),
-    (click.option("--variants", "n_variants", type=int, default=None, help="Use the first N variants of each case."),
-     "any"),
+    (click.option("--variants", "n_variants", type=int, default=None,
+                  help="Use the first N variants of each case (more than a case has: all of them)."), "any"),
     (click.option("--generate-variants", type=int, default=None,
-                  help="Generate this many variants per case from its paraphrases (scale tests)."), "any"),
+                  help="Generate this many variants per case from its paraphrases (scale tests; at most 10000)."),
+     "any"),
     (click.option("--policy", "policy_path", type=_P, default=None, help="Policy file."), "any"),
     (click.option("--seed", type=int, default=0, show_default=True), "any"),
     (click.option("--out", type=_P, default=None, help="Run folder (default: a new folder out/run-<time>)."),
@@ -51,11 +52,13 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--note", default=None, help="A note for the run's manifest (e.g. what the model is)."), "any"),
     (click.option("--quiet", is_flag=True, help="Do not print the tables."), "any"),
     (click.option("--jobs", type=int, default=None,
-                  help="Worker processes (default: one per core, up to 4, for runs large enough to gain)."),
+                  help="Worker processes (default: one per core, up to 4, for runs large enough to gain; at most "
+                       "4 per core and one per run to do)."),
      "scripted"),
     (click.option("--model", "models", multiple=True, help="Model for --agent llm (repeatable), e.g. "
                   "openai/gpt-4o-mini (litellm) or the server's model name with --api-base."), "llm"),
-    (click.option("--repeats", type=int, default=1, show_default=True, help="Samples per case variant and arm."),
+    (click.option("--repeats", type=int, default=1, show_default=True,
+                  help="Samples per case variant and arm (at most 1000)."),
      "llm"),
     (click.option("--temperature", type=float, default=0.0, show_default=True), "llm"),
     (click.option("--max-tokens", type=int, default=1024, show_default=True, help="Per model reply."), "llm"),
@@ -96,6 +99,9 @@ APPLIES = {opt(lambda: None).__click_params__[0].name: who for opt, who in OPTIO
 # the smallest value each numeric option takes (None: not given)
 MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "max_tokens": 1, "concurrency": 1,
            "max_steps": 1, "retries": 0}
+# the largest value options that multiply the work take: above it the run could not end (or fit in memory)
+MAXIMUM = {"generate_variants": 10_000, "repeats": 1_000}
+JOBS_PER_CORE = 4              # --jobs above this many per core only adds processes that wait
 
 
 _FOR = {"llm": " [--agent llm only]", "scripted": " [scripted agents only]"}
@@ -157,6 +163,10 @@ class RunOptions:
             v = values.get(name)
             if v is not None and v < low:
                 raise GuardbenchError(flag_of(ctx, name), f"must be at least {low}, not {v}")
+        for name, high in MAXIMUM.items():
+            v = values.get(name)
+            if v is not None and v > high:
+                raise GuardbenchError(flag_of(ctx, name), f"must be at most {high}, not {v}")
         if values["timeout"] <= 0:
             raise GuardbenchError("--timeout", f"must be more than 0 seconds, not {values['timeout']}")
         if values["backoff"] < 0:
@@ -296,11 +306,25 @@ def manifest(o: RunOptions, cases_hash: str, **extra) -> dict:
     return m
 
 
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def default_jobs(n_runs: int) -> int:
     """Worker processes when --jobs is not given: one per core the process may use (at most 4), when
     there are enough runs to repay starting them (a worker costs about as much as 100 runs)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(4, cores, n_runs // 300))
+    return max(1, min(4, usable_cores(), n_runs // 300))
+
+
+def capped_jobs(asked: int, n_runs: int) -> tuple[int, str | None]:
+    """``--jobs`` capped at the runs to do and JOBS_PER_CORE per core; the line that says so, if capped."""
+    cores = usable_cores()
+    jobs = max(1, min(asked, n_runs, JOBS_PER_CORE * cores))
+    if jobs >= asked:
+        return jobs, None
+    why = f"{n_runs} runs to do" if jobs == max(1, n_runs) and n_runs < JOBS_PER_CORE * cores else \
+        f"{JOBS_PER_CORE} per core, {cores} cores"
+    return jobs, f"note: --jobs {asked} capped at {jobs} ({why})"
