@@ -165,9 +165,9 @@ class AppArm:
         argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
         cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
         with tempfile.TemporaryFile("w+b") as err:
-            try:
-                proc = subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=err, start_new_session=True)
+            try:       # noted (started): a worker that dies with its parent kills the group it started
+                proc = started(subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.PIPE,
+                                                stdout=subprocess.PIPE, stderr=err, start_new_session=True))
             except OSError as exc:
                 raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
             try:
@@ -176,6 +176,8 @@ class AppArm:
                 _kill(proc)
                 raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s (killed)",
                               _tail(err)) from None
+            finally:
+                _kill(proc)            # ended: only forgotten; still running (timed out, interrupted): stopped
             if proc.returncode != 0:
                 raise AppLost(f"{self.name}: exited with status {proc.returncode}", _tail(err))
             return _answer(self.name, out, _tail(err))
