@@ -308,9 +308,25 @@ def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     try:
         yield from pool.imap(_work, specs, chunksize=chunk)
-        pool.close()
     except BaseException:
-        pool.terminate()              # workers ignore SIGINT: terminate (SIGTERM) stops them
+        _stop_pool(pool)              # workers ignore SIGINT: SIGTERM stops them
         raise
-    finally:
-        pool.join()
+    pool.close()
+    pool.join()
+
+
+def _stop_pool(pool) -> None:
+    """Stop the workers at once (SIGTERM: each kills what it started and leaves), then the pool's threads.
+    A worker signalled itself (SIGTERM to the whole process group, as systemd sends) may have died holding
+    the pool's task-queue lock, on which Pool.terminate() then waits for ever: it gets a few seconds in a
+    thread of its own, and the process leaves without it (cli/main.py ends an interrupted run at once)."""
+    import multiprocessing as mp
+    import threading
+    workers = mp.active_children()
+    for w in workers:
+        w.terminate()
+    for w in workers:
+        w.join(5)
+    stopper = threading.Thread(target=pool.terminate, daemon=True, name="guardbench-pool-stop")
+    stopper.start()
+    stopper.join(5)

@@ -135,6 +135,13 @@ def test_workers_and_what_they_started_die_with_a_killed_parent(tmp_path):
     apps = [int(x) for x in os.listdir(pids)]
     assert len(workers) == 2 and all(_state(a) for a in apps)
     os.kill(p.pid, signal.SIGKILL)
-    p.communicate()
-    assert not _gone(workers, 15.0), "a worker outlived its killed parent"
-    assert not _gone(apps, 15.0), "an application a worker started outlived it"
+    p.wait(30)                           # not communicate(): a surviving worker holds the pipes open
+    try:
+        assert not _gone(workers, 15.0), "a worker outlived its killed parent"
+        assert not _gone(apps, 15.0), "an application a worker started outlived it"
+    finally:
+        for pid in workers + apps:       # whatever the outcome, nothing of this test is left running
+            if _state(pid) is not None:
+                os.kill(pid, signal.SIGKILL)
+        p.stdout.close()
+        p.stderr.close()
