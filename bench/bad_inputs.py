@@ -51,11 +51,11 @@ U_INPUTS: list[tuple[str, list[str], int, str, dict]] = [
      "at most 10000", {}),
     ("run --repeats 1000000000 (llm)", ["run", "--agent", "llm", "--model", "m", "--repeats", "1000000000",
                                         "--out", "{root}/rep"], 2, "at most 1000", {}),
-    ("YAML alias bomb in a case file", ["run", "--cases", "{bomb}", "--out", "{root}/bomb"], 2, "aliases expand",
+    ("YAML alias bomb in a case file", ["run", "--cases", "{bomb}", "--out", "{root}/out-bomb"], 2, "aliases expand",
      {"GUARDBENCH_CASE_CACHE": "off"}),
-    ("recursive YAML alias in a case file", ["run", "--cases", "{recursive}", "--out", "{root}/rec"], 2,
+    ("recursive YAML alias in a case file", ["run", "--cases", "{recursive}", "--out", "{root}/out-rec"], 2,
      "recursive", {}),
-    ("case file of 5 MB", ["run", "--cases", "{big}", "--out", "{root}/big"], 2, "at most", {}),
+    ("case file of 5 MB", ["run", "--cases", "{big}", "--out", "{root}/out-big"], 2, "at most", {}),
     ("app: spec whose command does not exist", ["run", "--arms", "app:{ghost}", *SMALL, "--out", "{root}/ghost"], 2,
      "cannot be started", {}),
     ("PayPal documents missing", ["run", *SMALL, "--out", "{root}/nodocs"], 2, "missing (expected sha256",
@@ -120,7 +120,7 @@ def judge(res: subprocess.CompletedProcess, expected: int, words: str) -> tuple[
                               and sum(x.startswith("error: ") for x in lines) == 1):
         return False, "not one error line"
     if words not in out:
-        return False, f"no {words!r}"
+        return False, f"no {words!r} in: {(lines[-1] if lines else '')[:90]}"
     return True, (lines[-1] if lines else "")[:110]
 
 
