@@ -115,7 +115,7 @@ def refuse_overwrite(target: Path, flag: str = "--out", *, force: bool = False, 
     hint = "choose another --out" if flag == "--out" else f"choose another {flag}"
     for run in reads:
         run = _folder_of(run)
-        if run.is_dir() and _inside(folder, run):
+        if is_run_folder(run) and _inside(folder, run):
             raise GuardbenchError(flag, f"{target} is inside the run folder {run} this command reads; {hint} "
                                         "(or give --force)")
     if writes is not None and is_run_folder(folder):
