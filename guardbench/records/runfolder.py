@@ -86,6 +86,8 @@ def _differs(old: dict, new: dict) -> str | None:
     return None
 
 
+NO_MANIFEST = ("holds runs.jsonl but no manifest.json, so nothing says which options its records were made "
+               "with; choose another --out")
 BUSY = "another guardbench run is writing this folder; wait for it to finish or choose another --out"
 
 
@@ -117,6 +119,9 @@ def refuse_other_options(out: Path, manifest: dict) -> None:
 def _refuse_foreign(out: Path) -> None:
     """A folder without a manifest that holds files a run did not write (a run's own start leaves its
     manifest first) is refused: the run's tables would be written over them."""
+    runs = out / "runs.jsonl"
+    if runs.is_file() and runs.stat().st_size:
+        raise GuardbenchError(str(out), NO_MANIFEST)
     try:
         present = sorted(n for n in os.listdir(out) if n != "runs.jsonl")
     except OSError:
@@ -175,8 +180,7 @@ class RunFolderWriter:
             _refuse_differing(self.out, old, manifest)
             return old
         if self.runs.exists() and self.runs.stat().st_size:
-            raise GuardbenchError(str(self.out), "holds runs.jsonl but no manifest.json, so nothing says which "
-                                                 "options its records were made with; choose another --out")
+            raise GuardbenchError(str(self.out), NO_MANIFEST)
         _refuse_foreign(self.out)
         write_atomic(mpath, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         return manifest
