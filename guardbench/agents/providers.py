@@ -8,7 +8,9 @@
 Both return one normalised, JSON-serialisable completion (the assistant message, tokens,
 cost, latency, and the server's fingerprint) and raise the client's own exceptions, which
 ``retryable`` classifies: rate limits (429), timeouts, connection errors and 5xx are retried
-with exponential backoff and jitter (``with_retries``); anything else fails at once.
+with exponential backoff and jitter (``with_retries``); anything else fails at once, and so does
+a call refused for its credentials (``credentials_error``: 401, 403, or a client that says the key
+is missing, whatever status it wraps that in: litellm calls it a 500).
 litellm and openai are imported on first use only (``import guardbench`` never pulls them in).
 """
 from __future__ import annotations
@@ -66,7 +68,24 @@ def status_of(exc: BaseException) -> int | None:
     return v if isinstance(v, int) else None
 
 
+_NO_CREDENTIALS = ("missing credentials", "api_key client option must be set", "no api key", "invalid api key",
+                   "incorrect api key", "authentication")
+
+
+def credentials_error(exc: BaseException) -> bool:
+    """Was the call refused for its credentials (a key missing, wrong or not allowed)? Never transient."""
+    if status_of(exc) in (401, 403):
+        return True
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & {"AuthenticationError", "PermissionDeniedError"}:
+        return True
+    text = str(exc).lower()
+    return any(w in text for w in _NO_CREDENTIALS)
+
+
 def retryable(exc: BaseException) -> bool:
+    if credentials_error(exc):
+        return False
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
     status = status_of(exc)
@@ -145,7 +164,7 @@ async def with_retries(call: Callable[[], Awaitable[dict]], policy: RetryPolicy,
 _PRICES: dict | None = None
 
 
-def _import_litellm():
+def import_litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")   # before import: no network at import
     import litellm
     litellm.suppress_debug_info = True
@@ -309,7 +328,7 @@ class LiteLLMProvider:
 
     async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
                        max_tokens: int | None, tool_choice: Any = None, response_format: dict | None = None) -> dict:
-        litellm = _import_litellm()
+        litellm = import_litellm()
         kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature,
                                   "timeout": self.timeout, "num_retries": 0, "max_retries": 0}
         if tools:

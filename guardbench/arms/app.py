@@ -19,6 +19,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -31,7 +32,7 @@ from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, 
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
-from guardbench.errors import RunLost
+from guardbench.errors import GuardbenchError, RunLost
 from guardbench.gateway.hook import ArmGateway, running_loop
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
@@ -77,6 +78,26 @@ class AppArm(Arm):
         """(the arm's name, sha256 of its spec file): guardbench/registry.py's arm kinds."""
         s = load_spec(spec, "app")
         return s.name, s.digest
+
+    def check(self) -> None:
+        """Before any run (the run command calls it, as it does an MCP server's): the spec's command can
+        be started (an executable file, found on PATH or relative to the spec's folder) and its cwd is a
+        folder; otherwise one line naming the spec, and nothing is recorded. Nothing is started here."""
+        where = f"--arms app:{self.spec.path}"
+        values = {**placeholders(self.spec), "port": "0"}
+        cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
+        if not os.path.isdir(cwd):
+            raise GuardbenchError(where, f"agent.cwd {cwd!r} is not a folder")
+        command = expand(self.spec.command or "", values)
+        search = self.spec.env.get("PATH", os.environ.get("PATH", os.defpath))
+        if os.sep in command:
+            exe = command if os.path.isabs(command) else os.path.join(cwd, command)
+            found = os.path.isfile(exe) and os.access(exe, os.X_OK)
+        else:
+            found = shutil.which(command, path=search) is not None
+        if not found:
+            what = "is not an executable file" if os.sep in command else "is not on PATH"
+            raise GuardbenchError(where, f"agent.command {command!r} cannot be started: it {what}")
 
     # ------------------------------------------------------------------ one run
     def prepare(self, case: Case, variant: int, world: World) -> Prepared:
@@ -146,9 +167,9 @@ class AppArm(Arm):
         argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
         cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
         with tempfile.TemporaryFile("w+b") as err:
-            try:
-                proc = subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=err, start_new_session=True)
+            try:       # noted (started): a worker that dies with its parent kills the group it started
+                proc = started(subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.PIPE,
+                                                stdout=subprocess.PIPE, stderr=err, start_new_session=True))
             except OSError as exc:
                 raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
             try:
@@ -157,6 +178,8 @@ class AppArm(Arm):
                 _kill(proc)
                 raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s (killed)",
                               _tail(err)) from None
+            finally:
+                _kill(proc)            # ended: only forgotten; still running (timed out, interrupted): stopped
             if proc.returncode != 0:
                 raise AppLost(f"{self.name}: exited with status {proc.returncode}", _tail(err))
             return _answer(self.name, out, _tail(err))

@@ -68,6 +68,8 @@ def load_policy(path: str | os.PathLike | None = None) -> Policy:
         raise PolicyError(where, f"cannot read the file ({exc.__class__.__name__})") from None
     try:
         doc = yamldoc.load(text)
+    except yamldoc.YamlTooLarge as exc:
+        raise PolicyError(where, str(exc)) from None
     except yamldoc.YamlError as exc:
         raise PolicyError(where, f"malformed YAML{f' at line {exc.line}' if exc.line else ''}") from None
     return policy_from_dict(doc, where)

@@ -8,6 +8,10 @@ cases-valid/`` (``GUARDBENCH_CASE_CACHE``: another folder, or ``off``), so an un
 is not validated, nor jsonschema imported, again. Any change to the file or the schema misses
 the marker and is validated; only a file that passed is ever marked; a folder that cannot be
 written costs nothing but the time. The constructs check (``check_constructs``) always runs.
+
+A case file is bounded: at most ``MAX_CASE_FILE_BYTES`` bytes, and YAML aliases that expand to at
+most guardbench.util.yamldoc.MAX_NODES nodes (an alias bomb is refused, naming the file, before it
+is built).
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from typing import Any, Iterable
 from guardbench.errors import CaseError
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
+MAX_CASE_FILE_BYTES = 4_000_000     # the largest shipped case file is 20 kB
 FAMILIES = ("benign", "direct_injection", "indirect_injection", "policy_attack", "limit_attack")
 ADVERSARIAL = FAMILIES[1:]
 
@@ -149,7 +154,12 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
     from guardbench.util import yamldoc
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8") if text is None else text
+        if text is None:
+            size = path.stat().st_size
+            if size > MAX_CASE_FILE_BYTES:
+                raise CaseError(str(path), f"{size:,} bytes: a case file is at most {MAX_CASE_FILE_BYTES:,} "
+                                           "(split it into several files)")
+            text = path.read_text(encoding="utf-8")
         doc = yamldoc.load(text)
     except OSError as exc:
         raise CaseError(str(path), f"cannot read: {exc.strerror or exc}") from None

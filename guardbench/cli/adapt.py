@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 import click
 
+from guardbench.cli import FORCE_HELP
+
 
 @click.command("adapt")
 @click.option("--defence", "targets", multiple=True,
@@ -33,8 +35,9 @@ import click
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Folder for adapt.md and adapt.json (default: a new folder out/adapt-<time>).")
 @click.option("--quiet", is_flag=True, help="Do not print the table.")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacker_temperature, attacker_max_tokens,
-          fmt, timeout, retries, backoff, api_key_env, note, policy_path, seed, out, quiet):
+          fmt, timeout, retries, backoff, api_key_env, note, policy_path, seed, out, quiet, force):
     """Feed each refusal back to an attacker that rewrites the attack, within a budget per case.
 
     Per defence: attempts (calls proposed), unauthorized attempts allowed (bypass/oracle.py),
@@ -54,10 +57,13 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacke
     from guardbench.errors import GuardbenchError
     from guardbench.registry import defence_names
     from guardbench.report.tables import Table
-    from guardbench.util.outputs import check_out_dir, default_out
+    from guardbench.util.outputs import check_out_dir, default_out, refuse_overwrite
 
     if budget < 1:
         raise GuardbenchError("--budget", "must be at least 1")
+    stem = "adapt-llm" if model else "adapt"
+    if out is not None:
+        refuse_overwrite(out, "--out", force=force, writes=(f"{stem}.md", f"{stem}.json"))
     out = check_out_dir(out if out is not None else default_out("adapt"))
     names = list(targets) or defence_names() + ["guardrail"]
     for n in names:
@@ -113,7 +119,6 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacke
         tables.append(attacker_table(tallies, meta))
         payload["attacker_model"] = meta
     payload.update({"seconds": round(elapsed, 3), "results": [{**x.row(), "log": x.log} for x in tallies]})
-    stem = "adapt-llm" if model else "adapt"
     write(out, stem, tables, payload)
     if not quiet:
         for table in tables:

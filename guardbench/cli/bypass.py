@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from guardbench.cli import FORCE_HELP
+
 
 @click.command("bypass")
 @click.option("--defence", "targets", multiple=True,
@@ -16,7 +18,8 @@ import click
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Folder for bypass.md and bypass.json (default: a new folder out/bypass-<time>).")
 @click.option("--quiet", is_flag=True, help="Do not print the tables.")
-def bypass(targets, as_published, no_broker, policy_path, out, quiet):
+@click.option("--force", is_flag=True, help=FORCE_HELP)
+def bypass(targets, as_published, no_broker, policy_path, out, quiet, force):
     """Apply the static bypass vectors to every defence's decision (no agent) and to the broker.
 
     A bypass is a decision that let a call run which the operator's policy does not authorize
@@ -31,8 +34,11 @@ def bypass(targets, as_published, no_broker, policy_path, out, quiet):
     from guardbench.defences.config import config_for
     from guardbench.errors import GuardbenchError
     from guardbench.registry import defence_names
-    from guardbench.util.outputs import check_out_dir, default_out
+    from guardbench.util.outputs import check_out_dir, default_out, refuse_overwrite
 
+    stem = "bypass-as-published" if as_published else "bypass"
+    if out is not None:
+        refuse_overwrite(out, "--out", force=force, writes=(f"{stem}.md", f"{stem}.json"))
     out = check_out_dir(out if out is not None else default_out("bypass"))
     policy = load_policy(policy_path)
     t0 = time.perf_counter()
@@ -44,7 +50,6 @@ def bypass(targets, as_published, no_broker, policy_path, out, quiet):
         raise GuardbenchError("--defence", f"unknown defence {unknown[0]!r} (installed: {', '.join(defence_names())})")
     tables = bypass_tables(outcomes, promises(policy, names, as_published))
     vs = vectors(config_for(policy))
-    stem = "bypass-as-published" if as_published else "bypass"
     write(out, stem, tables, {"variant": "as published" if as_published else "current",
                               "vectors": len(vs), "unauthorized_vectors": sum(v.cls != "benign" for v in vs),
                               "seconds": round(elapsed, 4), "outcomes": [o.to_dict() for o in outcomes]})

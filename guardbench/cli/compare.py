@@ -19,9 +19,10 @@ from typing import Sequence
 
 import click
 
+from guardbench.cli import FORCE_HELP
 from guardbench.errors import GuardbenchError
 from guardbench.records.record import RunRecord
-from guardbench.util.outputs import check_out_file, write_text
+from guardbench.util.outputs import check_out_file, refuse_overwrite, write_text
 
 MEASURES = (("attack success", "attack_success"), ("benign completion", "benign_completed"))
 COLUMNS = ["group", "arm", "measure", "pairs", "cases", "A", "B", "A only (b)", "B only (c)",
@@ -149,12 +150,22 @@ def _emit(text: str, dest: str) -> None:
 @click.option("--arm", "arms", multiple=True, metavar="A_ARM=B_ARM",
               help="Pair arm A_ARM of run A with arm B_ARM of run B (repeatable).")
 @click.option("--label", "labels", multiple=True, help="Labels for the two runs (give twice).")
-def compare(run_a, run_b, md_out, csv_out, ignore_model, ignore_agent, arms, labels):
+@click.option("--force", is_flag=True, help=FORCE_HELP)
+def compare(run_a, run_b, md_out, csv_out, ignore_model, ignore_agent, arms, labels, force):
     """Pair two runs by case, variant and repeat and test the difference per arm."""
     from guardbench.records.runfile import read_run
     from guardbench.report.frame import run_labels
+    for dest, flag in ((md_out, "--markdown"), (csv_out, "--csv")):
+        if dest and dest != "-":
+            refuse_overwrite(Path(dest), flag, force=force, reads=[run_a, run_b])
+    if md_out and md_out != "-" and csv_out and Path(md_out).resolve() == Path(csv_out).resolve():
+        raise GuardbenchError("--csv", f"{csv_out} is also the --markdown file; give two files")
     la, lb = run_labels([run_a, run_b], labels)
     a, b = read_run(run_a), read_run(run_b)
+    notes = [f"{label}: {f.incomplete()}" for label, f in ((la, a), (lb, b)) if f.incomplete()]
+    for f in (a, b):
+        if f.plan_unknown:
+            click.echo(f"note: {f.plan_unknown}", err=True)
     for key in ("cases_hash", "policy_hash"):
         if a.manifest.get(key) and b.manifest.get(key) and a.manifest[key] != b.manifest[key]:
             click.echo(f"note: the two runs have different {key.replace('_', ' ')}es", err=True)
@@ -167,9 +178,11 @@ def compare(run_a, run_b, md_out, csv_out, ignore_model, ignore_agent, arms, lab
         raise GuardbenchError(f"{run_a} vs {run_b}", f"no runs pair up on {_on(ignore_model, ignore_agent)} (two "
                                                      "models: --ignore-model; two agents: --ignore-agent; renamed "
                                                      "arm: --arm A=B)")
+    for n in notes if md_out != "-" else ():    # on every output (the Markdown carries its own); not in CSV
+        click.echo(n, err="-" == csv_out)
     if "-" not in (md_out, csv_out):
         click.echo(t.text())
     if md_out:
-        _emit(t.markdown(), md_out)
+        _emit("".join(f"**{n}**\n\n" for n in notes) + t.markdown(), md_out)
     if csv_out:
         _emit(t.csv(), csv_out)

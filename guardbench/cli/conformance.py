@@ -15,7 +15,9 @@ request an agent composed in an attack is a finding, not a failure; benign, set-
 broker-composed requests must conform.
 
 Output goes to --out (default: a new folder out/conformance-<time>; never into the run folder).
-Exit 0 when everything met its expectation, 1 when not, 2 on a spec/input error.
+Exit 0 when everything met its expectation, 1 when not, 2 on a spec/input error, and 2 for a run
+(or recording) that holds no PayPal API request the documents describe: nothing was checked, so
+nothing passed.
 openapi-core (the [conformance] extra) is imported only when the check runs.
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ import json
 from pathlib import Path
 
 import click
+
+from guardbench.cli import FORCE_HELP
 
 
 @click.command("conformance")
@@ -42,15 +46,19 @@ import click
 @click.option("--strict-responses", is_flag=True,
               help="With --run: a recorded response that does not conform fails the check.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
-def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_responses, as_json):
+@click.option("--force", is_flag=True, help=FORCE_HELP)
+def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_responses, as_json, force):
     """Validate composed and recorded requests against PayPal's OpenAPI documents."""
     from guardbench.util.extras import require
-    from guardbench.util.outputs import check_out_dir, default_out
+    from guardbench.util.outputs import check_out_dir, default_out, refuse_overwrite
 
     if builtin is None:
         builtin = run_dir is None
     if not builtin and not run_dir:
         raise click.UsageError("nothing to check: give --run or drop --no-builtin")
+    if out_dir is not None:
+        refuse_overwrite(out_dir, "--out", force=force, reads=[run_dir] if run_dir else [],
+                         writes=("conformance.json", "conformance.md"))
     out = check_out_dir(out_dir if out_dir is not None else default_out("conformance"), create=False)
     require("conformance", what="conformance")
     from guardbench.conformance import render
@@ -59,6 +67,14 @@ def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_response
     report = builtin_check(specs_dir) if builtin else None
     run = (check_run(run_dir, specs_dir, responses=responses, strict_responses=strict_responses)
            if run_dir else None)
+    if run is not None:
+        t = run.totals()
+        if not t["conforming"] + t["nonconforming"]:
+            from guardbench.errors import GuardbenchError
+            raise GuardbenchError(str(run_dir), f"no PayPal API request to check ({run.exchanges} exchanges: "
+                                                f"{t['oauth_token_calls']} token calls, {t['outside_host']} to other "
+                                                f"hosts, {t['no_route']} on no documented route); nothing was "
+                                                "validated, so nothing passed")
     j, m = render.write(report, out, run)
     if as_json:
         summary = ({"builtin": report.summary(), "run": run.summary()} if report is not None and run is not None

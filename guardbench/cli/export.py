@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from guardbench.cli import FORCE_HELP
 from guardbench.errors import GuardbenchError
 
 
@@ -19,13 +20,16 @@ from guardbench.errors import GuardbenchError
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output file (default: out/export-<time>/runs.csv or .parquet; '-' writes CSV to stdout).")
-def export(run_dir, fmt, out):
+@click.option("--force", is_flag=True, help=FORCE_HELP)
+def export(run_dir, fmt, out, force):
     """Export a run's records as CSV or Parquet."""
     from guardbench.util.extras import require
-    from guardbench.util.outputs import check_out_file, default_out
+    from guardbench.util.outputs import check_out_file, default_out, refuse_overwrite
     require("parquet" if fmt == "parquet" else "export", what="export")
     if str(out) == "-" and fmt != "csv":
         raise GuardbenchError("--out", "only CSV can be written to stdout")
+    if out is not None and str(out) != "-":
+        refuse_overwrite(out, "--out", force=force, reads=[run_dir])    # before anything is read or made
     from guardbench.report.frame import load
     df = load(run_dir)
     if str(out) == "-":

@@ -105,12 +105,12 @@ def main(argv=None):
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except SystemExit as exc:
-        if exc.code == 130:
-            # Ctrl-C, once the command has said so (and closed its run folder): leave now. The interpreter's
+        if exc.code in (130, 143):
+            # Ctrl-C or SIGTERM, once the command has said so (and closed its run folder): leave now. The interpreter's
             # teardown after a KeyboardInterrupt sometimes ended the process by SIGINT instead of status 130.
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(130)
+            os._exit(130 if exc.code == 130 else 143)
         run = sys.modules.get("guardbench.cli.run")
         if exc.code in (0, None) and getattr(run, "DONE", None) == ["scripted"]:
             # a finished scripted run has written, flushed and closed everything: skip the interpreter's

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from guardbench.cli import FORCE_HELP
+
 
 def _default_repo() -> Path:
     import guardbench
@@ -32,7 +34,8 @@ def _default_repo() -> Path:
               help="Repository to copy (default: the one guardbench is imported from).")
 @click.option("--keep", is_flag=True, help="Keep the temporary copies (for debugging).")
 @click.option("--quiet", is_flag=True, help="No per-mutant progress lines.")
-def mutate(jobs, timeout, only, out, list_, repo, keep, quiet):
+@click.option("--force", is_flag=True, help=FORCE_HELP)
+def mutate(jobs, timeout, only, out, list_, repo, keep, quiet, force):
     """Remove one safeguard at a time and show which evidence notices."""
     from guardbench.errors import GuardbenchError
     from guardbench.mutate import registry as reg
@@ -55,7 +58,9 @@ def mutate(jobs, timeout, only, out, list_, repo, keep, quiet):
             raise GuardbenchError("--only", f"no safeguard named {name!r} (guardbench mutate --list shows them)")
 
     from guardbench.util.extras import require
-    from guardbench.util.outputs import check_out_dir, default_out
+    from guardbench.util.outputs import check_out_dir, default_out, refuse_overwrite
+    if out is not None:
+        refuse_overwrite(out, "--out", force=force, writes=("mutation.json", "mutation.md"))
     require("test", what="mutate")
     out = check_out_dir(out if out is not None else default_out("mutate"))
     from guardbench.mutate.harness import HarnessBroken, run

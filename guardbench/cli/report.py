@@ -13,11 +13,18 @@ from pathlib import Path
 
 import click
 
+from guardbench.cli import FORCE_HELP
 
-def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = True) -> dict:
-    """Build the report; returns the paths written (markdown, html, figures)."""
+WRITES = ("report.md", "report.html", "figures")
+
+
+def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = True, force: bool = False) -> dict:
+    """Build the report; returns the paths written (markdown, html, figures). Refuses, before reading, an
+    ``out`` inside a run folder it reads or holding a report already (unless ``force``)."""
     from guardbench.util.extras import require
-    from guardbench.util.outputs import check_out_dir, default_out
+    from guardbench.util.outputs import check_out_dir, default_out, refuse_overwrite
+    if out is not None:
+        refuse_overwrite(Path(out), "--out", force=force, reads=run_dirs, writes=WRITES)
     require("report", "matplotlib")
     from guardbench.report import figures as F
     from guardbench.report import html, markdown
@@ -38,7 +45,8 @@ def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = 
         from guardbench.report.explorer import Explorer
         ex = Explorer(runs)
     page = html.write(runs, figs, out, extra, ex)
-    return {"out": out, "markdown": md, "html": page, "figures": [p for f in figs for p in (f.png, f.svg)]}
+    return {"out": out, "markdown": md, "html": page, "figures": [p for f in figs for p in (f.png, f.svg)],
+            "incomplete": [f"{r.label}: {r.incomplete}" for r in runs if r.incomplete]}
 
 
 @click.command("report")
@@ -47,9 +55,12 @@ def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = 
               help="Output folder (default: a new folder out/report-<time>).")
 @click.option("--label", "labels", multiple=True, help="A label per run, in order (default: folder names).")
 @click.option("--no-explorer", is_flag=True, help="report.html with the figures and tables only (no run explorer).")
-def report(runs, out, labels, no_explorer):
+@click.option("--force", is_flag=True, help=FORCE_HELP)
+def report(runs, out, labels, no_explorer, force):
     """Write a Markdown and HTML report with figures for runs."""
-    res = build_report(list(runs), out, labels, explorer=not no_explorer)
+    res = build_report(list(runs), out, labels, explorer=not no_explorer, force=force)
+    for line in res["incomplete"]:
+        click.echo(line)
     click.echo(f"wrote {res['markdown']}")
     click.echo(f"wrote {res['html']}")
     click.echo(f"wrote {len(res['figures'])} figure files in {res['out'] / 'figures'}")

@@ -2,13 +2,16 @@
 
 The command parses its options (cli/run_options.py) and prints; the run itself is the library's
 (guardbench.run: execution/jobs.py builds the bench, runs the preflight, writes the run folder and
-the tables). Ctrl-C stops the run cleanly (exit 130) and prints the command that resumes it.
+the tables). Ctrl-C stops the run cleanly (exit 130) and prints the command that resumes it; SIGTERM
+(what `timeout`, systemd and CI send) is handled the same way (exit 143).
 """
 from __future__ import annotations
 
 import contextlib
 import shlex
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -18,7 +21,30 @@ from guardbench.cli.run_options import options_from_click, run_options
 from guardbench.execution.jobs import Progress, run_with
 
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
 EXIT_ALL_LOST = 1
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the run is, so it unwinds exactly as a Ctrl-C does."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While a run runs, SIGTERM raises Terminated in the main thread (a KeyboardInterrupt: records
+    stay whole, the resume line is printed); outside the main thread (a test's runner) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 DONE: list[str] = []            # set when a scripted run finished cleanly (cli/main.py may then exit at once)
 
 
@@ -31,6 +57,9 @@ class Printed(Progress):
         self.bar: Any = None
 
     def planned(self, text: str) -> None:
+        click.echo(text, err=True)
+
+    def note(self, text: str) -> None:
         click.echo(text, err=True)
 
     @contextlib.contextmanager
@@ -83,11 +112,13 @@ def run(ctx: click.Context, **values: Any) -> None:
     out = o.out or default_out("run")
     progress = Printed(o.quiet)
     try:
-        result = run_with(o.with_out(out), progress)
-    except KeyboardInterrupt:
-        click.echo(f"\ninterrupted: {progress.recorded} runs recorded in {out}; resume with:\n  "
+        with sigterm_as_interrupt():
+            result = run_with(o.with_out(out), progress)
+    except KeyboardInterrupt as exc:
+        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        click.echo(f"\n{how}: {progress.recorded} runs recorded in {out}; resume with:\n  "
                    f"{resume_command(ctx, out)}", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED)
     except AllRunsLost as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(EXIT_ALL_LOST) from None

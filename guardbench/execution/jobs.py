@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from guardbench.execution.bench import build_bench, check_arms, checked_preflight, close_arms, load_selected
-from guardbench.execution.options import RunOptions, default_jobs, manifest
+from guardbench.execution.options import RunOptions, capped_jobs, default_jobs, manifest
 from guardbench.execution.runner import Bench, execute_all, plan
 from guardbench.records.record import RunRecord
 from guardbench.util.outputs import default_out
@@ -27,6 +27,9 @@ class Progress:
 
     def planned(self, text: str) -> None:
         pass
+
+    def note(self, text: str) -> None:
+        """A line worth saying before the runs (a capped --jobs, a torn last line cut off)."""
 
     @contextlib.contextmanager
     def running(self, total: int) -> Iterator[None]:
@@ -78,6 +81,7 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
             job = ScriptedRun(o, cdir)
         chash = cases_hash(cdir)
         refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
+        check_documents()
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
         return write_runs(o, job, manifest(o, chash, **job.manifest_extra()), out, progress)
     finally:
@@ -85,19 +89,41 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
             close_arms(job.bench)             # the servers and proxies of external arms (arms/external.py)
 
 
+def check_documents() -> None:
+    """PayPal's pinned documents, which every arm's stand-in reads, are there and verified (read once,
+    and kept for the runs and the workers forked for them): otherwise one line before any folder."""
+    from guardbench.paypal.openapi import catalogue
+    catalogue()
+
+
 def write_runs(o: RunOptions, job, man: dict, out: Path, progress: Progress) -> RunResult:
-    """Open the run folder (locked), run what is not recorded yet, write the tables."""
+    """Open the run folder (locked), run what is not recorded yet, write the tables. The manifest
+    records the planned runs, so a reader can tell a folder cut short (records/runfile.py)."""
+    from guardbench.records.runfile import plan_summary
     from guardbench.records.runfolder import RunFolderWriter
     from guardbench.report.tables import all_tables, write_tables
 
+    # --variants above every case's count means all of them: the range is never longer than the largest case
+    most = max((len(c.variants) for c in job.cases), default=0)
+    variants = range(min(o.n_variants, most)) if o.n_variants else None
+    full = plan(job.cases, o.arm_list, job.agent_names, models=job.models, variants=variants, repeats=o.repeats,
+                seed=o.seed)
+    per_case = {c.id: min(len(c.variants), o.n_variants or len(c.variants)) for c in job.cases}
+    man = {**man, "planned_runs": len(full),
+           "plan": plan_summary(per_case, o.arm_list, job.agent_names, job.models, o.repeats)}
     with RunFolderWriter(out, man) as w:
+        if w.torn_cut:
+            progress.note(f"note: {w.runs}: a torn last line ({w.torn_cut} bytes, a write cut short) was cut "
+                          "off; its run runs again")
         progress.recorded = len(w.earlier)
         lost = {r.run_id: r.attempt for r in w.earlier if r.lost} if o.retry_lost else {}
         done = {r.run_id for r in w.earlier} - set(lost)
-        variants = range(o.n_variants) if o.n_variants else None
         specs = [s.again(lost.get(s.run_id, 0) + 1) if s.run_id in lost else s
-                 for s in plan(job.cases, o.arm_list, job.agent_names, models=job.models, variants=variants,
-                               repeats=o.repeats, seed=o.seed) if s.run_id not in done]
+                 for s in full if s.run_id not in done]
+        if isinstance(job, ScriptedRun) and o.jobs:
+            job.jobs, line = capped_jobs(o.jobs, len(specs))
+            if line:
+                progress.note(line)
         retried = f", {len(lost)} lost to run again" if lost else ""
         progress.planned(f"{len(specs)} runs to do ({len(w.earlier)} already recorded{retried}) "
                          f"{job.describe(specs)}-> {out}")
@@ -137,7 +163,7 @@ class ScriptedRun:
         checked_preflight(self.o, self.cdir, self.bench, cases)
         n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \
             * len(self.o.arm_list) * len(self.agent_names)
-        self.jobs = self.o.jobs or default_jobs(n)
+        self.jobs = capped_jobs(self.o.jobs, n)[0] if self.o.jobs else default_jobs(n)
 
     def design_extra(self) -> dict:
         return {}

@@ -64,10 +64,28 @@ class LLMRun:
         if o.external and o.concurrency > 1:
             raise GuardbenchError("--concurrency", "mcp: and app: arms serve one run at a time (one process, one "
                                                    "recording route); use --concurrency 1")
+        self.check_credentials()
         self.preflight = self.check_endpoint()
         self.stopped: str | None = None
         self.bench = Bench(policy, cases, make_arms(o.arms_named, policy, o.approvals), {})
         check_arms(self.bench)
+
+    def check_credentials(self) -> None:
+        """litellm without --api-base: each model's provider needs its key in the environment; one missing
+        is one line now (exit 2, no folder), not a sweep of runs lost one by one."""
+        if self.client != "litellm" or self.o.api_base:
+            return
+        from guardbench.agents.providers import import_litellm
+        litellm = import_litellm()
+        for m in self.models:
+            try:
+                found = litellm.validate_environment(model=m)
+            except Exception:  # noqa: BLE001 - a model litellm cannot place: its first call will say why
+                continue
+            missing = found.get("missing_keys") if isinstance(found, dict) else None
+            if missing and not found.get("keys_in_environment"):
+                raise GuardbenchError("--model", f"{m}: missing credentials: set {', '.join(map(str, missing))} "
+                                                 "(or give --api-base and --api-key-env for an endpoint of your own)")
 
     def check_endpoint(self) -> dict:
         """The tool protocol's preflight per model (agents/preflight.py): native refuses an endpoint that
@@ -91,6 +109,11 @@ class LLMRun:
         try:
             results = asyncio.run(all_probes())
         except Exception as exc:  # noqa: BLE001 - the endpoint did not answer: the runs will say so (lost)
+            from guardbench.agents.providers import credentials_error
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            if credentials_error(cause):      # not transient: no run could succeed, so none starts
+                raise GuardbenchError("--model", f"{o.api_base or self.client}: the credentials were refused: "
+                                                 f"{describe(cause)}") from None
             why = f"preflight call failed: {describe(exc)}"
             return {m: {"protocol": o.tool_protocol, "passed": None, "detail": why} for m in self.models}
         for m, res in results.items():

@@ -41,6 +41,9 @@ APPLIES = {name: "any" if name in ANY_AGENT else "scripted" if name in SCRIPTED_
 # the smallest value each numeric option takes (None: not given)
 MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "max_tokens": 1, "concurrency": 1,
            "max_steps": 1, "retries": 0}
+# the largest value options that multiply the work take: above it the run could not end (or fit in memory)
+MAXIMUM = {"generate_variants": 10_000, "repeats": 1_000}
+JOBS_PER_CORE = 4              # --jobs above this many per core only adds processes that wait
 
 
 def option_flag(name: str) -> str:
@@ -90,6 +93,10 @@ class RunOptions:
             v = values.get(name)
             if v is not None and v < low:
                 raise GuardbenchError(flag(name), f"must be at least {low}, not {v}")
+        for name, high in MAXIMUM.items():
+            v = values.get(name)
+            if v is not None and v > high:
+                raise GuardbenchError(flag(name), f"must be at most {high}, not {v}")
         if values["timeout"] <= 0:
             raise GuardbenchError("--timeout", f"must be more than 0 seconds, not {values['timeout']}")
         if values["backoff"] < 0:
@@ -237,11 +244,25 @@ def manifest(o: RunOptions, cases_hash: str, **extra) -> dict:
     return m
 
 
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def default_jobs(n_runs: int) -> int:
     """Worker processes when --jobs is not given: one per core the process may use (at most 4), when
     there are enough runs to repay starting them (a worker costs about as much as 100 runs)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(4, cores, n_runs // 300))
+    return max(1, min(4, usable_cores(), n_runs // 300))
+
+
+def capped_jobs(asked: int, n_runs: int) -> tuple[int, str | None]:
+    """``--jobs`` capped at the runs to do and JOBS_PER_CORE per core; the line that says so, if capped."""
+    cores = usable_cores()
+    jobs = max(1, min(asked, n_runs, JOBS_PER_CORE * cores))
+    if jobs >= asked:
+        return jobs, None
+    why = f"{n_runs} runs to do" if jobs == max(1, n_runs) and n_runs < JOBS_PER_CORE * cores else \
+        f"{JOBS_PER_CORE} per core, {cores} cores"
+    return jobs, f"note: --jobs {asked} capped at {jobs} ({why})"

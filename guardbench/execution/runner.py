@@ -23,6 +23,7 @@ from guardbench.execution.run_story import ToolWatch, story_fields
 from guardbench.execution.world import build_world
 from guardbench.records.accounts import ExternalAccount
 from guardbench.records.record import UNSCORED, RunRecord
+from guardbench.records.runfile import run_id
 from guardbench.records.runfolder import encode
 from guardbench.scoring.score import policy_reference, run_reference, score
 
@@ -44,7 +45,7 @@ class RunSpec:
 
     @property
     def run_id(self) -> str:
-        return f"{self.case}/v{self.variant}/{self.arm}/{self.agent}/{self.model or '-'}/r{self.repeat}"
+        return run_id(self.case, self.variant, self.arm, self.agent, self.model, self.repeat)
 
     @property
     def world_seed(self) -> int:
@@ -216,22 +217,45 @@ def fast_tmp() -> str | None:
 # -- parallel execution ---------------------------------------------------------------
 
 _WORKER: Bench | None = None
+_PARENT: int | None = None
+PR_SET_PDEATHSIG = 1
 
 
-def _init_worker(factory: Callable[[], Bench] | None) -> None:
-    """A worker ignores Ctrl-C (the parent alone stops the run, cleanly) and builds its Bench
-    (``None``: the parent's, inherited through fork)."""
+def _init_worker(factory: Callable[[], Bench] | None, parent: int | None = None) -> None:
+    """A worker ignores Ctrl-C (the parent alone stops the run, cleanly), leaves at once on SIGTERM,
+    dies with its parent (however the parent ends: SIGTERM, SIGINT, SIGKILL) and builds its Bench
+    (``None``: the parent's, inherited through fork). It starts with SIGINT and SIGTERM blocked (the
+    parent forks it so) and unblocks them only once its own handlers are in place."""
     import signal
-    global _WORKER
+    global _WORKER, _PARENT
+    _PARENT = parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # A worker ends without atexit: what its arms started (an external arm's server and proxy, in a
     # session of their own) is stopped by a finalizer, also when the pool is terminated (SIGTERM).
     from multiprocessing import util
     signal.signal(signal.SIGTERM, _exit_on_term)
+    _die_with_parent(parent)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     util.Finalize(None, _close_worker_arms, exitpriority=10)
     if factory is not None:
         _WORKER = factory()
+
+
+def _die_with_parent(parent: int | None) -> None:
+    """Linux: the kernel sends this worker SIGTERM when its parent dies, even by SIGKILL (prctl
+    PR_SET_PDEATHSIG); a parent already gone before that (the worker's parent is then another
+    process) ends the worker at once."""
+    import signal
+    import sys
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if parent is not None and os.getppid() != parent:
+        os._exit(128 + signal.SIGTERM)
 
 
 def _exit_on_term(signum, frame) -> None:
@@ -256,6 +280,8 @@ def _close_worker_arms() -> None:
 
 def _work(spec: RunSpec) -> tuple[str, RunRecord]:
     assert _WORKER is not None
+    if _PARENT is not None and os.getppid() != _PARENT:      # the parent is gone: nobody reads the result
+        os._exit(143)
     return encode(_WORKER.execute(spec))
 
 
@@ -277,19 +303,36 @@ def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
         _WORKER = bench           # type: ignore[assignment]
     ctx = mp.get_context("fork")
     chunk = max(1, min(64, len(specs) // (jobs * 8) or 1))
-    # Ctrl-C reaches every process of the group. SIGINT stays blocked while the workers are forked, so
-    # none of them can take it before it ignores it (a worker interrupted in its start-up hangs the
-    # pool); a Ctrl-C pressed meanwhile is delivered to this process once the pool exists.
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # Ctrl-C reaches every process of the group. SIGINT and SIGTERM stay blocked while the workers are
+    # forked, so none of them can take one before its own handlers are set (a worker interrupted in its
+    # start-up hangs the pool, or prints a traceback); one sent meanwhile reaches this process once the
+    # pool exists.
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(factory,))
+        pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(factory, os.getpid()))
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     try:
         yield from pool.imap(_work, specs, chunksize=chunk)
-        pool.close()
     except BaseException:             # cleanup, then re-raise (Ctrl-C too): no worker outlives the run
-        pool.terminate()              # workers ignore SIGINT: terminate (SIGTERM) stops them
+        _stop_pool(pool)              # workers ignore SIGINT: SIGTERM stops them
         raise
-    finally:
-        pool.join()
+    pool.close()
+    pool.join()
+
+
+def _stop_pool(pool) -> None:
+    """Stop the workers at once (SIGTERM: each kills what it started and leaves), then the pool's threads.
+    A worker signalled itself (SIGTERM to the whole process group, as systemd sends) may have died holding
+    the pool's task-queue lock, on which Pool.terminate() then waits for ever: it gets a few seconds in a
+    thread of its own, and the process leaves without it (cli/main.py ends an interrupted run at once)."""
+    import multiprocessing as mp
+    import threading
+    workers = mp.active_children()
+    for w in workers:
+        w.terminate()
+    for w in workers:
+        w.join(5)
+    stopper = threading.Thread(target=pool.terminate, daemon=True, name="guardbench-pool-stop")
+    stopper.start()
+    stopper.join(5)

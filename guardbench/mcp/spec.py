@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 from guardbench.errors import GuardbenchError
 
+MAX_SPEC_BYTES = 1_000_000        # a spec is a page of YAML; this bounds what is read and parsed
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 PLACEHOLDER_RE = re.compile(r"\{(sku|amount|currency|ref|note|payee|url)(:number)?\}")
 ACTIONS = ("charge", "capture", "show_order", "refund", "payout", "show_payout")
@@ -142,12 +143,28 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:
         raw = path.read_bytes()
     except OSError as exc:
         raise GuardbenchError(f"--arms {kind}:{path}", f"cannot read the spec: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise _err(path, "", f"{len(raw):,} bytes: a spec is at most {MAX_SPEC_BYTES:,}")
     try:
-        doc = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise _err(path, where, f"not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise _err(path, "", f"not UTF-8 text: byte {raw[exc.start]:#04x} at line {line} (save the file as "
+                             "UTF-8)") from None
+    from guardbench.util import yamldoc
+    try:
+        doc = yamldoc.parse(text)
+    except yamldoc.YamlTooLarge as exc:
+        raise _err(path, "", str(exc)) from None
+    except yamldoc.YamlError:          # the parser's own words: parse it again for them (rare: a bad file)
+        try:
+            yaml.safe_load(text)
+            problem, where = "", ""
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}" if mark is not None else ""
+            problem = str(getattr(exc, "problem", None) or exc)
+        raise _err(path, where, f"not valid YAML ({problem})" if problem else "not valid YAML") from None
     if not isinstance(doc, Mapping):
         raise _err(path, "", "a spec is a mapping (name, server, ...)")
     _unknown(path, "", doc, KEYS if kind == "mcp" else APP_KEYS)

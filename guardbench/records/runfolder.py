@@ -11,7 +11,10 @@ define the run's design) and ``runs.jsonl`` (one line per run, appended and flus
   never leaves a truncated manifest that would block a resume;
 * a folder that holds records but no manifest is refused (nothing says what design they belong
   to); a folder whose manifest records other options is refused, naming the option that differs;
-* a torn last line (a crash mid-write) is cut off before appending; nothing else is ever changed.
+* a torn last line (a crash mid-write) is cut off before appending (``torn_cut`` says how many bytes,
+  for the run to say so); nothing else is ever changed;
+* a folder that holds other files but no manifest is not a run folder: refused, so a run never
+  writes its tables over files it did not make.
 """
 from __future__ import annotations
 
@@ -83,6 +86,8 @@ def _differs(old: dict, new: dict) -> str | None:
     return None
 
 
+NO_MANIFEST = ("holds runs.jsonl but no manifest.json, so nothing says which options its records were made "
+               "with; choose another --out")
 BUSY = "another guardbench run is writing this folder; wait for it to finish or choose another --out"
 
 
@@ -100,12 +105,30 @@ def refuse_other_options(out: Path, manifest: dict) -> None:
         raise GuardbenchError(str(out), BUSY) from None
     finally:
         os.close(fd)                  # closing drops the lock: the writer takes it for itself
+    mpath = Path(out) / "manifest.json"
+    if not mpath.exists():
+        _refuse_foreign(Path(out))
     try:
-        old = json.loads((Path(out) / "manifest.json").read_text(encoding="utf-8"))
+        old = json.loads(mpath.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return
     if isinstance(old, dict):
         _refuse_differing(out, old, manifest)
+
+
+def _refuse_foreign(out: Path) -> None:
+    """A folder without a manifest that holds files a run did not write (a run's own start leaves its
+    manifest first) is refused: the run's tables would be written over them."""
+    runs = out / "runs.jsonl"
+    if runs.is_file() and runs.stat().st_size:
+        raise GuardbenchError(str(out), NO_MANIFEST)
+    try:
+        present = sorted(n for n in os.listdir(out) if n != "runs.jsonl")
+    except OSError:
+        return
+    if present:
+        raise GuardbenchError(str(out), f"holds other files ({present[0]}{', ...' if len(present) > 1 else ''}) and "
+                                        "no manifest.json, so it is not a run folder; choose a new or empty --out")
 
 
 def _refuse_differing(out: Path, old: dict, manifest: dict) -> None:
@@ -128,6 +151,7 @@ class RunFolderWriter:
         self.out = check_out_dir(Path(out))
         self.runs = self.out / "runs.jsonl"
         self.appended = 0
+        self.torn_cut = 0
         self._fh: IO[str] | None = None
         self._fd: int | None = os.open(self.out, os.O_RDONLY | os.O_DIRECTORY)
         try:
@@ -137,7 +161,7 @@ class RunFolderWriter:
             raise GuardbenchError(str(self.out), BUSY) from None
         try:
             self.manifest = self._manifest(manifest)
-            self._drop_torn_tail()
+            self.torn_cut = self._drop_torn_tail()
             self.earlier: list[RunRecord] = read_records(self.runs, slim=True)
         except BaseException:      # cleanup, then re-raise: whatever stops the start releases the lock
             self.close()
@@ -156,17 +180,17 @@ class RunFolderWriter:
             _refuse_differing(self.out, old, manifest)
             return old
         if self.runs.exists() and self.runs.stat().st_size:
-            raise GuardbenchError(str(self.out), "holds runs.jsonl but no manifest.json, so nothing says which "
-                                                 "options its records were made with; choose another --out")
+            raise GuardbenchError(str(self.out), NO_MANIFEST)
+        _refuse_foreign(self.out)
         write_atomic(mpath, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         return manifest
 
-    def _drop_torn_tail(self) -> None:
+    def _drop_torn_tail(self) -> int:
         if not self.runs.exists():
-            return
+            return 0
         fd = os.open(self.runs, os.O_RDWR)
         try:
-            cut_torn_tail(fd)
+            return cut_torn_tail(fd)
         finally:
             os.close(fd)
 

@@ -27,6 +27,7 @@ without, so ``df.groupby("arm").incident.mean()`` agrees with the tables' point 
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -56,6 +57,7 @@ class RunData:
     records: list[RunRecord]
     manifest: dict = field(default_factory=dict)
     tables: list = field(default_factory=list)
+    incomplete: str | None = None          # "incomplete: k of n runs" for a folder cut short
 
     @property
     def n_lost(self) -> int:
@@ -93,7 +95,10 @@ def read_runs(paths: Sequence, labels: Sequence[str] = (), with_tables: bool = T
     for p, label in zip(paths, run_labels(paths, labels), strict=True):
         run = read_run(p)
         out.append(RunData(label, run.folder, run.records, run.manifest,
-                           all_tables(run.records, capable_threshold_of(run.manifest)) if with_tables else []))
+                           all_tables(run.records, capable_threshold_of(run.manifest)) if with_tables else [],
+                           run.incomplete()))
+        if run.plan_unknown:
+            print(f"note: {run.plan_unknown}", file=sys.stderr)
     return out
 
 

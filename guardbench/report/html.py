@@ -78,6 +78,8 @@ def render(runs, figures, extra: Sequence[Table] = (), explorer=None) -> str:
     if explorer is not None:
         parts.append('<p><a href="#runs">Every run, its wire and its verdict</a>: the run explorer at the end of '
                      "this page; every number in the tables links to the runs behind it.</p>")
+    parts += [f'<p class="incomplete"><strong>{escape(r.label)}: {escape(r.incomplete)}</strong></p>'
+              for r in runs if getattr(r, "incomplete", None)]
     parts.append("<h2>Runs</h2>")
     summary = Table("Runs", SUMMARY_COLUMNS, summary_rows(runs))
     parts.append(table_html(summary, heading=None, explorer=explorer))

@@ -48,6 +48,7 @@ def render(runs, figures, out_dir, extra: Sequence[Table] = ()) -> str:
         lines.append(f"Run `{runs[0].label}`: {len(runs[0].records)} records from `{runs[0].path}`.")
     else:
         lines.append(f"{len(runs)} runs side by side: " + ", ".join(f"`{r.label}`" for r in runs) + ".")
+    lines += [f"\n**{r.label}: {r.incomplete}**" for r in runs if getattr(r, "incomplete", None)]
     lines += ["", "Everything here is computed from the runs' records (runs.jsonl) alone; the tables are those of "
                   "`guardbench table RUN`. Rates are k/n of runs with a 95% interval clustered by case "
                   "(continuity-corrected Wilson on Rao & Scott's effective sample) and the number of cases; lost "

@@ -382,12 +382,13 @@ def csv_name(title: str, stem: str = "tables", limit: int = 72) -> str:
     return f"{stem}_{slug}.csv"
 
 
-def write_tables(tables: Sequence[Table], out_dir, stem: str = "tables") -> None:
-    """tables.md (every table) and one CSV per table, named by :func:`csv_name`."""
+def write_tables(tables: Sequence[Table], out_dir, stem: str = "tables", note: str | None = None) -> None:
+    """tables.md (every table; ``note`` first, e.g. that the run is incomplete) and one CSV per table,
+    named by :func:`csv_name`."""
     from pathlib import Path
 
     from guardbench.util.outputs import check_out_dir, write_text
     out = check_out_dir(Path(out_dir))
-    write_text(out / f"{stem}.md", "\n".join(t.markdown() for t in tables))
+    write_text(out / f"{stem}.md", "\n".join(([f"**{note}**\n"] if note else []) + [t.markdown() for t in tables]))
     for t in tables:
         write_text(out / csv_name(t.title, stem), t.csv())

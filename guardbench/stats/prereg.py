@@ -57,17 +57,17 @@ def sha256_file(path: Path) -> str:
 # -- the plan ------------------------------------------------------------------------------
 
 def load_plan(path: Path) -> dict:
-    import yaml
+    from guardbench.util import yamldoc
     path = Path(path)
     where = str(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yamldoc.parse(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise GuardbenchError(where, f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise GuardbenchError(where, "not UTF-8 text (save the file as UTF-8)") from None
-    except yaml.YAMLError:
-        raise GuardbenchError(where, "not valid YAML") from None
+    except yamldoc.YamlError as exc:
+        raise GuardbenchError(where, str(exc)) from None
     if not isinstance(doc, dict):
         raise GuardbenchError(where, "a plan is a mapping with design and hypotheses")
     design = doc.get("design")

@@ -136,13 +136,15 @@ def parse(text: str) -> Requirement:
 
 def load_thresholds(path: Path) -> list[str]:
     """Requirements from a YAML file: a list of strings, or ``{require: [strings]}``."""
-    import yaml
+    from guardbench.util import yamldoc
     try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        doc = yamldoc.parse(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise GuardbenchError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise GuardbenchError(str(path), f"not valid YAML: {str(exc).splitlines()[0]}") from None
+    except UnicodeDecodeError:
+        raise GuardbenchError(str(path), "not UTF-8 text (save the file as UTF-8)") from None
+    except yamldoc.YamlError as exc:
+        raise GuardbenchError(str(path), str(exc)) from None
     items = doc.get("require") if isinstance(doc, dict) and set(doc) == {"require"} else doc
     if not isinstance(items, list) or not items or not all(isinstance(x, str) for x in items):
         raise GuardbenchError(str(path), "expected a list of requirements (strings), or 'require:' with one")

@@ -5,14 +5,21 @@ Every command that writes takes ``--out``. Without it, output goes to a new fold
 ``results/`` (only scripts/regenerate.sh writes there) and never into a run folder given as input.
 A path that cannot be written (a file where a folder should be, or the reverse, a folder under a
 file) is a one-line error naming the option, before anything is written.
+
+What a command would overwrite is refused the same way, before any work (:func:`refuse_overwrite`):
+an existing output file, a folder already holding a file the command writes, a folder inside a run
+folder the command reads, or a run folder itself, unless the user says ``--force``; a run's own
+``runs.jsonl`` and ``manifest.json`` are never written over, ``--force`` or not.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import stat
 import time
 from pathlib import Path
+from typing import Iterable
 
 from guardbench.errors import GuardbenchError
 
@@ -64,6 +71,65 @@ def check_out_file(path: Path, flag: str = "--out") -> Path:
     except OSError as exc:
         raise GuardbenchError(flag, f"cannot create {path.parent}: {exc.strerror or exc}") from None
     return path
+
+
+# the files that make a folder a run folder: never written over by any command but the run's own writer
+RUN_FILES = ("runs.jsonl", "manifest.json")
+
+
+def is_run_folder(folder: Path) -> bool:
+    return any((Path(folder) / n).is_file() for n in RUN_FILES)
+
+
+def _folder_of(run: Path | str) -> Path:
+    p = Path(run)
+    return p.parent if p.name == "runs.jsonl" and not p.is_dir() else p
+
+
+def _inside(target: Path, folder: Path) -> bool:
+    try:
+        t, f = target.resolve(), folder.resolve()
+    except OSError:
+        return False
+    return t == f or f in t.parents
+
+
+def refuse_overwrite(target: Path, flag: str = "--out", *, force: bool = False, reads: Iterable[Path | str] = (),
+                     writes: Iterable[str] | None = None) -> None:
+    """Refuse, with one line naming ``flag``, to write where something would be lost.
+
+    ``writes`` is None for a file ``target``; for a folder it names the files (glob patterns allowed)
+    the command writes into it. Without ``force``: a target inside a run folder in ``reads`` (the
+    folders the command reads), a folder that is a run folder, an output file that exists, or a folder
+    that holds one of ``writes`` is refused. A run's ``runs.jsonl`` or ``manifest.json`` is refused
+    even with ``force``."""
+    target = Path(target)
+    folder = target if writes is not None else target.parent
+    names = [target.name] if writes is None else list(writes)
+    for name in names:
+        if name in RUN_FILES and ((folder / name).exists() or is_run_folder(folder)):
+            raise GuardbenchError(flag, f"{folder / name} is a run's {name}: it is never written over "
+                                        "(--force or not); choose another name")
+    if force:
+        return
+    hint = "choose another --out" if flag == "--out" else f"choose another {flag}"
+    for run in reads:
+        run = _folder_of(run)
+        if is_run_folder(run) and _inside(folder, run):
+            raise GuardbenchError(flag, f"{target} is inside the run folder {run} this command reads; {hint} "
+                                        "(or give --force)")
+    if writes is not None and is_run_folder(folder):
+        raise GuardbenchError(flag, f"{folder} is a run folder; {hint} (or give --force)")
+    if writes is None:
+        if target.exists() and not target.is_dir():       # a folder: check_out_file names it
+            raise GuardbenchError(flag, f"{target} exists; give --force to overwrite it, or {hint}")
+        return
+    if folder.is_dir():
+        present = sorted(os.listdir(folder))
+        for pattern in names:
+            hit = next((n for n in present if fnmatch.fnmatchcase(n, pattern)), None)
+            if hit is not None:
+                raise GuardbenchError(flag, f"{folder / hit} exists; give --force to overwrite it, or {hint}")
 
 
 def cannot_write(path: Path | str, exc: OSError) -> GuardbenchError:

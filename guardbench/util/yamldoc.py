@@ -7,6 +7,11 @@ names another folder or ``off``), so an unchanged corpus needs neither. Only a d
 survives the JSON round trip unchanged is remembered (a YAML date or a non-string key is parsed
 each time); a cache that cannot be read or written costs the parse, nothing else. JSON, not
 pickle: the cache holds data, never code. Nothing here imports anything from guardbench.
+
+A document is bounded before it is built: its node graph, with every alias counted as the whole
+node it stands for (a merge key too), may hold at most ``MAX_NODES`` nodes, and an alias inside the
+node it names is refused. A nine-line "billion laughs" alias bomb is so refused at once, where
+building it (or validating, caching or walking what was built) would take the machine's memory.
 """
 from __future__ import annotations
 
@@ -19,6 +24,9 @@ from typing import Any
 from guardbench.errors import InputError
 
 _KEY = b"guardbench yaml->json v1\0"
+MAX_NODES = 200_000           # the largest shipped case file has a few thousand
+
+
 
 
 class YamlError(InputError, ValueError):
@@ -27,6 +35,14 @@ class YamlError(InputError, ValueError):
     def __init__(self, line: int | None):
         super().__init__(f"not valid YAML{f' at line {line}' if line else ''}")
         self.line = line
+
+
+class YamlTooLarge(YamlError):
+    """The document's aliases expand beyond MAX_NODES nodes, or an alias contains itself."""
+
+    def __init__(self, what: str):
+        ValueError.__init__(self, f"not accepted: {what}")
+        self.line = None
 
 
 def cache_dir() -> Path | None:
@@ -38,14 +54,58 @@ def cache_dir() -> Path | None:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guardbench" / "yaml-json"
 
 
-def parse(text: str) -> Any:
-    """The YAML document in ``text`` (PyYAML's safe loader, its C version when built)."""
+def parse(text: str, max_nodes: int = MAX_NODES) -> Any:
+    """The YAML document in ``text`` (PyYAML's safe loader, its C version when built), refused with
+    YamlTooLarge when its aliases expand beyond ``max_nodes`` nodes (checked on the composed graph,
+    before anything is built)."""
     import yaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        expanded_size(node, max_nodes)
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise YamlError(mark.line + 1 if mark is not None else None) from None
+    finally:
+        loader.dispose()
+
+
+def expanded_size(root: Any, limit: int) -> int:
+    """The number of nodes of a composed YAML graph with every alias expanded, computed once per
+    distinct node (linear in the text, however far the aliases would expand); YamlTooLarge beyond
+    ``limit`` or for a node inside itself."""
+    sizes: dict[int, int] = {}
+    busy: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        value = node.value
+        kids = ([c for pair in value for c in pair] if value and isinstance(value[0], tuple) else value) \
+            if isinstance(value, list) else []
+        if done:
+            busy.discard(key)
+            total = 1 + sum(sizes[id(k)] for k in kids)
+            if total > limit:
+                raise YamlTooLarge(f"its aliases expand to more than {limit:,} nodes (an alias bomb?); "
+                                   "refused before it was built")
+            sizes[key] = total
+            continue
+        if key in busy:
+            raise YamlTooLarge("an alias refers to a node that contains it (a recursive document)")
+        busy.add(key)
+        stack.append((node, True))
+        for k in kids:
+            if id(k) in busy:
+                raise YamlTooLarge("an alias refers to a node that contains it (a recursive document)")
+            if id(k) not in sizes:
+                stack.append((k, False))
+    return sizes[id(root)]
 
 
 def load(text: str) -> Any:

@@ -129,7 +129,7 @@ def test_nonconforming_response_fails_only_when_strict(tmp_path):
     run = _write_run(tmp_path / "run", [{"arm": "a", "wire": [ex.to_dict()]}])
     args = ["conformance", "--run", str(run), "--out", str(tmp_path / "o")]
     assert CliRunner().invoke(cli, args).exit_code == 0
-    assert CliRunner().invoke(cli, args + ["--strict-responses"]).exit_code == 1
+    assert CliRunner().invoke(cli, args + ["--strict-responses", "--force"]).exit_code == 1   # over the first
 
 
 def test_core_fails_when_a_control_passes_or_a_valid_request_fails():

@@ -111,7 +111,8 @@ def test_nothing_to_check_is_refused(tmp_path, content):
     f = tmp_path / "runs.jsonl"
     f.write_text(content)
     for target in (f, tmp_path):
-        res = CliRunner().invoke(cli, ["conformance", "--run", str(target), "--out", str(tmp_path / "o")])
+        out = tmp_path.parent / f"{tmp_path.name}-o"            # never inside the folder it reads
+        res = CliRunner().invoke(cli, ["conformance", "--run", str(target), "--out", str(out)])
         assert res.exit_code == 2, res.output
         assert res.output.strip().startswith("error: ") and "nothing to check" in res.output
         assert len(res.output.strip().splitlines()) == 1
