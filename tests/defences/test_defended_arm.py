@@ -108,7 +108,7 @@ def test_an_operator_approved_held_call_is_an_approval_not_a_skipped_one(approva
     """Issue P: with --approvals all, what the gate held and the operator approved reached PayPal as an
     approved call (its wire seqs are the run's approved seqs): not approval_skipped. Unapproved money
     above the threshold still is (the control arm, which holds nothing)."""
-    from guardbench.cli.run import build_bench
+    from guardbench.execution.bench import build_bench
     from guardbench.execution.runner import RunSpec
     cases = load_cases(default_cases_dir())
     bench = build_bench(POLICY, cases, {"gate": "gate"}, approvals)
