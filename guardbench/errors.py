@@ -8,7 +8,8 @@ below; tests/test_errors.py walks the package and holds every exception class to
     ledger file named on the command line that cannot be read)
   + records.fieldcheck.Bad: a field of a run record (named with its file and line by the reader)
   + InputError: user input found wrong below the layer that knows the file (the caller names it)
-    - util.yamldoc.YamlError: not valid YAML
+    - util.yamldoc.YamlError: not valid YAML; util.yamldoc.YamlTooLarge: too many nodes after alias
+      expansion, or a recursive alias (an alias bomb)
     - arms.setup.SetupFailed: a case's setup cannot be carried out in an arm (the case is wrong)
     - mutate.markers.MarkerError: a safeguard marker misplaced or named twice
 * RunLost: a run lost mid-run. It is recorded with status ``lost``, shown in the tables and never
@@ -38,6 +39,9 @@ below; tests/test_errors.py walks the package and holds every exception class to
   + broker.ledger_head.HeadError: a ledger head that is malformed, unsigned or mis-signed
   + broker.broker.CredentialLeak: an agent-visible answer carried the credential or a token
   + mutate.copies.HarnessBroken: the mutation harness cannot vouch for its own results
+
+Outside the tree, as control flow rather than an error: cli.run.Terminated, a KeyboardInterrupt raised
+for SIGTERM so a terminated run unwinds exactly as a Ctrl-C does.
 
 ``except Exception`` (or ``BaseException``) appears only at a boundary that must survive whatever
 fails inside it (a plug-in, a model's reply, a server thread, a finaliser) or that cleans up and

@@ -163,9 +163,6 @@ def compare(run_a, run_b, md_out, csv_out, ignore_model, ignore_agent, arms, lab
     la, lb = run_labels([run_a, run_b], labels)
     a, b = read_run(run_a), read_run(run_b)
     notes = [f"{label}: {f.incomplete()}" for label, f in ((la, a), (lb, b)) if f.incomplete()]
-    for f in (a, b):
-        if f.plan_unknown:
-            click.echo(f"note: {f.plan_unknown}", err=True)
     for key in ("cases_hash", "policy_hash"):
         if a.manifest.get(key) and b.manifest.get(key) and a.manifest[key] != b.manifest[key]:
             click.echo(f"note: the two runs have different {key.replace('_', ' ')}es", err=True)

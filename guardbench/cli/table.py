@@ -30,8 +30,6 @@ def table(run_dir, fmt, write_to, capable_threshold, force):
     limit = capable_threshold if capable_threshold is not None else capable_threshold_of(run.manifest)
     tables = all_tables(run.records, limit)
     note = run.incomplete()
-    if run.plan_unknown:
-        click.echo(f"note: {run.plan_unknown}", err=True)
     if note:                                  # first on stdout, but never inside CSV
         click.echo(note, err=fmt == "csv")
     for t in tables:

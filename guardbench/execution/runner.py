@@ -323,16 +323,19 @@ def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
 
 def _stop_pool(pool) -> None:
     """Stop the workers at once (SIGTERM: each kills what it started and leaves), then the pool's threads.
-    A worker signalled itself (SIGTERM to the whole process group, as systemd sends) may have died holding
-    the pool's task-queue lock, on which Pool.terminate() then waits for ever: it gets a few seconds in a
-    thread of its own, and the process leaves without it (cli/main.py ends an interrupted run at once)."""
+    Pool.terminate() runs first, in a thread of its own: it marks the pool terminating before anything
+    else, so its worker handler starts no replacement for a worker we end (a replacement found the queues
+    closed and printed a traceback); it may then wait for ever on the task-queue lock a worker died holding
+    (SIGTERM to the whole process group, as systemd sends), so it gets a few seconds and the process
+    leaves without it (cli/main.py ends an interrupted run at once)."""
     import multiprocessing as mp
     import threading
+    stopper = threading.Thread(target=pool.terminate, daemon=True, name="guardbench-pool-stop")
+    stopper.start()
+    stopper.join(0.2)
     workers = mp.active_children()
     for w in workers:
         w.terminate()
     for w in workers:
         w.join(5)
-    stopper = threading.Thread(target=pool.terminate, daemon=True, name="guardbench-pool-stop")
-    stopper.start()
     stopper.join(5)

@@ -27,7 +27,6 @@ without, so ``df.groupby("arm").incident.mean()`` agrees with the tables' point 
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -97,8 +96,6 @@ def read_runs(paths: Sequence, labels: Sequence[str] = (), with_tables: bool = T
         out.append(RunData(label, run.folder, run.records, run.manifest,
                            all_tables(run.records, capable_threshold_of(run.manifest)) if with_tables else [],
                            run.incomplete()))
-        if run.plan_unknown:
-            print(f"note: {run.plan_unknown}", file=sys.stderr)
     return out
 
 

@@ -144,7 +144,7 @@ def _hostile_run(run: Path, out: Path) -> tuple[Path, dict]:
     r["attempts"] = [{"defence": "gate " + HOSTILE[0], "tool": "http_request", "status": "denied", "reason": evil}]
     out.mkdir()
     (out / "runs.jsonl").write_text("\n".join(json.dumps(x) for x in [recs[0], r]) + "\n")
-    return S.report(out, out / "report"), r
+    return S.report(out, out.parent / f"{out.name}-report"), r       # never inside the folder it reads
 
 
 def test_hostile_text_in_a_record_renders_as_text(explorer_run, page, tmp_path):
