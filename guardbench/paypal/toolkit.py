@@ -43,7 +43,7 @@ def action_args(do: str, *, sku: str | None = None, amount: str | None = None, r
     args: dict[str, Any] = {}
     if spec.ref_key:
         args[spec.ref_key] = ref
-    for slot, value in (("sku", sku), ("amount", amount), ("note", note)):   # into the tool's argument for it
+    for slot, value in (("sku", sku), ("amount", amount), ("note", note), ("reason", note)):   # into the tool's argument for it
         if slot in arg_of:
             args[arg_of[slot]] = value
     if spec.currency_key:
