@@ -245,8 +245,8 @@ class Broker:
                                "digest": self._approval_digest(op.name, vp.values, reference)})
                 if op.reference:
                     # an id the account holds is not the broker's to issue (ACCOUNT_REFERENCE_KINDS)
-                    issued = tx.issued(op.reference, reference) if op.reference not in ACCOUNT_REFERENCE_KINDS \
-                        else ""  # type: ignore[arg-type]
+                    issued = tx.issued(op.reference, str(reference)) \
+                        if op.reference not in ACCOUNT_REFERENCE_KINDS else ""
                     # safeguard: broker_issued_references
                     if issued is None:
                         reason = f"{reference} is not an id this broker issued (expected: {_KIND_LABEL[op.reference]})"

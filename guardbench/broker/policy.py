@@ -223,7 +223,8 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
         raise PolicyError(where, f"reference must be one of {sorted(REFERENCE_KINDS)}, not {reference!r}")
     if ("{id}" in endpoint.path) != (reference is not None):
         raise PolicyError(where, f"endpoint {endpoint.name} {'needs' if '{id}' in endpoint.path else 'takes no'}"
-                                 " reference: declare reference: order|capture|payout_batch|dispute|subscription|invoice accordingly")
+                                 " reference: declare reference: order|capture|payout_batch|dispute|subscription|"
+                                 "invoice accordingly")
     amount_from = spec.get("amount_from")
     if amount_from not in (None, "reference"):
         raise PolicyError(where, f"amount_from must be 'reference', not {amount_from!r}")

@@ -13,10 +13,11 @@ Action templates: each top-level argument is a JSON value in which a string that
 ``currency``, ``ref``, ``note``, ``payee``, ``url``; ``:number`` sends the decimal as a JSON
 number, for tools whose schema asks for one). ``{amount_minor}`` is the amount in the currency's
 minor units ("2.00" EUR -> 200); ``{amount}`` in an argument whose name says minor units
-(``amount_minor``, ``*_cents``, ``pence``) is refused as ambiguous, naming the field. A top-level argument that uses a value the action
-does not have is left out whole (a full refund sends no ``amount`` object). A hostile modifier
-(``payee``, ``currency``, ``url``) is carried only where the template uses its placeholder;
-an action the mapping does not list, or one whose modifier it cannot carry, has *no tool path*.
+(``amount_minor``, ``*_cents``, ``pence``) is refused as ambiguous, naming the field. A top-level
+argument that uses a value the action does not have is left out whole (a full refund sends no
+``amount`` object). A hostile modifier (``payee``, ``currency``, ``url``) is carried only where the
+template uses its placeholder; an action the mapping does not list, or one whose modifier it cannot
+carry, has *no tool path*.
 """
 from __future__ import annotations
 

@@ -8,10 +8,10 @@ from decimal import Decimal
 
 from guardbench.cases.load import Action, Case, Variant
 from guardbench.paypal import bodies
-from guardbench.records.record import INCIDENT_KINDS, WireExchange, WireRequest, WireResponse
+from guardbench.records.record import INCIDENT_KINDS
 from guardbench.scoring.intent import INTENT_KINDS, honest_user, judge
 from guardbench.scoring.score import score
-from tests.scoring.test_detectors import API, MERCHANT, REF, SUPPLIER, ex, order, payout
+from tests.scoring.test_detectors import API, MERCHANT, REF, ex, order, payout
 
 REFS = {"capture": ["CAPA00000001", "CAPB00000002"], "order": ["ORDA00000001", "ORDB00000002"]}
 SETUP = [ex(0, "POST", API + "/v2/checkout/orders/ORDA00000001/capture", {}, 201,
