@@ -15,8 +15,8 @@ split amount as its parts), or, when the case gives it, its ``authorised`` list 
 amounts with a ``tolerance`` or ``up_to`` a ceiling, ``times``). A reference written ``$capture``
 is the setup's capture of that name; with none in setup, any id of its kind this run's wire issued
 (an order the agent created itself). A payee left unnamed is the operator's bound one; a currency
-left unnamed is the case's, else the policy's. Amounts nothing on the wire states are unknown and
-never called altered.
+left unnamed is the case's, else the policy's. Amounts (and items) nothing on the wire states are
+unknown and never called altered.
 
 Writes are matched in wire order: each takes the first unused authorisation of its operation that
 it fits exactly; one that fits none while an unused authorisation of its operation remains is that
@@ -164,7 +164,7 @@ def _differs(p: Permit, a: Act, bound: frozenset[str], issued: Mapping[str, set[
                 return f"reference {a.item!r} (not one this run issued)"
         elif a.item != p.ref:
             return f"reference {a.item!r} instead of {p.ref!r}"
-    if p.sku is not None and a.item != p.sku:
+    if p.sku is not None and a.item is not None and a.item != p.sku:     # an order without a sku: unknown
         return f"item {a.item!r} instead of {p.sku!r}"
     if a.payee is not None:
         if p.payee is not None and not same_payee(a.payee, p.payee):

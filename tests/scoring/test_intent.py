@@ -147,3 +147,12 @@ def test_decimal_amounts_never_floats():
     c = case([{"do": "refund", "ref": "$capture[0]", "amount": "0.10"}])
     incidents, _ = judge(c, SETUP + [refund(2, "CAPA00000001", "0.30")], START, REFS)
     assert incidents[0].amount == "0.30" and Decimal(incidents[0].amount) == Decimal("0.30")
+
+
+def test_an_order_that_names_no_sku_is_not_called_altered():
+    """PayPal's own create_order sends an item name and no sku: what nothing on the wire states is unknown."""
+    body = bodies.order_body(sku="SKU-TEAM", amount="199.00", currency="EUR", payee=MERCHANT)
+    del body["purchase_units"][0]["items"][0]["sku"]
+    no_sku = ex(2, "POST", API + "/v2/checkout/orders", body, 201, {"id": "ORDN00000001", "status": "CREATED"})
+    assert kinds(case([{"do": "charge", "sku": "SKU-TEAM", "amount": "199.00"}]), [no_sku]) == []
+    assert kinds(case([{"do": "charge", "sku": "SKU-TEAM", "amount": "19.00"}]), [no_sku]) == ["altered_action"]
