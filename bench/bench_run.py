@@ -37,7 +37,8 @@ def timed_run(args: list[str], cpu: list | None = None, tree: str | None = None)
         out = Path(tmp) / "run"
         c0, t0 = _children_cpu(), time.perf_counter()
         subprocess.run([sys.executable, "-m", "guardbench.cli.main", "run", "--quiet", "--out", str(out), *args],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                       cwd=tmp if tree else None)     # python -m puts the cwd first: a tree's checkout would win
         wall = time.perf_counter() - t0
         if cpu is not None:
             cpu.append(_children_cpu() - c0)
