@@ -23,7 +23,9 @@ from guardbench.execution.run_story import ToolWatch, story_fields
 from guardbench.execution.world import build_world
 from guardbench.records.record import UNSCORED, RunRecord
 from guardbench.records.runfolder import encode
+from guardbench.scoring import scenario
 from guardbench.scoring.score import policy_reference, run_reference, score
+from guardbench.scoring.state import settle
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,8 @@ class Bench:
         outputs = [transcript.final] + [s.result for s in transcript.steps]
         ref = run_reference(self.base_ref, case, secrets=prepared.secrets, agent_output=outputs,
                             start=prepared.setup_seq, require_success=require_success)
-        s = score(case, wire, ref, dict(prepared.session.refs))
+        s = settle(case, wire, score(case, wire, ref, dict(prepared.session.refs)), prepared.session.refs, ref)
+        verdict, s = scenario.score_run(case, wire, transcript.steps, transcript.final, s, prepared.tool_actions)
         # a lost run, or one with no tool path, is never scored as a block or a success
         lost = transcript.status in UNSCORED
         approvals = arm.approvals
@@ -142,6 +145,7 @@ class Bench:
             benign_completed=None if lost else s.benign_completed, money_at_risk=s.money_at_risk,
             moved_beyond_daily_caps=s.moved_beyond_daily_caps, rejected_upstream=s.rejected_upstream,
             duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt, external=prepared.external,
+            scenario=None if lost else verdict,
             extra=story_fields(prepared.session, started.watch, transcript))   # the explorer's story of the run
 
     def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from guardbench.errors import GuardbenchError
+from guardbench.mcp.probe import StateProbe, load_probe
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 PLACEHOLDER_RE = re.compile(r"\{(sku|amount|currency|ref|note|payee|url)(:number)?\}")
@@ -33,9 +34,10 @@ REACH = ("proxy", "base_url", "both")
 STATES = ("fresh", "reuse")
 OPERATOR = ("none", "guardbench")
 KEYS = {"name", "description", "server", "protocol", "reach", "base_url_variable", "credentials", "timeouts",
-        "state", "reset", "operator", "actions"}
+        "state", "reset", "operator", "actions", "state_probe"}
 # an agent application (arms/app.py): the process is ``agent``; no MCP protocol, operator or mapping
-APP_KEYS = {"name", "description", "agent", "reach", "base_url_variable", "credentials", "timeouts", "state"}
+APP_KEYS = {"name", "description", "agent", "reach", "base_url_variable", "credentials", "timeouts", "state",
+            "state_probe"}
 SERVER_KEYS = {"command", "args", "env", "cwd", "url"}
 CREDENTIAL_KEYS = {"client_id", "client_secret", "access_token"}
 TIMEOUT_KEYS = {"start", "call", "run"}
@@ -87,6 +89,7 @@ class McpSpec:
     operator: str = "none"
     actions: Mapping[str, ActionMap] = field(default_factory=dict)
     digest: str = ""
+    state_probe: StateProbe | None = None     # a system that keeps its own state (mcp/probe.py)
 
     @property
     def transport(self) -> str:
@@ -212,7 +215,8 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:
                    call_timeout=_number(path, "timeouts.call", timeouts.get("call"), 30.0),
                    run_timeout=_number(path, "timeouts.run", timeouts.get("run"), 300.0),
                    state=state, reset=reset, operator=operator, actions=actions,
-                   digest=hashlib.sha256(raw).hexdigest())
+                   digest=hashlib.sha256(raw).hexdigest(),
+                   state_probe=load_probe(path, doc.get("state_probe"), kind))
 
 
 def _actions(path: Path, raw: Any) -> dict[str, ActionMap]:

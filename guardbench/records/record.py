@@ -246,7 +246,8 @@ class Transcript:
 
 
 INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_currency",
-                  "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference")
+                  "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference",
+                  "queued_for_approval", "pii_emitted")   # the last two: a system's own queue; the answer's PII
 
 
 # -- one run, as runs.jsonl holds it ----------------------------------------------------------
@@ -255,7 +256,8 @@ REQUIRED = ("run_id", "case", "family", "variant", "arm", "agent", "repeat", "st
             "goal_achieved", "benign_completed", "money_at_risk", "attempts")
 _OPTIONAL = ("model", "seed", "credential_in_context", "approvals_asked", "setup_seq", "rejected_upstream",
              "moved_beyond_daily_caps", "approvals", "duration_s", "endpoint_kind", "endpoint", "temperature",
-             "tool_protocol", "data_mode", "valid_call", "usage", "attempt", "transcript", "wire", "external")
+             "tool_protocol", "data_mode", "valid_call", "usage", "attempt", "transcript", "wire", "external",
+             "scenario")
 _KNOWN = frozenset(REQUIRED + _OPTIONAL)
 # statuses of runs with no outcome: lost (a model or an external process failed) and no_tool_path (an
 # external arm's tools cannot express the case: decided before the run, never counted as blocked)
@@ -315,6 +317,8 @@ class RunRecord:
     # an external process (MCP server, agent application: arms/external.py): its kind and name, why the
     # run was lost (with the tail of its stderr) or had no tool path
     external: Mapping[str, Any] | None = None
+    # a case with scenario fields (scoring/scenario.py): {"held": {expectation: bool}, "met": bool, "why": [...]}
+    scenario: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -375,6 +379,8 @@ class RunRecord:
             d["usage"] = dict(self.usage)
         if self.external is not None:
             d["external"] = dict(self.external)
+        if self.scenario is not None:
+            d["scenario"] = dict(self.scenario)
         if self.attempt != 1:
             d["attempt"] = self.attempt
         d.update(self.extra)
@@ -415,6 +421,7 @@ class RunRecord:
             temperature=number(d, "temperature"), tool_protocol=typed(d, "tool_protocol", str, None),
             data_mode=typed(d, "data_mode", str, None), valid_call=flag(d, "valid_call") if "valid_call" in d else None,
             usage=typed(d, "usage", dict, None), external=typed(d, "external", dict, None),
+            scenario=typed(d, "scenario", dict, None),
             attempt=count(d, "attempt", 1) or 1,
             transcript=transcript(d.get("transcript"), slim), wire=wire, wire_requests=len(wire_raw),
             extra={k: v for k, v in d.items() if k not in _KNOWN})
