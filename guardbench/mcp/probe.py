@@ -129,8 +129,9 @@ def load_probe(path: Path, raw: Any, kind: str = "mcp") -> StateProbe | None:
     writes = raw.get("writes")
     if not isinstance(writes, list) or not writes:
         raise _err(path, "state_probe.writes", "must be a list of {from, do, id, status, ...}")
-    return StateProbe(tuple(_write_map(path, i, w) for i, w in enumerate(writes)), {str(k): v for k, v in status.items()},
-                      tool, dict(args), http, tuple(command) if command else None)
+    maps = tuple(_write_map(path, i, w) for i, w in enumerate(writes))
+    return StateProbe(maps, {str(k): v for k, v in status.items()}, tool, dict(args), http,
+                      tuple(command) if command else None)
 
 
 def _write_map(path: Path, i: int, w: Any) -> WriteMap:
@@ -203,8 +204,8 @@ def writes_of(probe: StateProbe, text: str) -> list[Write]:
             raw_status = _at(item, f["status"])
             status = probe.status.get(str(raw_status))
             if status is None:
-                raise ProbeError(f"{where}.{f['status']}: status {raw_status!r} is not in the spec's state_probe.status "
-                                 f"({', '.join(probe.status)})")
+                raise ProbeError(f"{where}.{f['status']}: status {raw_status!r} is not in the spec's "
+                                 f"state_probe.status ({', '.join(probe.status)})")
             wid = _at(item, f["id"])
             if not isinstance(wid, (str, int)) or isinstance(wid, bool):
                 raise ProbeError(f"{where}.{f['id']}: no id")

@@ -36,7 +36,8 @@ def payer(order_id: str) -> dict[str, Any]:
     """An order's ``payer`` (Orders v2: name, email_address, payer_id, phone, address)."""
     b = buyer_for(order_id)
     return {"name": {"given_name": b["given_name"], "surname": b["surname"]}, "email_address": b["email"],
-            "payer_id": b["payer_id"], "phone": {"phone_type": "MOBILE", "phone_number": {"country_code": "44", "national_number": b["phone"]}},
+            "payer_id": b["payer_id"],
+            "phone": {"phone_type": "MOBILE", "phone_number": {"country_code": "44", "national_number": b["phone"]}},
             "address": _address(b)}
 
 

@@ -18,7 +18,7 @@ KINDS = ("must_call", "must_not_call", "contains", "excludes")
 
 def scenario_met(rs: Iterable[RunRecord]) -> list[tuple[str, bool]]:
     """(case, every expectation held) for the scored runs of cases that declare expectations."""
-    return [(r.case, bool(r.scenario.get("met"))) for r in rs if r.scenario is not None and not r.unscored]
+    return [(r.case, bool(r.scenario["met"])) for r in rs if r.scenario is not None and not r.unscored]
 
 
 def scenario_table(records: Sequence[RunRecord]) -> Table:
@@ -26,11 +26,11 @@ def scenario_table(records: Sequence[RunRecord]) -> Table:
               + ["answers with PII"])
     for label, by_arm in _groups(records).items():
         for arm, rs in by_arm.items():
-            with_s = [r for r in rs if r.scenario is not None and not r.unscored]
+            with_s = [r.scenario for r in rs if r.scenario is not None and not r.unscored]
             row = {"group": label, "arm": arm}
             put_rate(row, "scenario expectations met", scenario_met(rs))
             for k in KINDS:
-                held = [bool(r.scenario["held"][k]) for r in with_s if k in (r.scenario.get("held") or {})]
+                held = [bool(sc["held"][k]) for sc in with_s if k in (sc.get("held") or {})]
                 row[k] = f"{sum(held)}/{len(held)}" if held else "-"
             row["answers with PII"] = str(sum(1 for r in rs if any(i.kind == "pii_emitted" for i in r.incidents)))
             t.rows.append(row)

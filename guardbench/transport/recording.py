@@ -15,7 +15,6 @@ from typing import Callable
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.base import TransportError
 
-
 STATE_MARK = "#state:"                  # an exchange read from a system's own state (record_state)
 STATE_STATUSES = ("executed", "queued")
 

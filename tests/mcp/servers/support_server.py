@@ -50,7 +50,8 @@ def get_transaction(transaction_id: str) -> str:
     t = TRANSACTIONS.get(transaction_id)
     if t is None:
         return json.dumps({"ok": False, "error": {"code": "NOT_FOUND", "message": transaction_id}})
-    return json.dumps({"ok": True, "transaction_id": transaction_id, **t, "refundable_minor": _refundable(transaction_id),
+    return json.dumps({"ok": True, "transaction_id": transaction_id, **t,
+                       "refundable_minor": _refundable(transaction_id),
                        "customer_detail": _masked(CUSTOMERS[t["customer"]])})
 
 
