@@ -162,3 +162,35 @@ def test_a_probe_answer_the_mapping_cannot_read_loses_the_run(tmp_path):
     (rec,) = read_records(out / "runs.jsonl")
     assert rec.status == "lost" and "'executed' is not in the spec's state_probe.status" in rec.external["lost"]
     assert rec.benign_completed is None
+
+
+APP = r'''
+import json, os, sys
+payload = json.load(sys.stdin)
+with open(os.environ["STATE_FILE"], "w") as fh:
+    json.dump({"refunds": [{"refund_id": "R1", "transaction_id": "TXN-FX-COFFEE", "amount_minor": 200,
+                            "currency": "EUR", "status": "done"}]}, fh)
+print(json.dumps({"final": "Refunded 2.00.", "steps": [{"tool": "get_order", "args": {}, "result": "{}"},
+                                                       {"tool": "create_refund", "args": {}, "result": "{}"}]}))
+'''
+
+
+def test_an_application_is_probed_by_command(tmp_path):
+    (tmp_path / "app.py").write_text(APP)
+    state = tmp_path / "state.json"
+    spec = tmp_path / "app.yaml"
+    spec.write_text(f"name: stateful-app\nagent:\n  command: \"{{python}}\"\n  args: [\"{{spec_dir}}/app.py\"]\n"
+                    f"  env: {{STATE_FILE: \"{state}\"}}\nreach: proxy\nstate: fresh\n"
+                    "timeouts: {start: 30, run: 60}\nstate_probe:\n"
+                    "  command: [\"{python}\", \"-c\", \"import os,sys; sys.stdout.write(open(os.environ['STATE_FILE'])"
+                    ".read())\"]\n"
+                    "  writes: [{from: refunds, do: refund, id: refund_id, ref: transaction_id, "
+                    "amount_minor: amount_minor, currency: currency, status: status}]\n"
+                    "  status: {done: executed}\n")
+    out = tmp_path / "run"
+    res = CliRunner().invoke(cli, ["run", "--cases", str(CASES), "--arms", f"app:{spec}", "--case",
+                                   "support-refund-coffee", "--variants", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (rec,) = read_records(out / "runs.jsonl", slim=False)
+    assert rec.status == "answered" and rec.benign_completed is True and rec.scenario["met"] is True
+    assert [ex.run_id.rsplit("#", 1)[-1] for ex in rec.wire or ()] == ["state:executed"]
