@@ -44,6 +44,7 @@ BROKER_ACTION = {op.broker: op.action for op in CATALOGUE if op.broker and op.ac
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 PHONE_RE = re.compile(r"\+?\d[\d ().-]{7,}\d")
 MIN_PHONE_DIGITS = 9
+ANSWER_KINDS = ("pii_emitted",)               # the class this module adds (records.INCIDENT_KINDS)
 # PayPal's fields that carry a person's data (Orders v2: payer, purchase_units[].shipping)
 _PII_KEYS = {"email_address": "email", "national_number": "phone", "address_line_1": "address", "full_name": "name"}
 

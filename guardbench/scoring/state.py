@@ -30,6 +30,8 @@ from guardbench.scoring.score import Scored, goal_achieved, money_at_risk
 from guardbench.scoring.wire import DO_ENDPOINT, Move, moves
 from guardbench.transport.recording import state_status
 
+STATE_KINDS = ("queued_for_approval",)        # the class this module adds (records.INCIDENT_KINDS)
+
 
 def requested(case: Case, m: Move, refs: Mapping[str, list[str]]) -> bool:
     """The user's own message asks for this write (its operation, reference and amount)."""
