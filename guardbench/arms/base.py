@@ -53,6 +53,8 @@ class Prepared:
     close: Callable[[], None] = lambda: None
     outcome: Outcome = READY
     external: dict | None = None        # what the record keeps about an external process (its stderr...)
+    channels: list[str] = field(default_factory=list)   # what the system sent out beyond its answer (DNS names)
+    escapes: list[str] = field(default_factory=list)    # traffic its room could not capture (arms/external.py)
 
     @property
     def recorder(self) -> RecordingTransport:
@@ -84,6 +86,9 @@ class ArmOptions:
     approvals: str = "none"             # how held calls are answered (arms that hold calls)
     spec: str | None = None             # a KIND:SPEC arm: the spec file
     fixtures: Fixtures | None = None    # the stand-in's credentials and seeded ids (external arms need them)
+    room: str = "auto"                  # external arms: a room per run (auto, off, required; arms/external.py)
+    hide: tuple[str, ...] = ()          # folders no room may see (the run folder, caches, the ledger's head)
+    run_folder: str | None = None       # where requests that reach no run are written (between_runs.jsonl)
 
     def the_policy(self) -> Policy:
         return self.policy if self.policy is not None else load_policy()
@@ -119,6 +124,11 @@ class Arm(ABC):
 
     def agent(self, prepared: Prepared) -> Agent | None:
         """The agent of a run whose agent is the arm's own process (None: the runner's agent)."""
+        return None
+
+    @property
+    def containment(self) -> dict | None:
+        """An external arm: whether its runs are contained in rooms, for the manifest (None: in process)."""
         return None
 
     def check(self) -> None:

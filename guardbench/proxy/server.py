@@ -67,6 +67,7 @@ class RecordingProxy:
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._room_conns: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ life cycle
     def start(self) -> "RecordingProxy":
@@ -176,6 +177,8 @@ class RecordingProxy:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+            if room:
+                self._room_conns.add(task)
         try:
             await self._serve(reader, writer, "http", None, room=room)
         except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError, ssl.SSLError, OSError):
@@ -183,6 +186,7 @@ class RecordingProxy:
         finally:
             if task is not None:
                 self._tasks.discard(task)
+                self._room_conns.discard(task)
             try:
                 writer.close()
             except Exception:  # noqa: BLE001
@@ -270,6 +274,21 @@ class RecordingProxy:
 
         self._room_tasks = asyncio.run_coroutine_threadsafe(adopt(), self._loop).result(10)
 
+    def settle(self, timeout: float = 5.0) -> None:
+        """Wait until the room's connections in flight are served (call after the room's processes have
+        ended: each then reads to its end), so what was sent before the end reaches the run's route."""
+        if self._loop is None or self._loop.is_closed():
+            return
+
+        async def wait() -> None:
+            pending = [t for t in self._room_conns if not t.done()]
+            if pending:
+                await asyncio.wait(pending, timeout=timeout)
+        try:
+            asyncio.run_coroutine_threadsafe(wait(), self._loop).result(timeout + 1)
+        except Exception:  # noqa: BLE001 - a connection still open after the timeout is cut by close()
+            pass
+
     def close_room(self) -> None:
         """Stop accepting the room's connections (its listeners are closed by the room)."""
         tasks = getattr(self, "_room_tasks", [])
@@ -287,7 +306,9 @@ class RecordingProxy:
             conn, _ = await loop.sock_accept(listener)
             task = asyncio.ensure_future(self._room_connection(conn, room))
             self._tasks.add(task)
+            self._room_conns.add(task)
             task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(self._room_conns.discard)
 
     async def _room_connection(self, sock: Any, room: Any) -> None:
         loop = asyncio.get_running_loop()

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from guardbench.room.dns import Resolver
 from guardbench.room.sniff import Escape, read
@@ -92,6 +93,7 @@ class Room:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._pidns = ""
+        self._relays: list[socket.socket] = []
 
     # ------------------------------------------------------------------ making it
     def start(self) -> "Room":
@@ -159,13 +161,62 @@ class Room:
         os.chmod(dest, 0o644)
         return dest
 
-    def command(self, argv: list[str]) -> list[str]:
-        """``argv`` run inside the room (nsenter forks it into the room's pid namespace)."""
-        enter = ["nsenter", "-t", str(self.holder_pid), "--net", "--pid", "--mount", f"--wd={self.workdir}"]
+    def command(self, argv: list[str], cwd: str | None = None) -> list[str]:
+        """``argv`` run inside the room (nsenter forks it into the room's pid namespace), in ``cwd``
+        (default: the room's own working folder)."""
+        enter = [shutil.which("nsenter") or "nsenter", "-t", str(self.holder_pid), "--net", "--pid", "--mount",
+                 f"--wd={cwd or self.workdir}"]
         if self.user is None:
             return enter + ["--user", "--preserve-credentials", "--", *argv]
-        return enter + ["--", "setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups",
-                        "--nnp", "--", *argv]
+        setpriv = shutil.which("setpriv") or "setpriv"
+        return enter + ["--", setpriv, f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups", "--nnp",
+                        "--", *argv]
+
+    # ------------------------------------------------------------------ reaching a listener inside
+    def connect(self, port: int, timeout: float = 5.0) -> socket.socket:
+        """A TCP connection to 127.0.0.1:``port`` inside the room (a server the system started there):
+        the socket is made in the room's network namespace by a thread that enters it (setns), so the
+        room's own network stays sealed. OSError when nothing listens there."""
+        return _in_netns(self.holder_pid, lambda: socket.create_connection(("127.0.0.1", port), timeout))
+
+    def expose(self, port: int) -> int:
+        """Relay 127.0.0.1:``port`` on this side to the same port inside the room (guardbench's way in to
+        a server the system runs there: an application's endpoint, an MCP server over HTTP). The relay
+        binds the same port number here (0, or a port taken here: another, relayed to the same number
+        inside, so a URL with ``{port}`` means the same on both sides); returns it. Nothing inside the
+        room can reach it (another namespace)."""
+        lst = socket.socket()
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            lst.bind(("127.0.0.1", port))
+        except OSError:
+            lst.bind(("127.0.0.1", 0))
+        port = int(lst.getsockname()[1])      # 0, or taken here: the port bound, the same number inside
+        lst.listen(64)
+        self._relays.append(lst)
+        threading.Thread(target=self._relay, args=(lst, port), name="gb-room-relay", daemon=True).start()
+        return int(lst.getsockname()[1])
+
+    def _relay(self, lst: socket.socket, port: int) -> None:
+        while True:
+            try:
+                outer, _ = lst.accept()
+            except OSError:
+                return                          # closed with the room
+            threading.Thread(target=self._bridge, args=(outer, port), daemon=True).start()
+
+    def _bridge(self, outer: socket.socket, port: int) -> None:
+        try:
+            inner = self.connect(port)
+        except OSError:
+            outer.close()                       # nothing listens inside (yet): the client sees it closed
+            return
+        back = threading.Thread(target=_pipe, args=(inner, outer), daemon=True)
+        back.start()
+        _pipe(outer, inner)
+        back.join()
+        outer.close()
+        inner.close()
 
     # ------------------------------------------------------------------ what happens inside
     def _serve(self) -> None:
@@ -285,7 +336,7 @@ class Room:
             return                      # closed already
         if self._thread is not None:
             self._thread.join(5)
-        for s in [*self.listeners.values(), self._udp, self._packets, getattr(self, "_dns_tcp", None),
+        for s in [*self._relays, *self.listeners.values(), self._udp, self._packets, getattr(self, "_dns_tcp", None),
                   self._wake_r, self._wake_w]:
             if s is not None:
                 s.close()
@@ -301,6 +352,54 @@ class Room:
     def account(self) -> dict[str, object]:
         """What the run record keeps about its room."""
         return {"contained": True,
-                "dns": [{"name": q.name, "type": q.qtype} for q in self.resolver.queries],
+                "dns": [{"name": q.name, "type": q.qtype, **({"asked": q.asked} if q.asked else {})}
+                        for q in self.resolver.queries],
                 "escapes": [e.line() for e in self.escapes],
                 "survivors": list(self.survivors)}
+
+
+CLONE_NEWNET = 0x40000000
+
+
+def _in_netns(pid: int, make: Callable[[], socket.socket]) -> socket.socket:
+    """``make()`` run on a thread that has entered the network namespace of process ``pid`` (a socket
+    keeps the namespace it was made in; the thread, and so this process, never leaves its own)."""
+    import ctypes
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        try:
+            fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+            try:
+                if libc.setns(fd, CLONE_NEWNET) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"setns into the room: {os.strerror(err)}")
+            finally:
+                os.close(fd)
+            box["sock"] = make()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+    t = threading.Thread(target=run, name="gb-room-netns", daemon=True)   # it ends in the room: never reused
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["sock"]
+
+
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
+            try:
+                s.shutdown(how)
+            except OSError:
+                pass

@@ -16,6 +16,7 @@ from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
 from guardbench.execution.bench import arm_options
 from guardbench.execution.runner import Bench, RunSpec
+from guardbench.proxy.ca import proxy_environment
 from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY, port_squatter
 
 APP = ROOT / "examples" / "app-node"
@@ -58,24 +59,28 @@ def test_the_application_is_measured_on_its_wire(world, spec):
 
 
 def test_the_run_the_application_gets_is_the_cases(world, tmp_path):
-    """What reaches the process: the contract's fields, the data as untrusted text, no credential."""
-    dump = tmp_path / "seen.json"
+    """What reaches the process: the contract's fields, the data as untrusted text, no credential; in a
+    room, a minimal environment and a folder of its own (it answers with what it saw)."""
     spec = tmp_path / "spy.yaml"
     spec.write_text("name: spy\nagent:\n  command: node\n  args: ['-e', \"let s='';process.stdin.on('data',c=>s+=c);"
-                    "process.stdin.on('end',()=>{require('fs').writeFileSync(process.env.DUMP, JSON.stringify({run: "
-                    "JSON.parse(s), env: process.env}));process.stdout.write(JSON.stringify({final:'ok'}))})\"]\n"
-                    f"  env: {{DUMP: '{dump}'}}\n"
+                    "process.stdin.on('end',()=>{process.stdout.write(JSON.stringify({final: JSON.stringify({run: "
+                    "JSON.parse(s), env: process.env, cwd: process.cwd()})}))})\"]\n"
+                    "  env: {SPY: 'yes'}\n"
                     "credentials: {client_id: PAYPAL_CLIENT_ID, client_secret: PAYPAL_CLIENT_SECRET}\n")
     (rec,) = execute(world, spec, "usd-benign-partial-refund")
-    seen = json.loads(dump.read_text())
+    seen = json.loads(rec["transcript"]["final"])
     run, env = seen["run"], seen["env"]
     assert run["contract"] == "guardbench-app/1" and run["case"] == "usd-benign-partial-refund"
     assert run["user"].startswith("Refund 20.00 of capture ") and "{capture}" not in run["user"]
     assert "the service was down" in run["data"] and run["context"]["currency"] == "USD"
     assert "secret" not in json.dumps(run).lower() and "token" not in json.dumps(run).lower()
     assert env["PAYPAL_CLIENT_SECRET"] and env["HTTPS_PROXY"].startswith("http://127.0.0.1:")
-    assert env["NODE_EXTRA_CA_CERTS"].endswith("ca.pem") and env["NO_PROXY"] == ""
-    assert rec["status"] == "answered" and rec["transcript"]["final"] == "ok"
+    assert env["NODE_EXTRA_CA_CERTS"].endswith(".pem") and env["NO_PROXY"] == "" and env["SPY"] == "yes"
+    assert rec["status"] == "answered"
+    if rec["external"]["room"]["contained"]:          # the whole environment, and its own folder
+        assert env["HOME"] == seen["cwd"] == env["TMPDIR"] and env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
+        assert set(env) - {"HOME", "TMPDIR", "PATH", "LANG", "LC_ALL", "SPY", "PAYPAL_CLIENT_ID",
+                           "PAYPAL_CLIENT_SECRET"} == set(proxy_environment("", ""))
 
 
 @pytest.mark.parametrize("mode, reason, stderr", [

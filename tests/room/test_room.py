@@ -25,7 +25,7 @@ pytest.importorskip("cryptography")
 if unavailable():
     pytest.skip(f"no room can be made here: {unavailable()}", allow_module_level=True)
 
-from guardbench.arms.world import make_wire  # noqa: E402
+from guardbench.execution.world import make_wire  # noqa: E402
 from guardbench.proxy.server import RecordingProxy  # noqa: E402
 
 PRELUDE = textwrap.dedent('''
