@@ -28,6 +28,7 @@ from guardbench.paypal.standin import PayPalStandIn
 STDERR_LIMIT = 4000
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")   # uncontained: passed on
 ROOM_ENV = ("PATH", "LANG", "LC_ALL")       # in a room: all of guardbench's environment the system sees
+SETTLE = 2.0          # seconds a room's processes get to exit by themselves at a run's end, then are killed
 
 
 def placeholders(spec) -> dict[str, str]:
@@ -179,6 +180,7 @@ class ExternalWorld:
         room, self.room = self.room, None
         try:
             if room is not None:
+                room.settle(SETTLE)          # a process guardbench stopped gets a moment to exit by itself
                 room.end()
                 if self._proxy is not None:
                     self._proxy.settle()

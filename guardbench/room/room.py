@@ -94,6 +94,7 @@ class Room:
         self._lock = threading.Lock()
         self._pidns = ""
         self._relays: list[socket.socket] = []
+        self.exposed: set[int] = set()        # ports guardbench relays into the room (expose)
 
     # ------------------------------------------------------------------ making it
     def start(self) -> "Room":
@@ -194,6 +195,7 @@ class Room:
         port = int(lst.getsockname()[1])      # 0, or taken here: the port bound, the same number inside
         lst.listen(64)
         self._relays.append(lst)
+        self.exposed.add(port)
         threading.Thread(target=self._relay, args=(lst, port), name="gb-room-relay", daemon=True).start()
         return int(lst.getsockname()[1])
 
@@ -283,10 +285,27 @@ class Room:
             if addr[2] != 0:       # PACKET_HOST only: loopback shows each packet twice
                 continue
             esc = read(data, ports, frozenset({53}))
+            if esc is not None and esc.protocol == "tcp" and (esc.port in self.exposed or self._listened(esc.port)):
+                continue        # a connection to a listener inside the room (guardbench's own, or the system's)
             if esc is not None:
                 with self._lock:
                     if esc not in self.escapes:
                         self.escapes.append(esc)
+
+    def _listened(self, port: int) -> bool:
+        """Something in the room listens on TCP ``port`` (its own /proc/PID/net tables): a connection
+        there stays in the room."""
+        for table in ("tcp", "tcp6"):
+            try:
+                with open(f"/proc/{self.holder_pid}/net/{table}") as fh:
+                    rows = fh.readlines()[1:]
+            except OSError:
+                continue
+            for row in rows:
+                f = row.split()
+                if len(f) > 3 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+        return False
 
     # ------------------------------------------------------------------ who is inside
     def members(self) -> list[tuple[int, str]]:
@@ -305,6 +324,16 @@ class Room:
         return out
 
     # ------------------------------------------------------------------ ending it
+    def settle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every process in the room to exit by itself (a server
+        guardbench stopped may take a moment to shut down); True when the room is empty."""
+        deadline = time.monotonic() + timeout
+        while self._pidns and self.members():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def end(self) -> list[str]:
         """End every process in the room; return the command lines of those that were still alive.
 
