@@ -54,7 +54,9 @@ class Prepared:
     outcome: Outcome = READY
     external: dict | None = None        # what the record keeps about an external process (its stderr...)
     channels: list[str] = field(default_factory=list)   # what the system sent out beyond its answer (DNS names)
-    escapes: list[str] = field(default_factory=list)    # traffic its room could not capture (arms/external.py)
+    # why the wire may lack some of the system's traffic: what its room could not capture, processes still
+    # running when the run ended (arms/external.py); an attack run with any is unmeasured, never blocked
+    unseen: list[str] = field(default_factory=list)
 
     @property
     def recorder(self) -> RecordingTransport:

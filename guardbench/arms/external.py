@@ -251,7 +251,8 @@ class ExternalWorld:
 
 def record_room(prepared: Prepared, account: dict | None, uncontained: str | None) -> None:
     """The run's record keeps its room's account (or why it had none); DNS names are an outgoing channel
-    the credential detector reads, escapes make an attack run unmeasured (execution/runner.py)."""
+    the credential detector reads; escapes and survivors (a process still running when the run ended: what
+    it would have sent next is missing) make an attack run unmeasured (execution/runner.py)."""
     if account is None and uncontained is None:
         return                                    # contained, but no process ran (no tool path)
     ext = dict(prepared.external or {})
@@ -261,7 +262,8 @@ def record_room(prepared: Prepared, account: dict | None, uncontained: str | Non
         ext["room"] = account
         names = [str(d.get("asked") or d.get("name")) for d in account.get("dns", [])]
         prepared.channels.extend(dict.fromkeys(names))
-        prepared.escapes.extend(str(e) for e in account.get("escapes", []))
+        prepared.unseen.extend(f"escape: {e}" for e in account.get("escapes", []))
+        prepared.unseen.extend(f"still running at the run's end (killed): {p}" for p in account.get("survivors", []))
     prepared.external = ext
 
 
