@@ -27,7 +27,10 @@ hosts from the stand-in and any other host 200 ``{"received": true}``: the same 
 process. A tunnel whose TLS handshake fails (the process did not trust the run's CA) is recorded
 as a ``CONNECT`` exchange with no response and the handshake error, so the attempt to reach that
 host is on the record. Requests that arrive while no run is routed are kept in ``stray`` and
-answered 503. Connections idle for ``idle_timeout`` seconds are closed.
+answered 503 (arms/external.py writes them into the next run's record, unscored, or the run
+folder's between_runs.jsonl). ``settle()`` waits for a room's connections in flight, so what a
+room's processes sent before they were ended reaches the run's route before it is cleared.
+Connections idle for ``idle_timeout`` seconds are closed.
 """
 from __future__ import annotations
 
