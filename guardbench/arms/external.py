@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from guardbench.agents.base import Session
 from guardbench.arms.base import Prepared
@@ -96,6 +96,12 @@ class ExternalWorld:
         self._tokens: dict[str, str] = {}
         self.standin: PayPalStandIn | None = None
         self.room: Any = None
+        # hooks for a service of guardbench's inside the room (the model gateway, issue 27 R items 4-5): more
+        # ports the room listens on, a callback that serves them once the room is made (room.listeners[port]),
+        # and variables added to the system's environment
+        self.room_ports: tuple[int, ...] = ()
+        self.on_room: list[Callable[[Any], None]] = []
+        self.room_env: dict[str, str] = {}
         self._ca_in_room = ""
         self._stray_seen = 0
         self._pid = os.getpid()
@@ -157,9 +163,13 @@ class ExternalWorld:
             return None
         if self.room is None:
             from guardbench.room import Room
+            from guardbench.room.room import CAPTURED_PORTS, PROXY_PORT
             proxy = self.proxy()
-            room = Room(hide=(*self.hide, str(proxy.folder))).start()
+            room = Room(tcp_ports=CAPTURED_PORTS + (PROXY_PORT,) + self.room_ports,
+                        hide=(*self.hide, str(proxy.folder))).start()
             proxy.serve_room(room)
+            for serve in self.on_room:
+                serve(room)
             self._ca_in_room = room.give(proxy.ca_path, "guardbench-ca.pem")
             self.room = room
         return self.room
@@ -223,6 +233,7 @@ class ExternalWorld:
         token = self.token()
         if token:
             env[creds["access_token"]] = token
+        env.update(self.room_env)
         env.update(extra or {})
         return env
 

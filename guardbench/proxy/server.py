@@ -260,12 +260,14 @@ class RecordingProxy:
     # ------------------------------------------------------------------ rooms
     def serve_room(self, room: Any) -> None:
         """Serve every listener of ``room`` (guardbench/room/) until ``close_room`` or ``close``."""
-        from guardbench.room.room import PROXY_PORT
+        from guardbench.room.room import CAPTURED_PORTS, PROXY_PORT
         assert self._loop is not None, "start() the proxy first"
 
         async def adopt() -> list[asyncio.Task]:
             tasks = []
             for port, listener in room.listeners.items():
+                if port not in CAPTURED_PORTS and port != PROXY_PORT:
+                    continue               # a port another of guardbench's services serves (a model gateway)
                 listener.setblocking(False)
                 if port == PROXY_PORT:     # the proxy's own protocol (CONNECT, absolute form, base URL)
                     server = await asyncio.start_server(lambda r, w: self._client(r, w, room=True),
