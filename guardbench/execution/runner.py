@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generator, Mapping, Sequence
 
 from guardbench.agents.base import Transcript
-from guardbench.arms.base import Arm, Prepared
+from guardbench.arms.base import Arm, Prepared, StagingArm
 from guardbench.arms.setup import SetupFailed
+from guardbench.arms.world import World
 from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
 from guardbench.execution.run_story import ToolWatch, story_fields
-from guardbench.execution.world import build_world
+from guardbench.execution.world import Template, build_world, stage_fresh, stage_template, template_key
 from guardbench.records.accounts import ExternalAccount
 from guardbench.records.record import UNSCORED, RunRecord
 from guardbench.records.runfolder import encode
@@ -50,6 +51,12 @@ class RunSpec:
     def world_seed(self) -> int:
         return int(hashlib.sha256(f"{self.seed}:{self.run_id}".encode()).hexdigest()[:8], 16)
 
+    @property
+    def staged_seed(self) -> int:
+        """What a staging arm's setup is keyed by: the same for every variant, repeat, agent and model
+        of the case in the arm, so that the staged world is built once (execution/world.py)."""
+        return int(hashlib.sha256(f"{self.seed}:{self.case}/{self.arm}".encode()).hexdigest()[:8], 16)
+
 
 def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, models: Sequence[str | None] = (None,),
          variants: Sequence[int] | None = None, repeats: int = 1, seed: int = 0) -> list[RunSpec]:
@@ -75,7 +82,10 @@ class Bench:
     """Everything one process needs to execute runs: policy, cases, arms, agents."""
 
     def __init__(self, policy, cases: Sequence[Case], arms: Mapping[str, Arm], agents: Mapping[str, Any],
-                 workdir: str | None = None, agent_kind: Callable[[str], str] | None = None):
+                 workdir: str | None = None, agent_kind: Callable[[str], str] | None = None,
+                 reuse_worlds: bool = True):
+        """``reuse_worlds``: a staging arm's world is staged once per (case, arm) and copied for each
+        run (execution/world.py's Template); False: staged afresh for every run (the same records)."""
         self.policy = policy
         self.cases = {c.id: c for c in cases}
         self.arms = arms
@@ -83,6 +93,8 @@ class Bench:
         self.workdir = workdir if workdir is not None else fast_tmp()
         self.base_ref = policy_reference(policy)
         self.agent_kind = agent_kind or (lambda name: "scripted" if name in ("credulous", "careful") else "llm")
+        self.reuse_worlds = reuse_worlds
+        self.templates: dict[tuple, Template] = {}
 
     def agent_for(self, spec: RunSpec):
         return self.agents[spec.agent if spec.model is None else f"{spec.agent}:{spec.model}"]
@@ -103,8 +115,7 @@ class Bench:
         tmp = tempfile.TemporaryDirectory(prefix="gb-run-", dir=self.workdir) \
             if arm.needs_workdir else _NoFolder()
         try:
-            world = build_world(arm, spec.world_seed, spec.run_id, self.agent_kind(spec.agent), tmp.name, transport)
-            prepared = arm.prepare(case, spec.variant, world)
+            prepared, world = self._prepare(spec, case, arm, tmp.name, transport)
             if prepared.world is not world:        # scored on the runner's wire, or not at all
                 raise TypeError(f"arm {spec.arm}: prepare() must hand back the world it was given")
         except SetupFailed as exc:    # the operator's setup cannot be carried out in this arm: the case is wrong
@@ -114,6 +125,32 @@ class Bench:
             tmp.cleanup()
             raise
         return Started(spec, case, arm, prepared, tmp, t0, ToolWatch(prepared.session, prepared.recorder))
+
+    def _prepare(self, spec: RunSpec, case: Case, arm: Arm, workdir: str, transport: Any) -> tuple[Prepared, World]:
+        """The run's world, prepared by ``arm``: a copy of the (case, arm)'s staged world when the arm
+        stages (built here the first time), else a world of its own."""
+        kind = self.agent_kind(spec.agent)
+        if not isinstance(arm, StagingArm) or transport is not None:
+            world = build_world(arm, spec.world_seed, spec.run_id, kind, workdir, transport)
+            return arm.prepare(case, spec.variant, world), world
+        if not self.reuse_worlds:
+            world = build_world(arm, spec.world_seed, spec.run_id, kind, workdir, staged_seed=spec.staged_seed)
+            return stage_fresh(arm, case, spec.variant, world), world
+        key = template_key(case, spec.arm, spec.variant, kind, spec.seed)
+        template = self.templates.get(key)
+        if template is None:
+            template = self.templates[key] = self._stage(spec, case, arm, kind)
+        prepared = template.enter(arm, case, spec.variant, spec.world_seed, spec.run_id, kind, workdir)
+        return prepared, prepared.world
+
+    def _stage(self, spec: RunSpec, case: Case, arm: StagingArm, kind: str) -> Template:
+        """The (case, arm)'s world, staged once, in a work folder removed as soon as it is sealed."""
+        tmp = tempfile.TemporaryDirectory(prefix="gb-stage-", dir=self.workdir) \
+            if arm.needs_workdir else _NoFolder()
+        try:
+            return stage_template(arm, case, spec.variant, spec.staged_seed, kind, tmp.name)
+        finally:
+            tmp.cleanup()
 
     def finish(self, started: "Started", transcript: Transcript, require_success: bool = True,
                attempt: int = 1) -> RunRecord:
