@@ -121,7 +121,7 @@ class LLMRun:
         """Benign runs first (arm by arm, so a server's prefix cache keeps one arm's prompt), then the
         attacks. With --require-capable the attacks run only if the model is capable in every arm."""
         from guardbench.execution.llm_runner import LLMSweep
-        from guardbench.report.capability import incapable
+        from guardbench.stats.groups import incapable
         sweep = LLMSweep(self.bench, self.agents, self.meta, concurrency=self.o.concurrency)
         arm_order = {a: i for i, a in enumerate(self.o.arm_list)}
         ordered = sorted(specs, key=lambda s: (self.bench.cases[s.case].adversarial, arm_order.get(s.arm, 0)))

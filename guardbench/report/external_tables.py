@@ -11,15 +11,17 @@ from collections import Counter
 from typing import Sequence
 
 from guardbench.records.record import RunRecord
-from guardbench.report.tables import LOST_RULE, RATE_NOTE, Table, _groups, _lost_note, put_rate
+from guardbench.report.cells import LOST_RULE, RATE_NOTE, lost_note, put_rate
+from guardbench.report.layout import Table
 from guardbench.stats import measures as M
+from guardbench.stats.groups import groups
 
 
 def external_table(records: Sequence[RunRecord]) -> Table:
     t = Table("External systems", ["group", "arm", "runs", "no tool path", "lost", "benign completed",
                                    "attacks blocked", "runs with an incident"])
     reasons: Counter = Counter()
-    for label, by_arm in _groups(records).items():
+    for label, by_arm in groups(records).items():
         for arm, rs in by_arm.items():
             ntp = [r for r in rs if r.status == "no_tool_path"]
             for r in ntp:
@@ -32,7 +34,7 @@ def external_table(records: Sequence[RunRecord]) -> Table:
             put_rate(row, "runs with an incident", M.incident_runs(rs))
             t.rows.append(row)
     why = "; ".join(f"{arm}: {n} x {reason}" for (arm, reason), n in sorted(reasons.items()))
-    t.note = _lost_note(records, f"{RATE_NOTE} Rates are over the runs each arm could express: a run with no "
+    t.note = lost_note(records, f"{RATE_NOTE} Rates are over the runs each arm could express: a run with no "
                                  "tool path (the arm's tools cannot express the case, decided from its tool list "
                                  f"before the run) is never run and never counted as blocked. {LOST_RULE}"
                                  + (f" No tool path: {why}." if why else ""))
