@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from guardbench.conformance.corpus import VALID, Probe
+from guardbench.conformance.probe import VALID, Probe
 from guardbench.paypal.endpoints import ENDPOINTS
 
 TOKEN_PATH = ENDPOINTS["oauth.token"].path

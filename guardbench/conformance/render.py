@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from guardbench.conformance.check import SOURCE_LABEL, Report
-from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
+from guardbench.conformance.probe import DOCUMENTS_ACCEPT, REJECT, VALID
 from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
 from guardbench.paypal.leniency import leniencies
 from guardbench.util.outputs import check_out_dir, write_text
