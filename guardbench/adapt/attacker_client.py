@@ -64,8 +64,8 @@ class AttackerClient:
             out = normalise(resp, time.perf_counter() - t0)
             out["cost_usd"] = map_cost(self.model, out["prompt_tokens"], out["completion_tokens"])
             return out
-        from guardbench.agents.providers import _import_litellm, with_cost
-        litellm = _import_litellm()
+        from guardbench.agents.providers import import_litellm, with_cost
+        litellm = import_litellm()
         if self.api_base:
             kwargs.update(api_base=self.api_base, api_key=self.api_key)
         resp = litellm.completion(timeout=self.timeout, num_retries=0, max_retries=0, **kwargs)

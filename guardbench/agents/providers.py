@@ -143,7 +143,7 @@ async def with_retries(call: Callable[[], Awaitable[dict]], policy: RetryPolicy,
 _PRICES: dict | None = None
 
 
-def _import_litellm():
+def import_litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")   # before import: no network at import
     import litellm
     litellm.suppress_debug_info = True
@@ -307,7 +307,7 @@ class LiteLLMProvider:
 
     async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
                        max_tokens: int | None, tool_choice: Any = None, response_format: dict | None = None) -> dict:
-        litellm = _import_litellm()
+        litellm = import_litellm()
         kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature,
                                   "timeout": self.timeout, "num_retries": 0, "max_retries": 0}
         if tools:

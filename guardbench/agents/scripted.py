@@ -69,7 +69,7 @@ class ScriptedAgent:
             return Transcript(tuple(steps), "I have no payment tool to do this with.", "answered")
         counter = [0]
         for action in actions:
-            for amount in _amounts(action):
+            for amount in action_amounts(action):
                 for _ in range(action.repeat):
                     if len(steps) >= session.max_steps:
                         return Transcript(tuple(steps), "; ".join(notes), "step_limit")
@@ -194,7 +194,7 @@ class ScriptedAgent:
         return f"{action.do}: HTTP {parsed.get('status', '?')}"
 
 
-def _amounts(action: Action) -> list[str | None]:
+def action_amounts(action: Action) -> list[str | None]:
     if action.amount is None:
         return [None]
     if action.split > 1:

@@ -58,7 +58,8 @@ def mutate(jobs, timeout, only, out, list_, repo, keep, quiet):
     from guardbench.util.outputs import check_out_dir, default_out
     require("test", what="mutate")
     out = check_out_dir(out if out is not None else default_out("mutate"))
-    from guardbench.mutate.harness import HarnessBroken, run
+    from guardbench.mutate.copies import HarnessBroken
+    from guardbench.mutate.harness import run
     from guardbench.mutate.report import terminal, write
 
     echo = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))

@@ -51,7 +51,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Mapping, Sequence
 
-from guardbench.stats.rates import Rate, _z, newcombe_paired_z, wilson_z
+from guardbench.stats.rates import Rate, newcombe_paired_z, wilson_z, z_value
 
 __all__ = ["EXACT_WORK", "Paired", "case_counts", "design_effect", "diff_design_effect", "paired",
            "paired_counts", "rate", "sign_flip_p", "upper_bound"]
@@ -124,7 +124,7 @@ def rate(counts: Mapping[Hashable, Sequence[int]], conf: float = 0.95) -> Rate:
     runs' k/n, the number of cases and the design effect; with one run per case it is exactly
     ``stats.rate(k, n)``'s Wilson interval.
     """
-    z = _z(conf)
+    z = z_value(conf)
     k, n, m, _ = _totals(counts)
     d = design_effect(counts)
     lo, hi = wilson_z(k, n, z) if d == 1.0 else wilson_z(k / d, n / d, z)
@@ -246,7 +246,7 @@ def diff_design_effect(cells: Mapping[Hashable, Sequence[int]]) -> float:
 def paired(cells: Mapping[Hashable, Sequence[int]], conf: float = 0.95) -> Paired:
     """The clustered paired comparison of first against second over ``{case: (e, f, g, h)}``."""
     from guardbench.stats.rates import mcnemar_exact
-    z = _z(conf)
+    z = z_value(conf)
     tot = [0, 0, 0, 0]
     cases = 0
     for c in cells.values():
