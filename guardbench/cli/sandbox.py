@@ -3,8 +3,23 @@
 Each exchange is appended to the record file as one JSON line (WireExchange.to_dict()) as it
 happens, flushed per line; an existing file is appended to, never truncated. The server itself
 is guardbench/transport/http_server.py.
+
+SIGTERM and SIGINT (Ctrl-C) stop it cleanly: the server runs in a thread of its own, and the main
+thread sleeps in a read on a pipe that the signal wakes (``signal.set_wakeup_fd``: the interpreter's
+C handler writes the signal's number to it); the Python-level handlers do nothing. So no exception
+is ever raised wherever the main thread happens to be (a KeyboardInterrupt raised inside a lock's
+``with`` or a thread's start could leave a lock held and the process hung, or escape the clean
+stop); the main thread then shuts the server down, closes it and its record, and says so.
 """
 from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 import click
 
@@ -29,10 +44,7 @@ def sandbox():
                    "../shared/specs/paypal, then the cache).")
 @click.pass_context
 def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_dir):
-    """Serve the PayPal stand-in on http://127.0.0.1:PORT until Ctrl-C."""
-    import signal
-    import sys
-
+    """Serve the PayPal stand-in on http://127.0.0.1:PORT until Ctrl-C (or SIGTERM)."""
     from guardbench.transport.http_server import BIND_HOSTS, make_server
 
     if host not in BIND_HOSTS:
@@ -49,24 +61,70 @@ def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_di
         click.echo(f"note: {record}: its last line was torn ({server.recorder.torn} bytes, a server stopped "
                    "mid-write): cut off, the whole lines before it kept", err=True)
 
-    def _stop(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)     # also when started with SIGINT ignored (a background job)
     bound = server.server_address[1]
     where = f"recording to {record}" if record else "not recording"
-    click.echo(f"serving PayPal stand-in on http://127.0.0.1:{bound} ({where})")
-    sys.stdout.flush()
+    with _stop_signals() as wake:          # until the end: a second signal while stopping changes nothing
+        serving = threading.Thread(target=_serve, args=(server, wake), name="sandbox-serve", daemon=True)
+        serving.start()
+        click.echo(f"serving PayPal stand-in on http://127.0.0.1:{bound} ({where})")
+        sys.stdout.flush()
+        try:
+            wake.until_woken()            # SIGTERM, SIGINT, or the server stopped by itself (its record failed)
+        finally:
+            server.shutdown()             # returns once serve_forever has (at once if it already has)
+            serving.join()
+            server.server_close()
+            server.recorder.close()
+        if server.recorder.failed is not None:
+            click.echo(f"error: {server.recorder.failed}; the server stopped, {server.recorder.count} exchanges "
+                       "recorded before it are intact", err=True)
+            ctx.exit(2)
+        click.echo(f"stopped ({server.recorder.count} exchanges)")
+
+
+class _Wake:
+    """A pipe the main thread sleeps on: a signal (through the wakeup fd) or the serving thread writes
+    to it, never a lock, so a signal can arrive at any moment."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.write_fd, False)
+
+    def wake(self) -> None:
+        with contextlib.suppress(OSError):       # full (already woken) or closed (already stopped)
+            os.write(self.write_fd, b"\0")
+
+    def until_woken(self) -> None:
+        os.read(self.read_fd, 1)                  # retried across signals (PEP 475); returns once written to
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[_Wake]:
+    """SIGTERM and SIGINT wake the returned pipe instead of raising; the previous handlers and wakeup
+    fd are restored after."""
+    wake = _Wake()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    old_fd = signal.set_wakeup_fd(wake.write_fd, warn_on_full_buffer=False)
+
+    def ignore(signum: int, frame: Any) -> None:  # the C handler already wrote to the pipe
+        return None
+
+    try:
+        for sig in previous:                      # SIGINT too when started with it ignored (a background job)
+            signal.signal(sig, ignore)
+        yield wake
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        signal.set_wakeup_fd(old_fd)
+        os.close(wake.read_fd)
+        os.close(wake.write_fd)
+
+
+def _serve(server: Any, wake: _Wake) -> None:
+    """The serving thread: serve until shut down, then wake the main thread (the server may have stopped
+    by itself, when its record file could not be written)."""
     try:
         server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
     finally:
-        server.server_close()
-        server.recorder.close()
-    if server.recorder.failed is not None:
-        click.echo(f"error: {server.recorder.failed}; the server stopped, {server.recorder.count} exchanges "
-                   "recorded before it are intact", err=True)
-        ctx.exit(2)
-    click.echo(f"stopped ({server.recorder.count} exchanges)")
+        wake.wake()

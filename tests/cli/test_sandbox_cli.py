@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import json
+import random
 import re
+import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
@@ -69,3 +74,70 @@ def test_serve_refuses_other_bind_addresses():
         r = CliRunner().invoke(cli, ["sandbox", "serve", "--port", "0", "--host", host])
         assert r.exit_code == 2
         assert "127.0.0.1 only" in r.output and len(r.output.strip().splitlines()) == 1
+
+
+# --- stopping: SIGTERM or SIGINT at any moment ends the server cleanly ---------------------------------
+
+GET = b"GET /v1/customer/disputes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+
+
+def _client(port: int, stop: threading.Event) -> None:
+    """Requests one after another until told to stop (or the server is gone), so a signal finds the
+    server accepting, reading, answering or recording."""
+    while not stop.is_set():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.sendall(GET)
+                while s.recv(65536):
+                    pass
+        except OSError:
+            return
+
+
+def _stop_at(tmp_path, delay: float, sig: int = signal.SIGTERM, busy: bool = True) -> None:
+    """Start `sandbox serve`, signal it ``delay`` seconds after it says it serves (a client busy meanwhile),
+    and require a clean stop within a few seconds: exit 0, "stopped (N exchanges)", nothing on stderr,
+    and N whole lines in the record."""
+    record = tmp_path / f"wire-{delay:.4f}.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
+                             "--record", str(record)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stop = threading.Event()
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r":(\d+) ", line)
+        assert m, (line, proc.stderr.read() if proc.poll() is not None else "")
+        client = threading.Thread(target=_client, args=(int(m.group(1)), stop), daemon=True)
+        if busy:
+            client.start()
+        time.sleep(delay)
+        proc.send_signal(sig)
+        try:
+            out, err = proc.communicate(timeout=8)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"no exit within 8 s of signal {sig} sent {delay:.3f} s after it served: {err[-600:]}")
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    where = f"signal {sig} {delay:.3f} s after serving"
+    assert proc.returncode == 0 and err == "", (where, proc.returncode, err[-600:])
+    n = int(re.fullmatch(r"stopped \((\d+) exchanges\)\n", out).group(1))
+    lines = record.read_text().splitlines()
+    assert len(lines) == n and all(json.loads(x)["request"]["method"] == "GET" for x in lines), (where, n, lines[-2:])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_the_moment_it_serves_stops_it_cleanly(tmp_path, sig):
+    """Before, the signal raised KeyboardInterrupt wherever the main thread was: here, before its clean
+    stop began, so it exited 130 as an interrupted command (2 runs in 3)."""
+    _stop_at(tmp_path, 0.0, sig, busy=False)
+
+
+@pytest.mark.slow
+def test_sigterm_at_random_moments_always_stops_it_cleanly(tmp_path):
+    rng = random.Random(20240623)
+    for delay in [0.0, 0.001, 0.01] + [rng.uniform(0, 0.4) for _ in range(27)]:     # 30 rounds
+        _stop_at(tmp_path, delay)
