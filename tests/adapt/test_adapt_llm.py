@@ -115,6 +115,7 @@ def test_parse_reply_refuses_what_is_not_a_proposal():
         assert p is None and reason.startswith(why), (text, reason)
 
 
+@pytest.mark.slow
 def test_litellm_client_drives_the_same_endpoint():
     with FakeServer(rewriter) as srv:
         client = AttackerClient("openai/fake-attacker", api_base=srv.url, client="litellm", timeout=5, backoff=0.01)

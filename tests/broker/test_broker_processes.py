@@ -5,6 +5,7 @@ import multiprocessing as mp
 import time
 from decimal import Decimal
 
+import pytest
 from brokertest_support import (
     example_doc,
     make_broker,
@@ -34,6 +35,7 @@ def _join(procs, timeout=120):
         assert p.exitcode == 0, f"worker exited {p.exitcode}"
 
 
+@pytest.mark.slow
 def test_twenty_processes_never_exceed_the_daily_cap(tmp_path):
     doc = _doc(daily="300.00")
     doc["operations"]["pay_supplier"]["approval"] = {"over_amount": "100000.00"}

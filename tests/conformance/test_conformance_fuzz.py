@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.skipif(not SHARED.is_dir(), reason="needs the pinned d
               pytest.mark.skipif(not HAS_ST, reason="schemathesis (the test extra) is not installed")]
 
 
+@pytest.mark.slow
 def test_schemathesis_finds_nothing_but_the_listed_exceptions(tmp_path):
     from guardbench.conformance.fuzz import ALLOWED, CHECKS, fuzz
     from guardbench.paypal.endpoints import ENDPOINTS

@@ -140,6 +140,7 @@ def test_run_output_goes_to_out_never_to_the_run_folder(small_run, tmp_path):
     assert (tmp_path / "o" / "conformance.json").is_file() and not (run / "conformance.json").exists()
 
 
+@pytest.mark.slow
 def test_default_run_is_checked_whole(tmp_path):
     """A fresh default run (630 records), then `--run` over it in a fresh interpreter.
     (Its speed is a figure of bench/bench_conformance.py, not a timed test.)"""

@@ -110,6 +110,7 @@ def test_the_snapshot_holds_the_working_files_without_results(tmp_path):
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wrong", ["tests/no/such_test.py", "tests/mutate/test_control_forced.py::test_no_such"])
 def test_a_wrong_test_path_makes_the_baseline_refuse(tmp_path, wrong):
     """The mistake that made an earlier harness report kills that meant nothing."""
@@ -143,6 +144,7 @@ def test_bench_comparison_is_run_by_run():
     assert steps.bench_diff(base, steps.bench_summary(rec)) == []
 
 
+@pytest.mark.slow
 def test_end_to_end_on_two_safeguards_with_the_controls(tmp_path):
     """Two real safeguards (both must be killed) plus the canary (must survive) and the forced failure."""
     names = ["detector_outside_host", "sandbox_host_refusal"]

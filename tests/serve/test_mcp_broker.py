@@ -20,6 +20,7 @@ from guardbench.report.tables import all_tables
 from tests.mcp.mcptest_support import ROOT
 
 pytest.importorskip("mcp")
+pytestmark = pytest.mark.slow        # the default cases through four arms, two of them MCP servers: ~3 min
 EXAMPLES = ROOT / "examples" / "guardbench-mcp"
 PAIRS = (("guardrail", "mcp-broker"), ("gate", "mcp-gate"))
 ID = re.compile(r"\b[A-Z0-9]{17}\b|\bint_[0-9a-f]{12}\b|\bAPV-[0-9A-Z-]+\b")
