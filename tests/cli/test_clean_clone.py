@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow        # every verb on a fresh clone: minutes
 SPECS = Path(os.environ.get("GUARDBENCH_SPECS_DIR", "/work/shared/specs/paypal"))
 
 

@@ -90,6 +90,7 @@ def _interrupt(out: Path, delay: float, mid_run: bool = False) -> tuple[int, str
     return p.returncode, err
 
 
+@pytest.mark.slow
 def test_ctrl_c_with_two_jobs_is_clean_every_time(tmp_path):
     rng = random.Random(20261201)
     interrupted_mid_run: list = []

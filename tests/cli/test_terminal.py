@@ -14,6 +14,9 @@ from guardbench.report.tables import csv_name
 ARMS8 = "guardrail,control,hardened,gate,pdp,taint,taint_fine,prompt_filter"
 
 
+pytestmark = pytest.mark.slow        # a real eight-arm run, made once for the module
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("terminal")
