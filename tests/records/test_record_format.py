@@ -1,7 +1,8 @@
 """The run record's format: one field table, a format version on every line, old folders still read.
 
-The committed run folders under results/ hold format 1 (the model's telemetry flat at the top level);
-they are read here, never written. A record of a later format is refused with one line naming it.
+Format-1 folders (the model's telemetry flat at the top level), as results/ held them before format 2, are
+kept under tests/records/fixtures/format1 and read here, never written. A record of a later format is
+refused with one line naming it.
 """
 from __future__ import annotations
 
@@ -33,16 +34,17 @@ from guardbench.records.record import (  # noqa: E402
 )
 from guardbench.records.runfile import read_records, read_run  # noqa: E402
 
-RESULTS = Path(__file__).parents[2] / "results"
-# the committed folders (format 1): scripted, external (MCP) and model-driven runs
+# format-1 folders as results/ held them before format 2 (their first lines and manifests, kept here so
+# the test does not follow results/ when it is regenerated): scripted, external (MCP) and model-driven runs
+RESULTS = Path(__file__).parent / "fixtures" / "format1"
 COMMITTED = ["default", "paypal-mcp", "local-qwen2.5-coder-1.5b"]
 # format 1's flat model fields, listed here independently of records/accounts.py
 FLAT = ("endpoint_kind", "endpoint", "temperature", "tool_protocol", "data_mode", "valid_call", "usage")
 
 
-def _lines(folder: str, n: int = 60) -> list[str]:
-    with (RESULTS / folder / "runs.jsonl").open(encoding="utf-8") as fh:
-        return [fh.readline() for _ in range(n)]
+def _lines(folder: str, n: int | None = None) -> list[str]:
+    lines = (RESULTS / folder / "runs.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    return lines[:n] if n is not None else lines
 
 
 @pytest.mark.parametrize("folder", COMMITTED)
