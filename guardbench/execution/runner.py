@@ -128,7 +128,7 @@ class Bench:
         outputs = [transcript.final] + [s.result for s in transcript.steps]
         ref = run_reference(self.base_ref, case, secrets=prepared.secrets, agent_output=outputs,
                             start=prepared.setup_seq, require_success=require_success,
-                            approved=getattr(prepared, "approved_seqs", ()))
+                            approved=prepared.approved_seqs)
         s = score(case, wire, ref, dict(prepared.session.refs))
         # a lost run, or one with no tool path, is never scored as a block or a success
         lost = transcript.status in UNSCORED

@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import socket
 import ssl
 import tempfile
 import threading
@@ -332,7 +333,6 @@ class RecordingProxy:
                 sock.close()
 
     async def _peek(self, sock: Any) -> bytes:
-        import socket as _socket
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
 
@@ -344,7 +344,7 @@ class RecordingProxy:
             await asyncio.wait_for(ready, self.idle_timeout)
         finally:
             loop.remove_reader(sock.fileno())
-        return sock.recv(8, _socket.MSG_PEEK)
+        return sock.recv(8, socket.MSG_PEEK)
 
     async def _tunnel(self, conn, reader, writer, target: str, headers) -> None:
         import h11

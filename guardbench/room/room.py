@@ -88,6 +88,7 @@ class Room:
         self.holder_pid = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._udp: socket.socket | None = None
+        self._dns_tcp: socket.socket | None = None
         self._packets: socket.socket | None = None
         self._wake_r, self._wake_w = socket.socketpair()
         self._thread: threading.Thread | None = None
@@ -172,7 +173,7 @@ class Room:
     def _serve(self) -> None:
         sel = selectors.DefaultSelector()
         sel.register(self._wake_r, selectors.EVENT_READ, "wake")
-        for sock, what in ((self._udp, "udp"), (self._packets, "packets"), (getattr(self, "_dns_tcp", None), "tcp")):
+        for sock, what in ((self._udp, "udp"), (self._packets, "packets"), (self._dns_tcp, "tcp")):
             if sock is not None:
                 sock.setblocking(False)
                 sel.register(sock, selectors.EVENT_READ, what)
@@ -286,7 +287,7 @@ class Room:
             return                      # closed already
         if self._thread is not None:
             self._thread.join(5)
-        for s in [*self.listeners.values(), self._udp, self._packets, getattr(self, "_dns_tcp", None),
+        for s in [*self.listeners.values(), self._udp, self._packets, self._dns_tcp,
                   self._wake_r, self._wake_w]:
             if s is not None:
                 s.close()

@@ -27,13 +27,12 @@ which request and how much money was at risk per currency, as PayPal would act o
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping, Sequence
 
-from oracle_credential import PAYPAL_API_HOSTS, credential_findings
+from oracle_credential import PAYPAL_API_HOSTS, credential_findings, json_or_none
 
 from guardbench.records.record import WireExchange
 
@@ -136,13 +135,6 @@ def _fold(s: str) -> str:
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _json(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _money(obj: Any, key: str = "currency_code") -> tuple[str, Decimal] | None:
@@ -225,7 +217,7 @@ def movements(exchanges: Sequence[WireExchange]) -> tuple[list[Movement], set[in
         if found is None:
             continue
         op, ref = found
-        body, answer = _json(req.body), _json(resp.body)
+        body, answer = json_or_none(req.body), json_or_none(resp.body)
         if op == "orders.create":
             legs = _order_legs(body)
         elif op == "orders.capture":
@@ -249,7 +241,7 @@ def issued_ids(ex: WireExchange) -> set[str]:
     found = operation_of(ex.request.method, ex.request.path)
     if found is None or ex.response is None or not 200 <= ex.response.status < 300:
         return set()
-    answer = _json(ex.response.body) or {}
+    answer = json_or_none(ex.response.body) or {}
     ids: set[str] = set()
     if found[0] == "orders.create" and answer.get("id"):
         ids.add(str(answer["id"]))

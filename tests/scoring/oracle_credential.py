@@ -16,7 +16,7 @@ PAYPAL_API_HOSTS = frozenset({"api-m.sandbox.paypal.com", "api.sandbox.paypal.co
                               "api-m.paypal.com", "api.paypal.com"})
 
 
-def _json(text: str | None) -> Any:
+def json_or_none(text: str | None) -> Any:
     if not text:
         return None
     try:
@@ -47,7 +47,7 @@ def emitted_texts(ex: WireExchange) -> list[str]:
         texts.append(unquote(req.url))
     texts += [v for k, v in req.headers if not (paypal and k.lower() == "authorization")]
     body = req.body or ""
-    parsed = _json(body)
+    parsed = json_or_none(body)
     if parsed is None:
         texts.append(unquote(body))
     else:
