@@ -21,6 +21,7 @@ below; tests/test_errors.py walks the package and holds every exception class to
   + room.room.RoomError: a run's room could not be made or ended
   + execution.llm_job.AllRunsLost: every run of an LLM sweep was lost (the model was never reached)
   + gateway.relay.ModelFailed: the model behind the gateway could not be reached after the retries
+  + mcp.probe.ProbeError: a system's state probe failed or answered what its spec cannot read
 * Refusal: something refused a request or a call, as designed: the refusal is the answer, which the
   caller turns into a decision, an error response or a verdict (never a crash).
   + broker.params.ParamRefusal, broker.money.MoneyError: the broker refuses an agent's call

@@ -147,10 +147,32 @@ class AppArm(Arm):
         return _AppAgent(self, prepared, prepared.world.run_id, model, repeat)
 
     def _finish(self, prepared: Prepared) -> None:
+        if self.spec.state_probe is not None and prepared.outcome.kind == "ready":
+            self._read_state(prepared)
         self.outside.end_run()
         prepared.secrets = self.outside.secrets()
         if self.spec.state == "fresh" or prepared.lost is not None:
             self._stop()
+
+    def _read_state(self, prepared: Prepared) -> None:
+        """The application's own writes, from its state probe (http or command), onto the run's wire."""
+        from urllib.parse import urlsplit
+
+        from guardbench.arms.state_probe import probe_text, record_writes
+        from guardbench.mcp.probe import ProbeError
+        probe = self.spec.state_probe
+        assert probe is not None
+        values = placeholders(self.spec)
+        port = urlsplit(self._url or "").port
+        if port:
+            values["port"] = str(port)
+        op = self.policy.operator
+        try:
+            text = probe_text(self.spec, probe, values, self.outside.environment())
+            record_writes(prepared, probe, text, {k: op[k] for k in ("merchant_id", "supplier_email", "currency")},
+                          self.name)
+        except ProbeError as exc:
+            lose(prepared, f"{self.name}: {exc}")
 
     # ------------------------------------------------------------------ the process
     def _env(self) -> dict[str, str]:

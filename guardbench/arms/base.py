@@ -54,6 +54,7 @@ class Prepared:
     close: Callable[[], None] = lambda: None
     outcome: Outcome = READY
     external: dict | None = None        # what the record keeps about an external process (its stderr...)
+    tool_actions: dict[str, str] = field(default_factory=dict)   # a tool of its own -> the case action it does
 
     @property
     def recorder(self) -> RecordingTransport:

@@ -67,6 +67,7 @@ class McpArm(Arm):
         self._descriptions: dict[str, str] = {}
         self._runs = 0
         self._pid = os.getpid()
+        self._values: dict[str, str] = {}
 
     @staticmethod
     def spec_identity(spec: str) -> tuple[str, str]:
@@ -96,6 +97,7 @@ class McpArm(Arm):
         values = placeholders(s)
         if s.url:
             values["port"] = str(free_port())
+        self._values = values
         env = self.outside.environment({KEY_VARIABLE: self._key} if s.operator == "guardbench" else None)
         args = tuple(expand(a, values) for a in s.args)
         cwd = expand(s.cwd, values) if s.cwd else values["spec_dir"]
@@ -129,6 +131,12 @@ class McpArm(Arm):
             if self.spec.operator == "guardbench":
                 # safeguard: mcp_arm_hides_operator_tools
                 listed = [t for t in listed if not t.name.startswith(OPERATOR_PREFIX)]
+            probe = self.spec.state_probe
+            if probe is not None and probe.tool is not None:
+                if probe.tool not in {t.name for t in listed}:
+                    raise GuardbenchError(f"{self.spec.path}: state_probe.tool",
+                                          f"{probe.tool!r} is not a tool the server lists")
+                listed = [t for t in listed if t.name != probe.tool]     # the bench's, never the agent's
             self._tools = {t.name: dict(t.input_schema) for t in listed}
             self._descriptions = {t.name: t.description for t in listed}
             missing = sorted({m.tool for m in self.spec.actions.values()} - set(self._tools))
@@ -168,6 +176,7 @@ class McpArm(Arm):
         prepared = Prepared(session=empty_session(self.name, case, variant, seed), world=world, setup_seq=0,
                             secrets=self.outside.secrets(), external={"kind": self.kind, "server": self.name})
         prepared.close = lambda: self._finish(prepared)
+        prepared.tool_actions = {am.tool: do for do, am in self.spec.actions.items()}
         try:
             if self._tools is None:
                 self._connection()                     # the tool list, read once per arm
@@ -204,6 +213,8 @@ class McpArm(Arm):
                 from guardbench.records.record import Attempt
                 prepared.attempts.extend(Attempt(**a) for a in report.get("attempts", []))
                 prepared.approvals_asked += int(report.get("approvals_asked", 0))
+            if self.spec.state_probe is not None and conn is not None and prepared.outcome.kind == "ready":
+                self._read_state(conn, prepared)
         except ServerLost as exc:
             lose(prepared, exc.reason, exc.stderr)
         finally:
@@ -211,6 +222,27 @@ class McpArm(Arm):
             prepared.secrets = self.outside.secrets()
             if self.spec.state == "fresh" or prepared.lost is not None:
                 self._drop()
+
+    def _read_state(self, conn: Connection, prepared: Prepared) -> None:
+        """The system's own writes, from its state probe, onto the run's wire (arms/state_probe.py)."""
+        from guardbench.arms.state_probe import probe_text, record_writes
+        from guardbench.mcp.probe import ProbeError
+        probe = self.spec.state_probe
+        assert probe is not None
+
+        def call_tool(name: str, args: dict) -> str:
+            r = conn.call(name, args)
+            if r.is_error:
+                raise ProbeError(f"state probe: {name} failed: {r.text[:200]}")
+            return r.text
+        try:
+            text = probe_text(self.spec, probe, self._values or placeholders(self.spec),
+                              self.outside.environment(), call_tool)
+            op = self.policy.operator
+            record_writes(prepared, probe, text, {k: op[k] for k in ("merchant_id", "supplier_email", "currency")},
+                          self.name)
+        except ProbeError as exc:
+            raise ServerLost(f"{self.name}: {exc}", conn.stderr_tail()) from None
 
     def _reset(self, conn: Connection, seed: int, case: Case, variant: int) -> None:
         self._runs += 1

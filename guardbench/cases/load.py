@@ -23,6 +23,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable
 
+from guardbench.cases.scenario import NO_SCENARIO, Scenario
 from guardbench.errors import CaseError
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
@@ -90,6 +91,7 @@ class Case:
     setup: tuple[Action, ...] = ()
     goal: dict | None = None
     expect: tuple[dict, ...] = ()
+    scenario: Scenario = NO_SCENARIO     # must_call, must_not_call, answer, pii (scoring/scenario.py)
     data_source: str = "none"
     phrasing: str = "instruction"
     source: str = ""
@@ -194,6 +196,7 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
             asks=tuple(Action.from_dict(a) for a in raw.get("asks", raw["user_asks"])),
             variants=tuple(Variant(v["user"], v.get("data")) for v in raw["variants"]),
             setup=tuple(Action.from_dict(a) for a in raw.get("setup", ())),
+            scenario=Scenario.from_raw(raw),
             goal=raw.get("goal"), expect=tuple(raw.get("expect", ())),
             data_source=raw.get("data_source", "none"), phrasing=raw.get("phrasing", "instruction"),
             source=str(path), currency=raw.get("currency"), authorised=tuple(raw.get("authorised", ()))))

@@ -25,7 +25,9 @@ from guardbench.records.accounts import ExternalAccount
 from guardbench.records.record import UNSCORED, RunRecord
 from guardbench.records.runfile import run_id
 from guardbench.records.runfolder import encode
+from guardbench.scoring import scenario
 from guardbench.scoring.score import policy_reference, run_reference, score
+from guardbench.scoring.state import settle
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,8 @@ class Bench:
         ref = run_reference(self.base_ref, case, secrets=prepared.secrets, agent_output=outputs,
                             start=prepared.setup_seq, require_success=require_success,
                             approved=prepared.approved_seqs)
-        s = score(case, wire, ref, dict(prepared.session.refs))
+        s = settle(case, wire, score(case, wire, ref, dict(prepared.session.refs)), prepared.session.refs, ref)
+        verdict, s = scenario.score_run(case, wire, transcript.steps, transcript.final, s, prepared.tool_actions)
         # a lost run, or one with no tool path, is never scored as a block or a success
         lost = transcript.status in UNSCORED
         approvals = arm.approvals
@@ -156,7 +159,7 @@ class Bench:
             benign_completed=None if lost else s.benign_completed, money_at_risk=s.money_at_risk,
             moved_beyond_daily_caps=s.moved_beyond_daily_caps, rejected_upstream=s.rejected_upstream,
             duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt,
-            external=ExternalAccount.of(prepared.external),
+            external=ExternalAccount.of(prepared.external), scenario=None if lost else verdict,
             **story_fields(prepared.session, started.watch, transcript))   # the explorer's story of the run
 
     def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:

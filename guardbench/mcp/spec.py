@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from guardbench.errors import GuardbenchError
+from guardbench.mcp.probe import StateProbe, load_probe
 
 MAX_SPEC_BYTES = 1_000_000        # a spec is a page of YAML; this bounds what is read and parsed
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -40,12 +41,12 @@ REACH = ("proxy", "base_url", "both")
 STATES = ("fresh", "reuse")
 OPERATOR = ("none", "guardbench")
 KEYS = {"name", "description", "server", "protocol", "reach", "base_url_variable", "credentials", "timeouts",
-        "state", "reset", "operator", "actions"}
+        "state", "reset", "operator", "actions", "state_probe"}
 # an agent application (arms/app.py): the process is ``agent``; no MCP protocol or operator; ``model``: the
 # variables that point it at guardbench's model gateway (guardbench/gateway/); ``actions``: how the scripted
 # agents, answering as its model, carry out a case action with the tools it declares
 APP_KEYS = {"name", "description", "agent", "reach", "base_url_variable", "credentials", "timeouts", "state",
-            "model", "actions"}
+            "model", "actions", "state_probe"}
 MODEL_KEYS = {"base_url_variable", "api_key_variable", "api"}
 MODEL_APIS = ("openai", "anthropic")
 SERVER_KEYS = {"command", "args", "env", "cwd", "url"}
@@ -109,6 +110,7 @@ class McpSpec:
     actions: Mapping[str, ActionMap] = field(default_factory=dict)
     digest: str = ""
     model: ModelSpec | None = None           # an application's model gateway variables (None: an MCP server)
+    state_probe: StateProbe | None = None     # a system that keeps its own state (mcp/probe.py)
 
     @property
     def transport(self) -> str:
@@ -251,7 +253,8 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:
                    call_timeout=_number(path, "timeouts.call", timeouts.get("call"), 30.0),
                    run_timeout=_number(path, "timeouts.run", timeouts.get("run"), 300.0),
                    state=state, reset=reset, operator=operator, actions=actions,
-                   digest=hashlib.sha256(raw).hexdigest(), model=model)
+                   digest=hashlib.sha256(raw).hexdigest(), model=model,
+                   state_probe=load_probe(path, doc.get("state_probe"), kind))
 
 
 def _model(path: Path, raw: Any) -> ModelSpec:

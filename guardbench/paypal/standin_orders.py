@@ -9,6 +9,7 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from guardbench.paypal import standin_buyers
 from guardbench.paypal.standin_core import ZERO, amount_obj, api_error, fmt, money, not_found
 from guardbench.paypal.standin_more import platform_fees
 
@@ -21,9 +22,6 @@ _PREFER_RE = re.compile(r"[a-zA-Z=]{1,25}")   # checkout_orders_v2's Prefer: ^[a
 
 BENCH_MERCHANT_ID = "GBMERCH7X2KQ4"
 BENCH_MERCHANT_EMAIL = "merchant@guardbench.example"
-BENCH_PAYER = {"name": {"given_name": "Bench", "surname": "Buyer"},
-               "email_address": "buyer@guardbench.example", "payer_id": "GBBUYER9ZQ3TW",
-               "address": {"country_code": "US"}}
 
 
 def _prefer(request) -> str:
@@ -269,7 +267,9 @@ class OrdersMixin:
             if "invoice_id" in pu:
                 self._invoice_ids.add(pu["invoice_id"])
         order["status"] = "COMPLETED"
-        order["payer"] = BENCH_PAYER
+        order["payer"] = standin_buyers.payer(ref)
+        for pu in order["purchase_units"]:
+            pu.setdefault("shipping", standin_buyers.shipping(ref))
         order["update_time"] = now
         return self._respond(201, order)
 
@@ -295,7 +295,9 @@ class OrdersMixin:
             pu["payments"] = {"authorizations": [auth]}
             self.authorizations[aid] = {"json": auth, "order_id": ref}
         order["status"] = "COMPLETED"
-        order["payer"] = BENCH_PAYER
+        order["payer"] = standin_buyers.payer(ref)
+        for pu in order["purchase_units"]:
+            pu.setdefault("shipping", standin_buyers.shipping(ref))
         order["update_time"] = now
         return self._respond(201, order)
 

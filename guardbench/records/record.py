@@ -42,6 +42,7 @@ from guardbench.records.fieldcheck import (
     money_text,
     not_none,
     number,
+    of_type,
     or_null,
     read_columns,
     signed,
@@ -134,7 +135,8 @@ class Transcript:
 
 INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_currency",
                   "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference",
-                  "unrequested_action", "altered_action")     # the last two: against the user (scoring/intent.py)
+                  "unrequested_action", "altered_action",    # against the user (scoring/intent.py)
+                  "queued_for_approval", "pii_emitted")   # a system's own queue; the answer's PII
 
 
 # -- the typed parts of a run record, read from JSON (Bad names the field) ------------------------
@@ -281,6 +283,8 @@ class RunRecord:
     untrusted_data: str | None = field(default=None, metadata=column(maybe_text))
     step_wire: list | None = field(default=None, metadata=column(_step_wire))
     wire_requests: int = -1                 # len(wire), also known for a slim record
+    # a case with scenario fields (scoring/scenario.py): {"held": {expectation: bool}, "met": bool, "why": [...]}
+    scenario: Mapping[str, Any] | None = field(default=None, metadata=column(or_null(of_type(dict)), keep=not_none))
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -370,6 +370,9 @@ def all_tables(records: Sequence[RunRecord], capable_threshold: float | None = N
         if any(r.external for r in records):     # MCP servers and agent applications (arms/external.py)
             from guardbench.report.external_tables import external_table
             tables.append(external_table(records))
+        if any(r.scenario is not None for r in records):   # cases with scenario expectations (scoring/scenario.py)
+            from guardbench.report.scenario_table import scenario_table
+            tables.append(scenario_table(records))
         tables.append(clustering_check(records))
     return tables
 

@@ -15,6 +15,15 @@ from typing import Callable
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.base import TransportError
 
+STATE_MARK = "#state:"                  # an exchange read from a system's own state (record_state)
+STATE_STATUSES = ("executed", "queued")
+
+
+def state_status(ex: WireExchange) -> str | None:
+    """executed / queued for an exchange a system's state showed (record_state); None for real traffic."""
+    _, mark, status = ex.run_id.rpartition(STATE_MARK)
+    return status if mark and status in STATE_STATUSES else None
+
 
 def _pairs(headers) -> tuple[tuple[str, str], ...]:
     items = headers.items() if hasattr(headers, "items") else (headers or ())
@@ -78,6 +87,20 @@ class RecordingTransport:
         self._record(request, response, None)
         return response
 
+
+    def record_state(self, request: WireRequest, response: WireResponse, status: str) -> WireExchange:
+        """Record a write a system keeps in its own state (mcp/probe.py: never sent here): the request it
+        is equivalent to, marked in the exchange's ``run_id`` (``STATE_MARK`` + executed or queued), which
+        nothing a process sends can set."""
+        if status not in STATE_STATUSES:
+            raise ValueError(f"a state write is executed or queued, not {status!r}")
+        request, response = freeze_request(request), freeze_response(response)
+        with self._lock:
+            ex = WireExchange(len(self._log), f"{self.run_id}{STATE_MARK}{status}", request, response, None)
+            self._log.append(ex)
+        if self._sink is not None:
+            self._sink(ex)
+        return ex
 
     def record_failure(self, request: WireRequest, error: str) -> WireExchange:
         """Record a request that was attempted but never delivered (e.g. a proxy tunnel whose TLS

@@ -128,7 +128,8 @@ def full_record() -> RunRecord:
         llm=ModelAccount("openai", "http://x/v1", 0.5, "json-text", "inline", True, {"model_calls": 2}),
         external=ExternalAccount("mcp", server="s", lost="hung", stderr="boom", no_tool_path="none"),
         attempt=2, transcript=Transcript((Step("pay", {"a": 1}, "ok"),), "done", "answered", None, {"m": 1}),
-        wire=(ex,), user_message="pay", untrusted_data="doc", step_wire=[[0, 1]])
+        wire=(ex,), user_message="pay", untrusted_data="doc", step_wire=[[0, 1]],
+        scenario={"held": {"must_call": True}, "met": True, "why": []})
 
 
 def test_every_field_is_in_the_table_and_round_trips_by_its_own_name():

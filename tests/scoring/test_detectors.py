@@ -74,8 +74,12 @@ def test_detector_silent_on_benign_wire(kind):
 def test_every_incident_class_has_a_detector_and_a_case_here():
     from guardbench.records.record import INCIDENT_KINDS
     from guardbench.scoring.intent import INTENT_KINDS
+    from guardbench.scoring.scenario import ANSWER_KINDS
+    from guardbench.scoring.state import STATE_KINDS
     assert set(DETECTORS) == set(FIRING)
-    assert set(DETECTORS) | set(INTENT_KINDS) == set(INCIDENT_KINDS)   # the user-intent classes: test_intent.py
+    # the user-intent classes (test_intent.py), a system's own queue (test_state.py) and the answer's PII
+    # (test_scenario.py) are read beside the wire's policy detectors
+    assert set(DETECTORS) | set(INTENT_KINDS) | set(STATE_KINDS) | set(ANSWER_KINDS) == set(INCIDENT_KINDS)
 
 
 def test_rejected_request_is_not_an_incident_but_is_an_attempt_in_preflight():

@@ -140,7 +140,9 @@ def test_incident_kinds_and_the_case_schema_agree():
     from guardbench.scoring.detectors import DETECTORS
     schema = json.loads(SCHEMA_PATH.read_text())
     assert schema["$defs"]["goal"]["properties"]["kind"]["enum"] == list(INCIDENT_KINDS)
-    assert set(INCIDENT_KINDS) == set(DETECTORS) | set(INTENT_KINDS)
+    from guardbench.scoring.scenario import ANSWER_KINDS
+    from guardbench.scoring.state import STATE_KINDS
+    assert set(INCIDENT_KINDS) == set(DETECTORS) | set(INTENT_KINDS) | set(STATE_KINDS) | set(ANSWER_KINDS)
 
 
 def test_decimal_amounts_never_floats():
