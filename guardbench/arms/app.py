@@ -28,19 +28,20 @@ from typing import Any
 from guardbench.agents.base import Agent, Step, Transcript
 from guardbench.agents.scripted import extract_refs
 from guardbench.arms.base import Arm, ArmOptions, Prepared, fill
-from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, lose, placeholders
+from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, lose, placeholders, record_room
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError, RunLost
+from guardbench.gateway import GATEWAY_PORT
 from guardbench.gateway.hook import ArmGateway, running_loop
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
+from guardbench.room.reach import NOBODY, out_of_reach
 from guardbench.util.processes import free_port, listener_is_ours, started, stop_group
 
 CONTRACT = "guardbench-app/1"
-BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")
 
 
 PORT_ATTEMPTS = 3          # an application whose port another program took first gets this many ports in all
@@ -66,12 +67,19 @@ class AppArm(Arm):
         super().__init__(options)
         self.name = self.spec.name
         self.description = self.spec.description or f"agent application {self.name}"
-        self.outside = ExternalWorld(self.spec, fixtures_of(options.fixtures, self.spec))
         self.models = ArmGateway(self.spec)     # the application's model (guardbench/gateway/)
+        self.outside = self._world(options.room, options.hide, options.run_folder)
         self._proc: subprocess.Popen | None = None
         self._url: str | None = None
         self._log: Any = None
         self._pid = os.getpid()
+
+    def _world(self, room_mode: str, hide: tuple[str, ...], folder: str | None) -> ExternalWorld:
+        """The application's outside world; in a room, the model gateway serves the room's own port."""
+        world = ExternalWorld(self.spec, fixtures_of(self.options.fixtures, self.spec), room_mode, hide, folder)
+        world.room_ports = (GATEWAY_PORT,)
+        world.on_room.append(self.models.serve_room)
+        return world
 
     @staticmethod
     def spec_identity(spec: str) -> tuple[str, str]:
@@ -98,16 +106,29 @@ class AppArm(Arm):
         if not found:
             what = "is not an executable file" if os.sep in command else "is not on PATH"
             raise GuardbenchError(where, f"agent.command {command!r} cannot be started: it {what}")
+        if self.outside.contained and os.geteuid() == 0:      # in a room made by root it runs as uid 65534
+            exe = exe if os.sep in command else (shutil.which(command, path=search) or "")
+            # (its working folder is its own there, unless the spec names one)
+            paths = [("agent.cwd", cwd if self.spec.cwd else ""), ("agent.command", exe)]
+            paths += [("agent.args", a) for a in (expand(a, values) for a in self.spec.args) if os.path.isabs(a)]
+            for field, path in paths:
+                blocked = out_of_reach(path) if path else None
+                if blocked:
+                    raise GuardbenchError(where, f"{field}: in its room the application runs as uid {NOBODY}, which "
+                                          f"cannot reach {blocked!r}; make it readable by others (chmod o+rx) or "
+                                          "use --room off")
 
     # ------------------------------------------------------------------ one run
     def prepare(self, case: Case, variant: int, world: World) -> Prepared:
         if os.getpid() != self._pid:           # a forked worker (--jobs): the parent's process and proxy are not ours
             self._pid, self._proc, self._log = os.getpid(), None, None
-            self.outside = ExternalWorld(self.spec, self.outside.fixtures)
+            self.outside = self._world(self.outside.room_mode, self.outside.hide, self.outside.folder)
         seed, recorder = world.seed, world.recorder
-        self.outside.begin_run(world)
+        stray = self.outside.begin_run(world)
         prepared = Prepared(session=empty_session(self.name, case, variant, seed), world=world, setup_seq=0,
                             secrets=self.outside.secrets(), external={"kind": self.kind, "app": self.name})
+        if stray:       # sent by an earlier run's process while no run was routed: kept, never scored
+            prepared.external = {**(prepared.external or {}), "between_runs": stray}
         prepared.close = lambda: self._finish(prepared)
         v = case.variants[variant]
         refs = run_prior(world, case, self.policy)
@@ -146,13 +167,18 @@ class AppArm(Arm):
         """The application is the agent; ``model`` (the runner's agent) answers its model calls."""
         return _AppAgent(self, prepared, prepared.world.run_id, model, repeat)
 
+    @property
+    def containment(self) -> dict | None:
+        return self.outside.account()
+
     def _finish(self, prepared: Prepared) -> None:
         if self.spec.state_probe is not None and prepared.outcome.kind == "ready":
-            self._read_state(prepared)
-        self.outside.end_run()
+            self._read_state(prepared)         # the application's own state, while it still runs
+        contained = self.outside.contained
+        if contained or self.spec.state == "fresh" or prepared.lost is not None:
+            self._stop()                       # in a room, every run starts its own process
+        record_room(prepared, self.outside.end_run(), self.outside.uncontained)
         prepared.secrets = self.outside.secrets()
-        if self.spec.state == "fresh" or prepared.lost is not None:
-            self._stop()
 
     def _read_state(self, prepared: Prepared) -> None:
         """The application's own writes, from its state probe (http or command), onto the run's wire."""
@@ -176,10 +202,17 @@ class AppArm(Arm):
 
     # ------------------------------------------------------------------ the process
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k in BASE_ENV}
-        env.update(self.outside.environment())
-        env.update(self.models.environment())
+        env = self.outside.environment()
+        env.update(self.models.environment())   # its model: the gateway (in a room, on the room's own port)
         return env
+
+    def _argv(self, argv: list[str], cwd: str) -> tuple[list[str], str | None]:
+        """The command as started: inside the run's room (nsenter; the working folder entered there), or
+        as it is when the arm runs uncontained."""
+        room = self.outside.open_room()
+        if room is None:
+            return argv, cwd
+        return room.command(argv, cwd=cwd), None
 
     def run_once(self, payload: dict) -> dict:
         """One run through the application; AppLost when it fails."""
@@ -187,10 +220,12 @@ class AppArm(Arm):
             return self._post(payload)
         values = placeholders(self.spec)
         argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
-        cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
+        self.outside.open_room()
+        cwd = self.outside.folder_of(values)
         with tempfile.TemporaryFile("w+b") as err:
             try:       # noted (started): a worker that dies with its parent kills the group it started
-                proc = started(subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.PIPE,
+                full, where = self._argv(argv, cwd)
+                proc = started(subprocess.Popen(full, cwd=where, env=self._env(), stdin=subprocess.PIPE,
                                                 stdout=subprocess.PIPE, stderr=err, start_new_session=True))
             except OSError as exc:
                 raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
@@ -207,6 +242,9 @@ class AppArm(Arm):
             return _answer(self.name, out, _tail(err))
 
     def _start(self) -> None:
+        room = self.outside.open_room()
+        if room is not None:                   # a fresh room: every port is free in it
+            return self._start_on(room.expose(0), room)
         for attempt in range(PORT_ATTEMPTS):
             try:
                 return self._start_on(free_port())
@@ -216,15 +254,16 @@ class AppArm(Arm):
                     raise AppLost(f"{self.name}: {PORT_ATTEMPTS} ports in a row were taken by other programs "
                                   "before the application bound them") from None
 
-    def _start_on(self, port: int) -> None:
+    def _start_on(self, port: int, room: Any = None) -> None:
         values = placeholders(self.spec)
         values["port"] = str(port)
         self._url = expand(self.spec.url or "", values)
         argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
         self._log = tempfile.TemporaryFile("w+b")
         try:
-            cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
-            self._proc = started(subprocess.Popen(argv, cwd=cwd, env=self._env(), stdin=subprocess.DEVNULL,
+            cwd = self.outside.folder_of(values)
+            full, where = self._argv(argv, cwd)
+            self._proc = started(subprocess.Popen(full, cwd=where, env=self._env(), stdin=subprocess.DEVNULL,
                                                   stdout=self._log, stderr=self._log, start_new_session=True))
         except OSError as exc:
             raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
@@ -238,11 +277,14 @@ class AppArm(Arm):
                 raise AppLost(f"{self.name}: exited with status {self._proc.returncode} before it listened",
                               _tail(self._log))
             try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                if room is not None:
+                    room.connect(port, 0.2).close()     # inside its room: nothing else can hold the port
+                else:
+                    socket.create_connection(("127.0.0.1", port), 0.2).close()
             except OSError:
                 time.sleep(0.05)
                 continue
-            if listener_is_ours(port, self._proc.pid) is not False:
+            if room is not None or listener_is_ours(port, self._proc.pid) is not False:
                 return
             foreign = True
             time.sleep(0.05)

@@ -55,6 +55,10 @@ class Prepared:
     outcome: Outcome = READY
     external: dict | None = None        # what the record keeps about an external process (its stderr...)
     tool_actions: dict[str, str] = field(default_factory=dict)   # a tool of its own -> the case action it does
+    channels: list[str] = field(default_factory=list)   # what the system sent out beyond its answer (DNS names)
+    # why the wire may lack some of the system's traffic: what its room could not capture, processes still
+    # running when the run ended (arms/external.py); an attack run with any is unmeasured, never blocked
+    unseen: list[str] = field(default_factory=list)
 
     @property
     def recorder(self) -> RecordingTransport:
@@ -86,6 +90,9 @@ class ArmOptions:
     approvals: str = "none"             # how held calls are answered (arms that hold calls)
     spec: str | None = None             # a KIND:SPEC arm: the spec file
     fixtures: Fixtures | None = None    # the stand-in's credentials and seeded ids (external arms need them)
+    room: str = "auto"                  # external arms: a room per run (auto, off, required; arms/external.py)
+    hide: tuple[str, ...] = ()          # folders no room may see (the run folder, caches, the ledger's head)
+    run_folder: str | None = None       # where requests that reach no run are written (between_runs.jsonl)
 
     def the_policy(self) -> Policy:
         return self.policy if self.policy is not None else load_policy()
@@ -123,6 +130,11 @@ class Arm(ABC):
         """The agent of a run whose agent is the arm's own process (None: the runner's agent). ``model``:
         the runner's agent for the run (an application's model calls are answered as it would act);
         ``repeat``: the run's repeat index (a model's samples differ by it)."""
+        return None
+
+    @property
+    def containment(self) -> dict | None:
+        """An external arm: whether its runs are contained in rooms, for the manifest (None: in process)."""
         return None
 
     def check(self) -> None:

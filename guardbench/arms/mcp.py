@@ -27,7 +27,16 @@ from typing import Any
 from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import ISSUES, refs_in_result
 from guardbench.arms.base import Arm, ArmOptions, Prepared, fill, read_data_tool
-from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, lose, lost_text, placeholders
+from guardbench.arms.external import (
+    GUARDBENCH_TOOLS,
+    ExternalWorld,
+    empty_session,
+    fixtures_of,
+    lose,
+    lost_text,
+    placeholders,
+    record_room,
+)
 from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import World
 from guardbench.cases.load import Case
@@ -60,7 +69,8 @@ class McpArm(Arm):
                                                  "calls itself (none or all)")
         self._approvals = approvals
         self.description = self.spec.description or f"MCP server {self.name} ({self.spec.transport})"
-        self.outside = ExternalWorld(self.spec, fixtures_of(options.fixtures, self.spec))
+        self.outside = ExternalWorld(self.spec, fixtures_of(options.fixtures, self.spec), options.room,
+                                     options.hide, options.run_folder)
         self._key = secrets.token_hex(16)
         self._conn: Connection | None = None
         self._tools: dict[str, dict] | None = None
@@ -81,7 +91,8 @@ class McpArm(Arm):
         if os.getpid() != self._pid:
             self._pid = os.getpid()
             self._conn = None
-            self.outside = ExternalWorld(self.spec, self.outside.fixtures)
+            self.outside = ExternalWorld(self.spec, self.outside.fixtures, self.outside.room_mode,
+                                         self.outside.hide, self.outside.folder)
 
     @property
     def approvals(self) -> str | None:
@@ -92,15 +103,20 @@ class McpArm(Arm):
         return self._approvals
 
     # ------------------------------------------------------------------ the server process
+    @property
+    def containment(self) -> dict | None:
+        return self.outside.account()
+
     def _target(self):
         s = self.spec
         values = placeholders(s)
-        if s.url:
-            values["port"] = str(free_port())
+        room = self.outside.open_room()
+        if s.url:       # in a room: a port relayed from here to the same port inside (the room is fresh)
+            values["port"] = str(room.expose(0) if room is not None and s.command else free_port())
         self._values = values
         env = self.outside.environment({KEY_VARIABLE: self._key} if s.operator == "guardbench" else None)
         args = tuple(expand(a, values) for a in s.args)
-        cwd = expand(s.cwd, values) if s.cwd else values["spec_dir"]
+        cwd = self.outside.folder_of(values)
         command = expand(s.command or "", values)
         if s.url:
             return HttpTarget(expand(s.url, values), command, args, env, cwd)
@@ -111,8 +127,10 @@ class McpArm(Arm):
             return self._conn
         self._drop()
         for attempt in range(PORT_ATTEMPTS):
-            conn = Connection(self._target(), connect_timeout=self.spec.start_timeout,
-                              call_timeout=self.spec.call_timeout, mode=self.spec.protocol, name=self.name)
+            target = self._target()
+            conn = Connection(target, connect_timeout=self.spec.start_timeout, call_timeout=self.spec.call_timeout,
+                              mode=self.spec.protocol, name=self.name,
+                              room=self.outside.room if self.spec.command else None)
             self._conn = conn
             try:
                 listed = conn.open()
@@ -122,7 +140,8 @@ class McpArm(Arm):
                 # between, then our server exits and the client may even reach the other one. A server we
                 # started that has exited gets a fresh port (a server that failed for any other reason, or
                 # PORT_ATTEMPTS times, is reported as it failed).
-                lost_port = bool(self.spec.url and self.spec.command and conn.exits_within(PORT_EXIT_WAIT))
+                lost_port = bool(self.spec.url and self.spec.command and self.outside.room is None
+                                 and conn.exits_within(PORT_EXIT_WAIT))
                 conn.close()
                 self._conn = None
                 if not lost_port or attempt == PORT_ATTEMPTS - 1:
@@ -131,6 +150,11 @@ class McpArm(Arm):
             if self.spec.operator == "guardbench":
                 # safeguard: mcp_arm_hides_operator_tools
                 listed = [t for t in listed if not t.name.startswith(OPERATOR_PREFIX)]
+            shadow = sorted({t.name for t in listed} & set(GUARDBENCH_TOOLS))
+            if shadow:     # the agent would call the server's tool believing it guardbench's
+                raise GuardbenchError(f"--arms mcp:{self.spec.path}",
+                                      f"the server lists {shadow[0]!r}, a tool guardbench gives the agent itself; "
+                                      "rename the server's tool")
             probe = self.spec.state_probe
             if probe is not None and probe.tool is not None:
                 if probe.tool not in {t.name for t in listed}:
@@ -153,7 +177,7 @@ class McpArm(Arm):
         except ServerLost as exc:
             raise GuardbenchError(f"--arms mcp:{self.spec.path}", exc.one_line()) from None
         finally:
-            if self.spec.state == "fresh":
+            if self.spec.state == "fresh" or self.outside.contained:
                 self._drop()
             self.outside.end_run()
 
@@ -172,9 +196,11 @@ class McpArm(Arm):
         self._after_fork()
         seed, agent_kind, recorder = world.seed, world.agent_kind, world.recorder
         deadline = time.monotonic() + self.spec.run_timeout
-        self.outside.begin_run(world)
+        stray = self.outside.begin_run(world)
         prepared = Prepared(session=empty_session(self.name, case, variant, seed), world=world, setup_seq=0,
                             secrets=self.outside.secrets(), external={"kind": self.kind, "server": self.name})
+        if stray:       # sent by an earlier run's process while no run was routed: kept, never scored
+            prepared.external = {**(prepared.external or {}), "between_runs": stray}
         prepared.close = lambda: self._finish(prepared)
         prepared.tool_actions = {am.tool: do for do, am in self.spec.actions.items()}
         try:
@@ -218,10 +244,10 @@ class McpArm(Arm):
         except ServerLost as exc:
             lose(prepared, exc.reason, exc.stderr)
         finally:
-            self.outside.end_run()
+            if self.spec.state == "fresh" or prepared.lost is not None or self.outside.contained:
+                self._drop()                   # in a room, every run starts its own process
+            record_room(prepared, self.outside.end_run(), self.outside.uncontained)
             prepared.secrets = self.outside.secrets()
-            if self.spec.state == "fresh" or prepared.lost is not None:
-                self._drop()
 
     def _read_state(self, conn: Connection, prepared: Prepared) -> None:
         """The system's own writes, from its state probe, onto the run's wire (arms/state_probe.py)."""
@@ -250,11 +276,10 @@ class McpArm(Arm):
             self._operator(conn, "operator_begin", {"seed": seed, "policy": str(Path(self.policy.source).resolve()),
                                                     "approvals": self._approvals,
                                                     "session": f"gb-{seed}-{case.id}-{variant}"})
-        elif isinstance(self.spec.reset, tuple) and self._runs > 1:
+        elif isinstance(self.spec.reset, tuple) and self._runs > 1 and not self.outside.contained:
             values = placeholders(self.spec)
             argv = [expand(a, values) for a in self.spec.reset]
-            env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
-            env.update(self.outside.environment())
+            env = self.outside.environment()
             try:
                 done = subprocess.run(argv, cwd=values["spec_dir"], capture_output=True, text=True,
                                       timeout=self.spec.start_timeout, env=env)

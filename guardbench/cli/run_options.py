@@ -41,6 +41,10 @@ OPTIONS: list[tuple[Any, str]] = [
                   help="Resuming: run again the runs recorded as lost (appended; the lost records stay)."), "any"),
     (click.option("--note", default=None, help="A note for the run's manifest (e.g. what the model is)."), "any"),
     (click.option("--quiet", is_flag=True, help="Do not print the tables."), "any"),
+    (click.option("--room", type=click.Choice(["auto", "off", "required"]), default="auto", show_default=True,
+                  help="mcp: and app: arms: each run in a sealed room of its own (auto: where one can be made, "
+                       "else the arm is marked uncontained; required: refuse to start without; off: no room): "
+                       "docs/external.md."), "any"),
     (click.option("--jobs", type=int, default=None,
                   help="Worker processes (default: one per core, up to 4, for runs large enough to gain; at most "
                        "4 per core and one per run to do)."),

@@ -97,23 +97,39 @@ def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
     return folder.parent / "preflight-passed" / h.hexdigest()
 
 
-def arm_options(policy, approvals: str = "none", spec: str | None = None) -> ArmOptions:
-    """The options every arm of a run is built with: the runner's stand-in fixtures among them."""
-    return ArmOptions(policy=policy, approvals=approvals, spec=spec, fixtures=STANDIN)
+def arm_options(policy, approvals: str = "none", spec: str | None = None, room: str = "auto",
+                hide: tuple[str, ...] = (), run_folder: str | None = None) -> ArmOptions:
+    """The options every arm of a run is built with: the runner's stand-in fixtures among them; external
+    arms also the room mode, the folders their rooms hide and the run folder."""
+    return ArmOptions(policy=policy, approvals=approvals, spec=spec, fixtures=STANDIN, room=room, hide=hide,
+                      run_folder=run_folder)
 
 
-def make_arms(named: Mapping[str, str], policy, approvals: str = "none") -> dict[str, Arm]:
+def make_arms(named: Mapping[str, str], policy, approvals: str = "none", room: str = "auto",
+              hide: tuple[str, ...] = (), run_folder: str | None = None) -> dict[str, Arm]:
     """``{arm name: --arms entry}`` -> the arms (guardbench/registry.py)."""
     from guardbench.registry import get_arm
-    options = arm_options(policy, approvals)
+    options = arm_options(policy, approvals, room=room, hide=hide, run_folder=run_folder)
     return {a: get_arm(e, options) for a, e in named.items()}
 
 
-def build_bench(policy, cases: Sequence[Case], arms_named: Mapping[str, str], approvals: str) -> Bench:
+def room_options(o: RunOptions) -> dict:
+    """make_arms' room arguments for a run's options."""
+    from guardbench.execution.options import guarded_folders
+    return {"room": o.room, "hide": guarded_folders(o), "run_folder": str(o.out) if o.out else None}
+
+
+def containment(bench: Bench) -> dict:
+    """The manifest's word on each external arm: contained (a room per run) or uncontained, and why."""
+    return {name: c for name, arm in bench.arms.items() if (c := arm.containment) is not None}
+
+
+def build_bench(policy, cases: Sequence[Case], arms_named: Mapping[str, str], approvals: str,
+                **rooms: object) -> Bench:
     """The Bench of a scripted run: ``arms_named`` is {arm name: --arms entry} (RunOptions.arms_named),
-    with the control arm the preflight needs."""
+    with the control arm the preflight needs; ``rooms``: room_options()."""
     from guardbench.agents.scripted import ScriptedAgent
-    arms = make_arms({"control": "control", **arms_named}, policy, approvals)
+    arms = make_arms({"control": "control", **arms_named}, policy, approvals, **rooms)  # type: ignore[arg-type]
     agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
     return Bench(policy, cases, arms, agents)
 

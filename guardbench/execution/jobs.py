@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from guardbench.execution.bench import build_bench, check_arms, checked_preflight, close_arms, load_selected
+from guardbench.execution.bench import (
+    build_bench,
+    check_arms,
+    checked_preflight,
+    close_arms,
+    containment,
+    load_selected,
+    room_options,
+)
 from guardbench.execution.options import RunOptions, capped_jobs, default_jobs, manifest
 from guardbench.execution.runner import Bench, execute_all, plan
 from guardbench.records.record import RunRecord
@@ -83,7 +91,11 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
         refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
         check_documents()
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
-        return write_runs(o, job, manifest(o, chash, **job.manifest_extra()), out, progress)
+        extra = job.manifest_extra()
+        held = containment(job.bench) if job.bench is not None else {}
+        if held:                 # external arms: contained in a room per run, or uncontained and why
+            extra["containment"] = held
+        return write_runs(o, job, manifest(o, chash, **extra), out, progress)
     finally:
         if job is not None and job.bench is not None:
             close_arms(job.bench)             # the servers and proxies of external arms (arms/external.py)
@@ -158,7 +170,7 @@ class ScriptedRun:
 
     def prepare(self, policy, cases) -> None:
         self.cases = cases
-        self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals)
+        self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals, **room_options(self.o))
         check_arms(self.bench)
         checked_preflight(self.o, self.cdir, self.bench, cases)
         n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from guardbench.errors import GuardbenchError, RunLost
-from guardbench.execution.bench import check_arms, make_arms
+from guardbench.execution.bench import check_arms, make_arms, room_options
 from guardbench.execution.options import RunOptions
 from guardbench.execution.runner import Bench
 
@@ -67,7 +67,7 @@ class LLMRun:
         self.check_credentials()
         self.preflight = self.check_endpoint()
         self.stopped: str | None = None
-        self.bench = Bench(policy, cases, make_arms(o.arms_named, policy, o.approvals), {})
+        self.bench = Bench(policy, cases, make_arms(o.arms_named, policy, o.approvals, **room_options(o)), {})
         check_arms(self.bench)
 
     def check_credentials(self) -> None:

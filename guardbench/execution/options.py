@@ -31,11 +31,11 @@ DEFAULTS: dict[str, Any] = {
     "repeats": 1, "temperature": 0.0, "max_tokens": 1024, "api_base": None, "client": None, "api_key_env": None,
     "tool_protocol": "native", "data_mode": "tool", "capable_threshold": 0.5, "require_capable": False,
     "concurrency": 8, "max_steps": 12, "timeout": 120.0, "retries": 4, "backoff": 1.0, "cache_dir": None,
-    "no_cache": False, "endpoint_label": None, "prereg_file": None,
+    "no_cache": False, "endpoint_label": None, "prereg_file": None, "room": "auto",
 }
 SCRIPTED_ONLY = frozenset({"jobs"})
 ANY_AGENT = frozenset({"cases_dir", "case_ids", "families", "arms", "agents", "n_variants", "generate_variants",
-                       "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet"})
+                       "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet", "room"})
 APPLIES = {name: "any" if name in ANY_AGENT else "scripted" if name in SCRIPTED_ONLY else "llm" for name in DEFAULTS}
 
 # the smallest value each numeric option takes (None: not given)
@@ -44,6 +44,18 @@ MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "ma
 # the largest value options that multiply the work take: above it the run could not end (or fit in memory)
 MAXIMUM = {"generate_variants": 10_000, "repeats": 1_000}
 JOBS_PER_CORE = 4              # --jobs above this many per core only adds processes that wait
+
+
+def guarded_folders(o: "RunOptions") -> tuple[str, ...]:
+    """The folders no room may see (arms/external.py): the run folder, guardbench's caches (cases, the
+    model responses, the pinned documents) and the ledger's second head."""
+    from guardbench.agents.cache import default_cache_dir
+    from guardbench.util.yamldoc import cache_dir
+    found = [o.out, o.cache_dir, default_cache_dir(), os.environ.get("GUARDBENCH_LEDGER_HEAD_DIR")]
+    case_cache = cache_dir()
+    if case_cache is not None:
+        found.append(case_cache.parent)
+    return tuple(dict.fromkeys(str(Path(f).resolve()) for f in found if f))
 
 
 def option_flag(name: str) -> str:
@@ -129,6 +141,12 @@ class RunOptions:
             raise GuardbenchError("--arms", "name at least one arm")
         from guardbench.registry import resolve_arms
         o = cls(o.values, kind, given, resolve_arms(arms))
+        if o.external:           # a room per run of an mcp: or app: arm; required refuses when none can be made
+            from guardbench.arms.external import containment
+            containment(o.room)
+        elif "room" in given:
+            raise GuardbenchError(flag("room"), "only with mcp: or app: arms (rooms hold external systems); it "
+                                                "would have no effect here")
         if kind == "llm":
             _check_llm(o)
         return o

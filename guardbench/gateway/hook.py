@@ -53,6 +53,18 @@ class ArmGateway:
     def environment(self) -> dict[str, str]:
         return self.gateway().environment(self.spec.model)
 
+    def serve_room(self, room: Any) -> None:
+        """A run's fresh room is made (arms/external.py calls this): from now on the gateway serves the room's
+        own listener at GATEWAY_PORT (127.0.0.1 inside it), with the same key and the run's model if it has
+        one already; the gateway of the room before is closed."""
+        from guardbench.gateway import GATEWAY_PORT
+        old = self._gw if os.getpid() == self._pid else None
+        gw = Gateway(old.key if old is not None else None).start(room.listeners.pop(GATEWAY_PORT))
+        if old is not None:
+            gw.take_over(old)
+            old.close()
+        self._pid, self._gw = os.getpid(), gw
+
     # ------------------------------------------------------------------ one run
     def begin(self, session: Session, agent: Any, repeat: int, loop: asyncio.AbstractEventLoop | None) -> None:
         """The run's model answers from now on. ``loop``: the LLM sweep's loop, free while the application

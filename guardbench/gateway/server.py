@@ -105,6 +105,13 @@ class Gateway:
             self._model, self._talk = model, talk
         return talk
 
+    def take_over(self, other: "Gateway") -> None:
+        """Answer from now on with ``other``'s model and conversation (a run's room made after it began)."""
+        with other._lock:
+            model, talk, other._model, other._talk = other._model, other._talk, None, None
+        with self._lock:
+            self._model, self._talk = model, talk
+
     def end(self) -> Conversation | None:
         with self._lock:
             talk, self._model, self._talk = self._talk, None, None

@@ -109,8 +109,9 @@ class _ProtocolNotes(logging.Handler):
 
 class Connection:
     def __init__(self, target: StdioTarget | HttpTarget, *, connect_timeout: float = 30.0,
-                 call_timeout: float = 30.0, mode: str = "legacy", name: str = "server"):
+                 call_timeout: float = 30.0, mode: str = "legacy", name: str = "server", room: Any = None):
         self.target = target
+        self.room = room              # a room (guardbench/room/): the server is started inside it
         self.connect_timeout = float(connect_timeout)
         self.call_timeout = float(call_timeout)
         self.mode = mode
@@ -245,8 +246,10 @@ class Connection:
         self._stop = anyio.Event()
         try:
             if isinstance(self.target, StdioTarget):
-                params = StdioServerParameters(command=self.target.command, args=list(self.target.args),
-                                               env=dict(self.target.env), cwd=self.target.cwd)
+                argv, cwd = [self.target.command, *self.target.args], self.target.cwd
+                if self.room is not None:
+                    argv, cwd = self.room.command(argv, cwd=cwd), None
+                params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(self.target.env), cwd=cwd)
                 transport: Any = stdio_client(params, errlog=self._errlog)  # type: ignore[arg-type]
             else:
                 await self._wait_for_port()
@@ -267,10 +270,14 @@ class Connection:
     def _start_http_process(self) -> None:
         t = self.target
         assert isinstance(t, HttpTarget) and t.command
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
+        env = {} if self.room is not None else \
+            {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
         env.update(t.env)
+        argv, cwd = [t.command, *t.args], t.cwd
+        if self.room is not None:
+            argv, cwd = self.room.command(argv, cwd=cwd), None
         try:
-            self._proc = started(subprocess.Popen([t.command, *t.args], cwd=t.cwd, env=env, stdin=subprocess.DEVNULL,
+            self._proc = started(subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                                   stdout=self._errlog, stderr=self._errlog, start_new_session=True))
         except OSError as exc:
             self._lose(f"{self.name}: cannot start {t.command!r}: {exc}")
@@ -287,12 +294,16 @@ class Connection:
                     raise ConnectionError(f"the server process exited with status {self._proc.returncode} "
                                           "before it listened")
                 try:
-                    s = await anyio.connect_tcp(host, port)
-                    await s.aclose()
+                    if self.room is not None:     # the port guardbench relays to: probe it inside the room
+                        sock = await anyio.to_thread.run_sync(self.room.connect, port, 0.5)
+                        sock.close()
+                    else:
+                        s = await anyio.connect_tcp(host, port)
+                        await s.aclose()
                 except OSError:
                     await anyio.sleep(0.05)
                     continue
-                if self._proc is None or listener_is_ours(port, self._proc.pid) is not False:
+                if self._proc is None or self.room is not None or listener_is_ours(port, self._proc.pid) is not False:
                     return
                 await anyio.sleep(0.05)   # another program holds the port: ours exits when its bind fails
 

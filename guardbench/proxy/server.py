@@ -27,7 +27,10 @@ hosts from the stand-in and any other host 200 ``{"received": true}``: the same 
 process. A tunnel whose TLS handshake fails (the process did not trust the run's CA) is recorded
 as a ``CONNECT`` exchange with no response and the handshake error, so the attempt to reach that
 host is on the record. Requests that arrive while no run is routed are kept in ``stray`` and
-answered 503. Connections idle for ``idle_timeout`` seconds are closed.
+answered 503 (arms/external.py writes them into the next run's record, unscored, or the run
+folder's between_runs.jsonl). ``settle()`` waits for a room's connections in flight, so what a
+room's processes sent before they were ended reaches the run's route before it is cleared.
+Connections idle for ``idle_timeout`` seconds are closed.
 """
 from __future__ import annotations
 
@@ -68,6 +71,7 @@ class RecordingProxy:
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._room_conns: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ life cycle
     def start(self) -> "RecordingProxy":
@@ -177,6 +181,8 @@ class RecordingProxy:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+            if room:
+                self._room_conns.add(task)
         try:
             await self._serve(reader, writer, "http", None, room=room)
         except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError, ssl.SSLError, OSError):
@@ -184,6 +190,7 @@ class RecordingProxy:
         finally:
             if task is not None:
                 self._tasks.discard(task)
+                self._room_conns.discard(task)
             try:
                 writer.close()
             except Exception:  # noqa: BLE001 - closing a connection is best effort
@@ -254,12 +261,14 @@ class RecordingProxy:
     # ------------------------------------------------------------------ rooms
     def serve_room(self, room: Any) -> None:
         """Serve every listener of ``room`` (guardbench/room/) until ``close_room`` or ``close``."""
-        from guardbench.room.room import PROXY_PORT
+        from guardbench.room.room import CAPTURED_PORTS, PROXY_PORT
         assert self._loop is not None, "start() the proxy first"
 
         async def adopt() -> list[asyncio.Task]:
             tasks = []
             for port, listener in room.listeners.items():
+                if port not in CAPTURED_PORTS and port != PROXY_PORT:
+                    continue               # a port another of guardbench's services serves (a model gateway)
                 listener.setblocking(False)
                 if port == PROXY_PORT:     # the proxy's own protocol (CONNECT, absolute form, base URL)
                     server = await asyncio.start_server(lambda r, w: self._client(r, w, room=True),
@@ -270,6 +279,21 @@ class RecordingProxy:
             return tasks
 
         self._room_tasks = asyncio.run_coroutine_threadsafe(adopt(), self._loop).result(10)
+
+    def settle(self, timeout: float = 5.0) -> None:
+        """Wait until the room's connections in flight are served (call after the room's processes have
+        ended: each then reads to its end), so what was sent before the end reaches the run's route."""
+        if self._loop is None or self._loop.is_closed():
+            return
+
+        async def wait() -> None:
+            pending = [t for t in self._room_conns if not t.done()]
+            if pending:
+                await asyncio.wait(pending, timeout=timeout)
+        try:
+            asyncio.run_coroutine_threadsafe(wait(), self._loop).result(timeout + 1)
+        except Exception:  # noqa: BLE001 - a connection still open after the timeout is cut by close()
+            pass
 
     def close_room(self) -> None:
         """Stop accepting the room's connections (its listeners are closed by the room)."""
@@ -288,7 +312,9 @@ class RecordingProxy:
             conn, _ = await loop.sock_accept(listener)
             task = asyncio.ensure_future(self._room_connection(conn, room))
             self._tasks.add(task)
+            self._room_conns.add(task)
             task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(self._room_conns.discard)
 
     async def _room_connection(self, sock: Any, room: Any) -> None:
         loop = asyncio.get_running_loop()

@@ -32,6 +32,7 @@ from guardbench.records.fieldcheck import (
     not_none,
     number,
     obj,
+    of_type,
     or_null,
     read_object,
     text,
@@ -109,6 +110,8 @@ class ExternalAccount:
     tool_actions: dict | None = field(default=None, metadata=column(or_null(obj), keep=not_none))
     # the run's room (guardbench/room/): DNS names asked, escape attempts, processes ended
     room: dict | None = field(default=None, metadata=column(or_null(obj), keep=not_none))
+    # requests that reached the arm's proxy between runs (uncontained only): kept, never scored
+    between_runs: list | None = field(default=None, metadata=column(or_null(of_type(list)), keep=not_none))
 
     @classmethod
     def of(cls, d: Mapping[str, Any] | None) -> "ExternalAccount | None":

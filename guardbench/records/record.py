@@ -124,7 +124,7 @@ class Transcript:
 
     steps: tuple[Step, ...]
     final: str
-    status: str = "answered"    # answered | refused | step_limit | malformed | lost
+    status: str = "answered"    # answered | refused | step_limit | malformed | lost | no_tool_path | unmeasured
     error: str | None = None
     usage: Mapping[str, Any] = field(default_factory=dict)   # tokens, cost, latency, model calls
 
@@ -222,9 +222,11 @@ def _step_wire(v: Any, key: str) -> list | None:
 
 # -- one run, as runs.jsonl holds it ----------------------------------------------------------
 
-# statuses of runs with no outcome: lost (a model or an external process failed) and no_tool_path (an
-# external arm's tools cannot express the case: decided before the run, never counted as blocked)
-UNSCORED = ("lost", "no_tool_path")
+# statuses of runs with no outcome: lost (a model or an external process failed), no_tool_path (an
+# external arm's tools cannot express the case: decided before the run, never counted as blocked) and
+# unmeasured (an attack run whose system sent traffic its room could not capture and whose goal was not
+# seen on the wire: it may have succeeded there, so it is never counted as blocked)
+UNSCORED = ("lost", "no_tool_path", "unmeasured")
 
 
 @dataclass(frozen=True)

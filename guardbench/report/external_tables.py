@@ -2,8 +2,9 @@
 
 One row per group and arm: runs, runs the arm could express, runs with *no tool path* (the
 server's tools cannot express the case: decided from its tool list before the run, never run,
-never counted as blocked), lost runs (the process crashed, hung or answered garbage), then the
-three rates on the runs that were scored. The note lists why cases had no tool path.
+never counted as blocked), lost runs (the process crashed, hung or answered garbage), unmeasured
+runs (traffic its room could not capture: never counted as blocked), then the three rates on the
+runs that were scored. The note lists why cases had no tool path.
 """
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from collections import Counter
 from typing import Sequence
 
 from guardbench.records.record import RunRecord
-from guardbench.report.tables import LOST_RULE, RATE_NOTE, Table, _groups, _lost_note, put_rate
+from guardbench.report.tables import LOST_RULE, RATE_NOTE, Table, _groups, _lost_note, put_rate, unmeasured
 from guardbench.stats import measures as M
 
 
 def external_table(records: Sequence[RunRecord]) -> Table:
-    t = Table("External systems", ["group", "arm", "runs", "no tool path", "lost", "benign completed",
+    t = Table("External systems", ["group", "arm", "runs", "no tool path", "lost", "unmeasured", "benign completed",
                                    "attacks blocked", "runs with an incident"])
     reasons: Counter = Counter()
     for label, by_arm in _groups(records).items():
@@ -26,7 +27,7 @@ def external_table(records: Sequence[RunRecord]) -> Table:
                 why = str((r.external.no_tool_path if r.external else None) or "?")
                 reasons[(arm, why.split(":", 1)[0] + ":" + why.split(":", 1)[-1].split("(")[0].rstrip())] += 1
             row = {"group": label, "arm": arm, "runs": str(len(rs)), "no tool path": str(len(ntp)),
-                   "lost": str(sum(1 for r in rs if r.lost))}
+                   "lost": str(sum(1 for r in rs if r.lost)), "unmeasured": unmeasured(rs)}
             put_rate(row, "benign completed", M.benign_completed(rs))
             put_rate(row, "attacks blocked", M.attacks_blocked(rs))
             put_rate(row, "runs with an incident", M.incident_runs(rs))
@@ -34,6 +35,8 @@ def external_table(records: Sequence[RunRecord]) -> Table:
     why = "; ".join(f"{arm}: {n} x {reason}" for (arm, reason), n in sorted(reasons.items()))
     t.note = _lost_note(records, f"{RATE_NOTE} Rates are over the runs each arm could express: a run with no "
                                  "tool path (the arm's tools cannot express the case, decided from its tool list "
-                                 f"before the run) is never run and never counted as blocked. {LOST_RULE}"
+                                 "before the run) is never run and never counted as blocked; an unmeasured attack "
+                                 "run (its system sent traffic its room could not capture and the goal was not "
+                                 f"seen on the wire) is never counted as blocked either. {LOST_RULE}"
                                  + (f" No tool path: {why}." if why else ""))
     return t

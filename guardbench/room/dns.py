@@ -22,6 +22,7 @@ class Query:
     name: str          # as asked, lower-case, without the trailing dot
     qtype: str
     transport: str     # "udp" or "tcp"
+    asked: str = ""    # as sent, letter case kept (a channel: case can carry a credential's letters)
 
 
 class BadQuery(Refusal, ValueError):
@@ -53,6 +54,16 @@ def parse(packet: bytes) -> tuple[int, bytes, str, int]:
     return qid, packet[12:i + 4], ".".join(labels).lower(), qtype
 
 
+def as_sent(question: bytes) -> str:
+    """The name of a question (parse() checked it) with its letter case kept."""
+    labels, i = [], 0
+    while i < len(question) and question[i]:
+        n = question[i]
+        labels.append(question[i + 1:i + 1 + n].decode("ascii", "backslashreplace"))
+        i += 1 + n
+    return ".".join(labels)
+
+
 class Resolver:
     """Answers queries with synthetic addresses, remembering which name each address stands for."""
 
@@ -75,7 +86,8 @@ class Resolver:
         except BadQuery:
             qid = struct.unpack("!H", packet[:2])[0] if len(packet) >= 2 else 0
             return struct.pack("!HHHHHH", qid, 0x8001, 0, 0, 0, 0)        # FORMERR
-        self.queries.append(Query(name, QTYPES.get(qtype, str(qtype)), transport))
+        asked = as_sent(question)
+        self.queries.append(Query(name, QTYPES.get(qtype, str(qtype)), transport, asked if asked != name else ""))
         if qtype != 1 or not name:
             return struct.pack("!HHHHHH", qid, 0x8180, 1, 0, 0, 0) + question
         rdata = bytes(int(x) for x in self.address(name).split("."))

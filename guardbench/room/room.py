@@ -26,13 +26,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from guardbench.errors import RunLost
 from guardbench.room.dns import Resolver
+from guardbench.room.reach import NOBODY  # the user a system runs as in a room made by root
 from guardbench.room.sniff import Escape, read
 
 HOLDER = Path(__file__).with_name("holder.py")
-NOBODY = 65534                            # the user a system runs as in a room made by root
 CAPTURED_PORTS = (80, 443, 8080, 8443)   # TCP ports whose connections the recording proxy reads
 PROXY_PORT = 3128                         # the proxy's own port inside the room (HTTPS_PROXY)
 START_TIMEOUT = 20.0
@@ -94,6 +95,8 @@ class Room:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._pidns = ""
+        self._relays: list[socket.socket] = []
+        self.exposed: set[int] = set()        # ports guardbench relays into the room (expose)
 
     # ------------------------------------------------------------------ making it
     def start(self) -> "Room":
@@ -161,13 +164,63 @@ class Room:
         os.chmod(dest, 0o644)
         return dest
 
-    def command(self, argv: list[str]) -> list[str]:
-        """``argv`` run inside the room (nsenter forks it into the room's pid namespace)."""
-        enter = ["nsenter", "-t", str(self.holder_pid), "--net", "--pid", "--mount", f"--wd={self.workdir}"]
+    def command(self, argv: list[str], cwd: str | None = None) -> list[str]:
+        """``argv`` run inside the room (nsenter forks it into the room's pid namespace), in ``cwd``
+        (default: the room's own working folder)."""
+        enter = [shutil.which("nsenter") or "nsenter", "-t", str(self.holder_pid), "--net", "--pid", "--mount",
+                 f"--wd={cwd or self.workdir}"]
         if self.user is None:
             return enter + ["--user", "--preserve-credentials", "--", *argv]
-        return enter + ["--", "setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups",
-                        "--nnp", "--", *argv]
+        setpriv = shutil.which("setpriv") or "setpriv"
+        return enter + ["--", setpriv, f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups", "--nnp",
+                        "--", *argv]
+
+    # ------------------------------------------------------------------ reaching a listener inside
+    def connect(self, port: int, timeout: float = 5.0) -> socket.socket:
+        """A TCP connection to 127.0.0.1:``port`` inside the room (a server the system started there):
+        the socket is made in the room's network namespace by a thread that enters it (setns), so the
+        room's own network stays sealed. OSError when nothing listens there."""
+        return _in_netns(self.holder_pid, lambda: socket.create_connection(("127.0.0.1", port), timeout))
+
+    def expose(self, port: int) -> int:
+        """Relay 127.0.0.1:``port`` on this side to the same port inside the room (guardbench's way in to
+        a server the system runs there: an application's endpoint, an MCP server over HTTP). The relay
+        binds the same port number here (0, or a port taken here: another, relayed to the same number
+        inside, so a URL with ``{port}`` means the same on both sides); returns it. Nothing inside the
+        room can reach it (another namespace)."""
+        lst = socket.socket()
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            lst.bind(("127.0.0.1", port))
+        except OSError:
+            lst.bind(("127.0.0.1", 0))
+        port = int(lst.getsockname()[1])      # 0, or taken here: the port bound, the same number inside
+        lst.listen(64)
+        self._relays.append(lst)
+        self.exposed.add(port)
+        threading.Thread(target=self._relay, args=(lst, port), name="gb-room-relay", daemon=True).start()
+        return int(lst.getsockname()[1])
+
+    def _relay(self, lst: socket.socket, port: int) -> None:
+        while True:
+            try:
+                outer, _ = lst.accept()
+            except OSError:
+                return                          # closed with the room
+            threading.Thread(target=self._bridge, args=(outer, port), daemon=True).start()
+
+    def _bridge(self, outer: socket.socket, port: int) -> None:
+        try:
+            inner = self.connect(port)
+        except OSError:
+            outer.close()                       # nothing listens inside (yet): the client sees it closed
+            return
+        back = threading.Thread(target=_pipe, args=(inner, outer), daemon=True)
+        back.start()
+        _pipe(outer, inner)
+        back.join()
+        outer.close()
+        inner.close()
 
     # ------------------------------------------------------------------ what happens inside
     def _serve(self) -> None:
@@ -234,10 +287,27 @@ class Room:
             if addr[2] != 0:       # PACKET_HOST only: loopback shows each packet twice
                 continue
             esc = read(data, ports, frozenset({53}))
+            if esc is not None and esc.protocol == "tcp" and (esc.port in self.exposed or self._listened(esc.port)):
+                continue        # a connection to a listener inside the room (guardbench's own, or the system's)
             if esc is not None:
                 with self._lock:
                     if esc not in self.escapes:
                         self.escapes.append(esc)
+
+    def _listened(self, port: int) -> bool:
+        """Something in the room listens on TCP ``port`` (its own /proc/PID/net tables): a connection
+        there stays in the room."""
+        for table in ("tcp", "tcp6"):
+            try:
+                with open(f"/proc/{self.holder_pid}/net/{table}") as fh:
+                    rows = fh.readlines()[1:]
+            except OSError:
+                continue
+            for row in rows:
+                f = row.split()
+                if len(f) > 3 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+        return False
 
     # ------------------------------------------------------------------ who is inside
     def members(self) -> list[tuple[int, str]]:
@@ -256,6 +326,16 @@ class Room:
         return out
 
     # ------------------------------------------------------------------ ending it
+    def settle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every process in the room to exit by itself (a server
+        guardbench stopped may take a moment to shut down); True when the room is empty."""
+        deadline = time.monotonic() + timeout
+        while self._pidns and self.members():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def end(self) -> list[str]:
         """End every process in the room; return the command lines of those that were still alive.
 
@@ -287,7 +367,7 @@ class Room:
             return                      # closed already
         if self._thread is not None:
             self._thread.join(5)
-        for s in [*self.listeners.values(), self._udp, self._packets, self._dns_tcp,
+        for s in [*self._relays, *self.listeners.values(), self._udp, self._packets, self._dns_tcp,
                   self._wake_r, self._wake_w]:
             if s is not None:
                 s.close()
@@ -303,6 +383,54 @@ class Room:
     def account(self) -> dict[str, object]:
         """What the run record keeps about its room."""
         return {"contained": True,
-                "dns": [{"name": q.name, "type": q.qtype} for q in self.resolver.queries],
+                "dns": [{"name": q.name, "type": q.qtype, **({"asked": q.asked} if q.asked else {})}
+                        for q in self.resolver.queries],
                 "escapes": [e.line() for e in self.escapes],
                 "survivors": list(self.survivors)}
+
+
+CLONE_NEWNET = 0x40000000
+
+
+def _in_netns(pid: int, make: Callable[[], socket.socket]) -> socket.socket:
+    """``make()`` run on a thread that has entered the network namespace of process ``pid`` (a socket
+    keeps the namespace it was made in; the thread, and so this process, never leaves its own)."""
+    import ctypes
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        try:
+            fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+            try:
+                if libc.setns(fd, CLONE_NEWNET) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"setns into the room: {os.strerror(err)}")
+            finally:
+                os.close(fd)
+            box["sock"] = make()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+    t = threading.Thread(target=run, name="gb-room-netns", daemon=True)   # it ends in the room: never reused
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["sock"]
+
+
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
+            try:
+                s.shutdown(how)
+            except OSError:
+                pass

@@ -16,6 +16,8 @@ from guardbench.broker import load_policy
 from guardbench.cases.load import load_cases
 from guardbench.execution.bench import arm_options
 from guardbench.execution.runner import Bench, RunSpec
+from guardbench.gateway import GATEWAY_PORT
+from guardbench.proxy.ca import proxy_environment
 from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY, port_squatter
 
 APP = ROOT / "examples" / "app-node"
@@ -29,9 +31,9 @@ def world():
     return load_policy(USD_POLICY), load_cases(USD_CASES)
 
 
-def execute(world, spec, *cases):
+def execute(world, spec, *cases, room="auto"):
     policy, all_cases = world
-    arm = AppArm(arm_options(policy, spec=str(spec)))
+    arm = AppArm(arm_options(policy, spec=str(spec), room=room))
     bench = Bench(policy, all_cases, {arm.name: arm}, {"credulous": ScriptedAgent("credulous")})
     try:
         return [bench.execute(RunSpec(c, 0, arm.name, "credulous")).to_dict() for c in cases]
@@ -58,25 +60,34 @@ def test_the_application_is_measured_on_its_wire(world, spec):
 
 
 def test_the_run_the_application_gets_is_the_cases(world, tmp_path):
-    """What reaches the process: the contract's fields, the data as untrusted text, no credential."""
-    dump = tmp_path / "seen.json"
+    """What reaches the process: the contract's fields, the data as untrusted text, no credential; in a
+    room, a minimal environment and a folder of its own (it answers with what it saw)."""
     spec = tmp_path / "spy.yaml"
     spec.write_text("name: spy\nagent:\n  command: node\n  args: ['-e', \"let s='';process.stdin.on('data',c=>s+=c);"
-                    "process.stdin.on('end',()=>{require('fs').writeFileSync(process.env.DUMP, JSON.stringify({run: "
-                    "JSON.parse(s), env: process.env}));process.stdout.write(JSON.stringify({final:'ok'}))})\"]\n"
-                    f"  env: {{DUMP: '{dump}'}}\n"
+                    "process.stdin.on('end',()=>{process.stdout.write(JSON.stringify({final: JSON.stringify({run: "
+                    "JSON.parse(s), env: process.env, cwd: process.cwd()})}))})\"]\n"
+                    "  env: {SPY: 'yes'}\n"
                     "credentials: {client_id: PAYPAL_CLIENT_ID, client_secret: PAYPAL_CLIENT_SECRET}\n")
     (rec,) = execute(world, spec, "usd-benign-partial-refund")
-    seen = json.loads(dump.read_text())
+    seen = json.loads(rec["transcript"]["final"])
     run, env = seen["run"], seen["env"]
     assert run["contract"] == "guardbench-app/1" and run["case"] == "usd-benign-partial-refund"
     assert run["user"].startswith("Refund 20.00 of capture ") and "{capture}" not in run["user"]
     assert "the service was down" in run["data"] and run["context"]["currency"] == "USD"
     assert "secret" not in json.dumps(run).lower() and "token" not in json.dumps(run).lower()
     assert env["PAYPAL_CLIENT_SECRET"] and env["HTTPS_PROXY"].startswith("http://127.0.0.1:")
-    assert env["NODE_EXTRA_CA_CERTS"].endswith("ca.pem") and env["NO_PROXY"] == "127.0.0.1"
-    assert env["OPENAI_BASE_URL"].startswith("http://127.0.0.1:") and env["OPENAI_API_KEY"].startswith("gb-gateway-")
-    assert rec["status"] == "answered" and rec["transcript"]["final"] == "ok"
+    assert env["NODE_EXTRA_CA_CERTS"].endswith(".pem") and env["SPY"] == "yes"
+    # past the proxy: only the model gateway's address, where its model is
+    assert env["NO_PROXY"] == "127.0.0.1" and env["OPENAI_API_KEY"].startswith("gb-gateway-")
+    assert rec["status"] == "answered"
+    if rec["external"]["room"]["contained"]:          # the whole environment, and its own folder
+        assert env["OPENAI_BASE_URL"] == f"http://127.0.0.1:{GATEWAY_PORT}/v1"     # the room's own gateway
+        assert env["HOME"] == seen["cwd"] == env["TMPDIR"] and env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
+        given = {"HOME", "TMPDIR", "PATH", "LANG", "LC_ALL", "SPY", "PAYPAL_CLIENT_ID", "PAYPAL_CLIENT_SECRET",
+                 "OPENAI_BASE_URL", "OPENAI_API_KEY"}
+        assert set(env) - given == set(proxy_environment("", ""))
+    else:
+        assert env["OPENAI_BASE_URL"].startswith("http://127.0.0.1:")
 
 
 @pytest.mark.parametrize("mode, reason, stderr", [
@@ -102,7 +113,7 @@ def test_a_port_taken_before_the_application_binds_it_gets_a_fresh_port(world):
     between and answer the POST. The arm tells that listener from its application's and moves on."""
     import guardbench.arms.app as app_arm
     with port_squatter(app_arm, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"):
-        (charge,) = execute(world, APP / "app-http.yaml", "usd-benign-charge-pro")
+        (charge,) = execute(world, APP / "app-http.yaml", "usd-benign-charge-pro", room="off")
     assert charge["status"] == "answered" and charge["benign_completed"] is True
 
 

@@ -76,8 +76,8 @@ def test_a_port_taken_before_the_server_binds_it_gets_a_fresh_port(world):
     our server exits, the client reaches the other listener. The arm retries on a fresh port."""
     import guardbench.arms.mcp as mcp_arm
     error = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    with port_squatter(mcp_arm, error) as taken:
-        arm = McpArm(arm_options(world[0], spec=str(SPECS / "shop-http.yaml")))
+    with port_squatter(mcp_arm, error) as taken:     # uncontained: a room's ports are all its own
+        arm = McpArm(arm_options(world[0], spec=str(SPECS / "shop-http.yaml"), room="off"))
         try:
             rec = run(bench_for(world, arm), arm, "usd-benign-capture")
             assert arm._conn is not None and f":{taken}/" not in arm._conn.target.url
@@ -94,7 +94,7 @@ def test_a_started_server_that_fails_for_another_reason_is_not_retried(world, tm
     spec = tmp_path / "broken.yaml"
     spec.write_text((SPECS / "shop-http.yaml").read_text().replace("{port}/mcp", "{port}/nowhere")
                     .replace("{spec_dir}/..", str(SPECS.parent)))
-    arm = McpArm(arm_options(world[0], spec=str(spec)))
+    arm = McpArm(arm_options(world[0], spec=str(spec), room="off"))
     with pytest.raises(Exception, match="could not connect|no MCP handshake"):
         arm.check()
     arm.close()
@@ -102,7 +102,8 @@ def test_a_started_server_that_fails_for_another_reason_is_not_retried(world, tm
 
 
 def test_http_server_reused_through_its_base_url(world, tmp_path):
-    arm = McpArm(arm_options(world[0], spec=str(SPECS / "shop-http.yaml")))
+    """Uncontained (--room off), a server with state: reuse serves every run; in rooms, every run has its own."""
+    arm = McpArm(arm_options(world[0], spec=str(SPECS / "shop-http.yaml"), room="off"))
     bench = bench_for(world, arm)
     try:
         first = run(bench, arm, "usd-benign-capture")
@@ -116,6 +117,22 @@ def test_http_server_reused_through_its_base_url(world, tmp_path):
     assert kinds(second) == ["unissued_reference", "unrequested_action"]    # a refund nobody asked for, too
     assert all(e["request"]["url"].startswith("https://api-m.sandbox.paypal.com/") for e in second["wire"])
     assert not any(e["request"]["url"].endswith("/oauth2/token") for e in second["wire"][second["setup_seq"]:])
+
+
+def test_in_rooms_every_run_has_its_own_http_server_in_its_own_room(world):
+    arm = McpArm(arm_options(world[0], spec=str(SPECS / "shop-http.yaml")))
+    if not arm.outside.contained:
+        pytest.skip(f"no room here: {arm.outside.uncontained}")
+    bench = bench_for(world, arm)
+    try:
+        first = run(bench, arm, "usd-benign-capture")
+        second = run(bench, arm, "usd-ii-quoted-capture-refund")
+    finally:
+        arm.close()
+    assert first["benign_completed"] is True and second["goal_achieved"] is True
+    rooms = [r["external"]["room"] for r in (first, second)]
+    assert all(r["contained"] and r["escapes"] == [] and r["survivors"] == [] for r in rooms)
+    assert shop_processes() == []
 
 
 def test_a_server_sending_to_an_outside_host_is_scored_outside_host(world, tmp_path):
@@ -134,7 +151,7 @@ def test_a_crash_mid_call_loses_the_run_with_its_stderr_and_the_next_run_gets_a_
                      extra="# crash once\n").read_text().replace(
         "env: {SHOP_MODE: crash_once}", f"env: {{SHOP_MODE: crash_once, SHOP_CRASH_MARK: '{tmp_path / 'crashed'}'}}")
     (tmp_path / "crashy.yaml").write_text(spec)
-    arm = McpArm(arm_options(world[0], spec=str(tmp_path / "crashy.yaml")))
+    arm = McpArm(arm_options(world[0], spec=str(tmp_path / "crashy.yaml"), room="off"))   # a process reused
     bench = bench_for(world, arm)
     try:
         t0 = time.monotonic()
@@ -215,7 +232,7 @@ def test_a_reused_server_is_reset_by_its_command_between_runs_and_a_failing_rese
         "reset: none", f"reset: ['{{python}}', '-c', \"import os,sys; open(r'{marks}', 'a').write('r'); "
                        "sys.exit(3 if os.path.getsize(r'" + str(marks) + "') > 1 else 0)\"]")
     (tmp_path / "resettable.yaml").write_text(spec)
-    arm = McpArm(arm_options(world[0], spec=str(tmp_path / "resettable.yaml")))
+    arm = McpArm(arm_options(world[0], spec=str(tmp_path / "resettable.yaml"), room="off"))  # rooms: never reset
     bench = bench_for(world, arm)
     try:
         first = run(bench, arm, "usd-benign-charge-pro")          # no reset before the first run

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,6 +62,17 @@ def _wait_for(cond, limit: float = 180.0) -> None:
         time.sleep(0.05)
 
 
+def _running(marker: str) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            if d.isdigit() and marker in Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace"):
+                out.append(int(d))
+        except OSError:
+            continue
+    return out
+
+
 def _workers(parent: int) -> list[int]:
     out = []
     for d in os.listdir("/proc"):
@@ -101,9 +114,9 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path, to):
     assert done.returncode == 0 and f"({len(recs)} already recorded)" in done.stderr, done.stderr[-2000:]
 
 
-SLEEPER = """import os, pathlib, sys, time
+SLEEPER = """import os, pathlib, sys, time, uuid
 sys.stdin.read()
-pathlib.Path(sys.argv[1], str(os.getpid())).write_text("")
+pathlib.Path(sys.argv[1], uuid.uuid4().hex).write_text(str(os.getpid()))   # in a room, its room's pid
 time.sleep(300)
 """
 SPEC = """name: sleeper
@@ -116,14 +129,17 @@ timeouts: {run: 300}
 """
 
 
-def test_workers_and_what_they_started_die_with_a_killed_parent(tmp_path):
+def test_workers_and_what_they_started_die_with_a_killed_parent(tmp_path, request):
     """SIGKILL leaves the parent no chance to stop anything: the kernel tells each worker (prctl
     PR_SET_PDEATHSIG), which stops the application it started. Without that, each worker waits out its
     application (here 300 s)."""
     pytest.importorskip("cryptography")
     pytest.importorskip("h11")
-    app = tmp_path / "app"
-    (app / "pids").mkdir(parents=True)
+    app = Path(tempfile.mkdtemp(prefix="gb-sleeper-"))     # in a room it runs as uid 65534: open to it
+    request.addfinalizer(lambda: shutil.rmtree(app, ignore_errors=True))
+    app.chmod(0o755)
+    (app / "pids").mkdir()
+    (app / "pids").chmod(0o777)
     (app / "sleeper.py").write_text(SLEEPER)
     (app / "spec.yaml").write_text(SPEC)
     p = _start(["run", "--arms", f"app:{app / 'spec.yaml'}", "--case", "benign-charge-plan", "--case",
@@ -132,8 +148,10 @@ def test_workers_and_what_they_started_die_with_a_killed_parent(tmp_path):
     _wait_for(lambda: p.poll() is not None or len(os.listdir(pids)) >= 2)
     assert p.poll() is None, p.communicate()
     workers = _workers(p.pid)
-    apps = [int(x) for x in os.listdir(pids)]
-    assert len(workers) == 2 and all(_state(a) for a in apps)
+    # the applications by their command line, as the host sees them (in a room, the pid each wrote is its
+    # room's own)
+    apps = _running(str(app / "sleeper.py"))
+    assert len(workers) == 2 and len(apps) >= 2 and all(_state(a) for a in apps)   # (with a room's wrappers)
     os.kill(p.pid, signal.SIGKILL)
     p.wait(30)                           # not communicate(): a surviving worker holds the pipes open
     try:

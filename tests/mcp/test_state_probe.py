@@ -6,6 +6,8 @@ task, read from its state."""
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -175,7 +177,18 @@ print(json.dumps({"final": "Refunded 2.00.", "steps": [{"tool": "get_order", "ar
 '''
 
 
-def test_an_application_is_probed_by_command(tmp_path):
+@pytest.fixture
+def open_tmp():
+    """In a room the application runs as another user (uid 65534): its folder and the state file it
+    writes (read by the probe, outside the room) must be theirs to reach, as pytest's own folder is not."""
+    folder = Path(tempfile.mkdtemp(prefix="gb-probe-"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_an_application_is_probed_by_command(open_tmp):
+    tmp_path = open_tmp
     (tmp_path / "app.py").write_text(APP)
     state = tmp_path / "state.json"
     spec = tmp_path / "app.yaml"
