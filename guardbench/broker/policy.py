@@ -152,7 +152,8 @@ def _path(text: Any, where: str, what: str) -> Path:
         raise PolicyError(where, f"{what}: {text!r} is not a path like a.b[0].c") from None
 
 
-def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict) -> Operation:
+# complexity over 20, kept: one check per key an operation of the policy may have
+def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict) -> Operation:  # noqa: C901
     if not isinstance(spec, dict):
         raise PolicyError(where, "an operation is a mapping")
     _keys(spec, OP_KEYS, where, "operation")

@@ -143,7 +143,8 @@ def _unknown(path, where, got: Mapping, allowed: set[str]) -> None:
         raise _err(path, where, f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
 
 
-def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:
+# complexity over 20, kept: one check per field (a declarative schema would replace it)
+def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:  # noqa: C901
     """Read and check a spec file (``kind`` names it in messages: mcp or app)."""
     import yaml
     path = Path(path)
