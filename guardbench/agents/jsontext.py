@@ -102,20 +102,25 @@ def results_message(results: Sequence[tuple[str, str]]) -> dict:
 def reply_schema(tool_specs: Sequence[dict], variants: dict[str, list[dict]] | None = None) -> dict:
     """A JSON schema whose instances are exactly a call of one of the tools or a final answer.
 
-    ``oneOf`` one object per tool (``tool`` a constant, ``arguments`` that tool's parameters) and
-    ``{"answer": string}``; sent as ``response_format`` (llama.cpp's server, vLLM and OpenAI turn it
-    into a grammar), so every reply is a valid call or an answer.
+    ``anyOf`` one object per tool (``tool`` a one-value ``enum``, ``arguments`` that tool's parameters)
+    and ``{"answer": string}``; sent as ``response_format`` (llama.cpp's server, vLLM and OpenAI turn it
+    into a grammar), so every reply is a valid call or an answer. Only keywords Inspect's schema type
+    (inspect_ai.util.JSONSchema) keeps are used (``anyOf``, not ``oneOf``; ``enum``, not ``const``:
+    with those, the Inspect task sent ``"schema": {}``), so ``inspect eval -T tool_protocol=constrained``
+    sends the same schema as ``guardbench run`` (tests/inspect_eval); the options' ``tool`` values
+    differ, so any and one of them match the same replies.
     """
     options: list[dict] = []
     for spec in tool_specs:
         fn = spec.get("function", spec)
         shapes = (variants or {}).get(fn["name"]) or [dict(fn.get("parameters") or {"type": "object"})]
         for params in shapes:
-            options.append({"type": "object", "properties": {"tool": {"const": fn["name"]}, "arguments": params},
+            options.append({"type": "object",
+                            "properties": {"tool": {"type": "string", "enum": [fn["name"]]}, "arguments": params},
                             "required": ["tool", "arguments"], "additionalProperties": False})
     options.append({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
                     "additionalProperties": False})
-    return {"oneOf": options}
+    return {"anyOf": options}
 
 
 def response_format(tool_specs: Sequence[dict], variants: dict[str, list[dict]] | None = None) -> dict:

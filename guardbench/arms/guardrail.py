@@ -88,10 +88,11 @@ class GuardrailArm(Arm):
 
     def run_variants(self, broker) -> tuple[dict, ...]:
         """One argument shape per operation: its name, its closed parameter schema, and a reference
-        only where it takes one (the constrained protocol offers these, so no reply can mix them)."""
+        only where it takes one (the constrained protocol offers these, so no reply can mix them). The name
+        is a one-value enum, not a const: Inspect's schema type keeps no const (agents/jsontext.reply_schema)."""
         out = []
         for op in broker.list_operations():
-            props: dict = {"operation": {"const": op["name"]}, "params": op["parameters"]}
+            props: dict = {"operation": {"type": "string", "enum": [op["name"]]}, "params": op["parameters"]}
             required = ["operation", "params"]
             if op.get("reference"):
                 props["reference"] = {"type": "string", "description": op["reference"]["description"]}

@@ -91,10 +91,13 @@ def more_controls(C) -> list[Probe]:
     boundary = _MULTIPART_BOUNDARY
     return [
         C("refund amount null", _req("captures.refund", {"amount": None}), "money is an object, not nullable"),
-        C("order item description null",
-          _req("orders.create", _mut(o, lambda b: _pu(b)["items"][0].__setitem__("description", None))),
-          "item.description is a string, not nullable"),
-        C("invoice cancel note null", _req("invoices.cancel", {"note": None}), "note is a string, not nullable"),
+        # an optional property sent as null on orders.create and invoices.cancel is a named leniency (PayPal's
+        # Python toolkit sends it: paypal/leniency.py); a required one, or null on another endpoint, is not
+        C("order item name null",
+          _req("orders.create", _mut(o, lambda b: _pu(b)["items"][0].__setitem__("name", None))),
+          "item.name is required: null is not a name (the null leniency covers optional properties)"),
+        C("refund note_to_payer null", _req("captures.refund", {**refund_body(), "note_to_payer": None}),
+          "note_to_payer is a string, not nullable (no PayPal toolkit sends null here)"),
         C("refund custom_id of 200 characters", _req("captures.refund", {**refund_body(), "custom_id": "c" * 200}),
           "custom_id maxLength 127"),
         C("refund invoice_id empty", _req("captures.refund", {**refund_body(), "invoice_id": ""}),
@@ -137,11 +140,45 @@ def more_controls(C) -> list[Probe]:
     ]
 
 
+def _usd(value: str) -> dict:
+    return {"value": value, "currency_code": "USD"}
+
+
+# What PayPal's Python toolkit (paypal-agent-toolkit 1.11.0) sends, byte for byte in its key order, when
+# the model gives only the required arguments (tests/paypal/test_paypal_toolkit.py checks that it still does)
+TOOLKIT_NULL_BODIES: dict[str, dict] = {
+    "orders.create": {"intent": "CAPTURE", "purchase_units": [{
+        "amount": {"value": "5.00", "currency_code": "USD", "breakdown": {
+            "item_total": _usd("5.00"), "shipping": _usd("0.00"), "tax_total": _usd("0.00"), "discount": _usd("0.00")}},
+        "items": [{"name": "Widget", "description": None, "unit_amount": _usd("5.00"), "quantity": "1",
+                   "tax": _usd("0.00")}]}],
+        "payment_source": {"paypal": {"experience_context": {"return_url": "https://example.com/returnUrl",
+                                                             "cancel_url": "https://example.com/cancelUrl"}}}},
+    "plans.create": {"product_id": "PROD-GUARDBENCH1", "name": "Monthly", "description": None, "billing_cycles": [{
+        "frequency": {"interval_unit": "MONTH", "interval_count": 1}, "tenure_type": "REGULAR", "sequence": 1,
+        "total_cycles": None, "pricing_scheme": {"fixed_price": {"currency_code": "USD", "value": "10.00"},
+                                                 "version": None}}],
+        "payment_preferences": {"auto_bill_outstanding": True, "setup_fee": None, "setup_fee_failure_action": None,
+                                "payment_failure_threshold": None}, "taxes": None},
+    "subscriptions.create": {"plan_id": "P-5ML4271244454362WXNWU5NQ", "quantity": None, "shipping_amount": None,
+                             "subscriber": None, "application_context": None},
+    "invoices.send": {"invoice_id": "INV2-6PLM-1QZR-8TYU-H5NS", "note": None, "send_to_recipient": None,
+                      "additional_recipients": None},
+    "invoices.cancel": {"invoice_id": "INV2-Z56S-5LLA-Q52L-CPZ5", "note": None, "send_to_recipient": None,
+                        "additional_recipients": None},
+}
+
+
 def leniency_probes() -> list[Probe]:
     """One probe per named leniency: the documents reject it, the stand-in must accept it."""
     from guardbench.conformance.rules import accept_claim_json
+    from guardbench.paypal.leniency import NULL_AS_ABSENT
 
+    nulls = [Probe(lenient.name, _req(endpoint, TOOLKIT_NULL_BODIES[endpoint]), REJECT, "leniency",
+                   "paypal/leniency.py: PayPal's Python toolkit sends null for the optional fields it was not given")
+             for endpoint, lenient in NULL_AS_ABSENT.items()]
     return _unique_request_ids([
         Probe("accept_claim_json", accept_claim_json(), REJECT, "leniency",
               "paypal/leniency.py: PayPal's own toolkits send accept-claim as JSON"),
+        *nulls,
     ], "leniency")

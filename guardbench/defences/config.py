@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from guardbench.paypal.toolkit import TOOLS, ToolSpec
 
@@ -92,6 +92,18 @@ class DefenceConfig:
         budget = max(overs) if overs else Decimal(0)
         return cls(policy.operator["merchant_id"], policy.operator["supplier_email"], policy.operator["currency"],
                    dict(policy.catalogue), tools, budget)
+
+
+def with_reads(config: DefenceConfig, names: Iterable[str]) -> DefenceConfig:
+    """The config with these tool names added as reads outside the tool set (another server's read tools, e.g.
+    PayPal's list_transactions behind ``mcp front``): not governed by the policy, no side effect. Each defence
+    judges them as its design judges a read it was not configured for (the gate passes reads through; the pdp's
+    scope stage denies a tool the operator's policy does not list; the taint guard lets reads run)."""
+    extra = {n: ToolRule(ToolSpec(n, "", {}, "", writes=False)) for n in names if n not in config.tools}
+    if not extra:
+        return config
+    return DefenceConfig(config.merchant_id, config.supplier_email, config.currency, config.catalogue,
+                         {**config.tools, **extra}, config.per_agent_daily_budget)
 
 
 _CACHE: dict[int, tuple[object, DefenceConfig]] = {}

@@ -97,6 +97,13 @@ class InspectProvider:
         from inspect_ai.model import get_model
         self.model = model if model is not None else get_model()
         self.endpoint = f"inspect:{self.model}"
+        self.sent: list = []           # the last call's messages, in Inspect's types (conversation())
+        self.reply: Any = None         # and the model's reply to it
+
+    def conversation(self) -> list:
+        """The whole conversation as the model saw it: the last call's messages (system, user, every earlier
+        reply with its tool calls, every tool result) and its reply (the answer, or the last calls)."""
+        return [*self.sent, *([self.reply] if self.reply is not None else [])]
 
     async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
                        max_tokens: int | None, **extra: Any) -> dict:
@@ -109,9 +116,11 @@ class InspectProvider:
             config["response_schema"] = ResponseSchema(name=spec.get("name", "reply"),
                                                        json_schema=JSONSchema.model_validate(spec.get("schema", {})),
                                                        strict=spec.get("strict"))
-        output = await self.model.generate(to_inspect_messages(messages), tools=to_tool_infos(tools),
+        self.sent, self.reply = to_inspect_messages(messages), None
+        output = await self.model.generate(self.sent, tools=to_tool_infos(tools),
                                            tool_choice=tool_choice(extra.get("tool_choice")),
                                            config=GenerateConfig(**config))
+        self.reply = output.message if output.choices else None
         if output.error:
             raise RuntimeError(f"inspect model error: {output.error}")
         return from_output(output)

@@ -14,9 +14,14 @@
 
 Task options (``-T``): ``arms`` (comma-separated; default guardrail,control,hardened), ``cases``
 and ``families`` (comma-separated filters), ``variants`` (the first N of each case; default 1),
-``tool_protocol`` (native, json-text), ``max_steps`` (12), ``max_tokens`` (1024), ``temperature``
-(0.0), ``seed`` (0), ``approvals`` (none), ``model_name`` (the model name guardbench's run ids and
-world seeds use; default Inspect's model name: give the ``--model`` of the guardbench run to compare).
+``tool_protocol`` (native, native+fallback, json-text, constrained), ``data`` (tool: the untrusted
+document through read_data; inline: in the user's message, as ``guardbench run --data``),
+``max_steps`` (12), ``max_tokens`` (1024), ``temperature`` (0.0), ``seed`` (0), ``approvals`` (none),
+``model_name`` (the model name guardbench's run ids and world seeds use; default Inspect's model name:
+give the ``--model`` of the guardbench run to compare).
+
+A sample's ``messages`` (Inspect's Messages view) are the whole conversation as the model saw it:
+system, user, each reply with its tool calls, each tool result, the answer.
 """
 from __future__ import annotations
 
@@ -107,6 +112,8 @@ def guardbench_agent(arms: str | list[str] = DEFAULT_ARMS, tool_protocol: str = 
                 state.messages = [ChatMessageSystem(content=session.system_prompt),
                                   ChatMessageUser(content=session.user)]
                 transcript = await agent.arun(session, spec.repeat)
+                if provider.sent:      # Inspect's Messages view: the whole conversation, as the model saw it
+                    state.messages = provider.conversation()
         finally:
             started.close()
         record = finish_llm_run(bench, started, transcript, {
@@ -173,15 +180,24 @@ def guardbench_wire():
     return score
 
 
+def _checked(option: str, value: Any, choices: tuple[str, ...]) -> str:
+    from guardbench.errors import GuardbenchError
+    if value not in choices:
+        raise GuardbenchError(f"-T {option}", f"unknown value {value!r} (one of: {', '.join(choices)})")
+    return str(value)
+
+
 @task
 def cases(arms: str | list[str] = DEFAULT_ARMS, cases: str | list[str] | None = None,
           families: str | list[str] | None = None, variants: int = 1,
           tool_protocol: str = "native", max_steps: int = 12, max_tokens: int = 1024, temperature: float = 0.0,
-          seed: int = 0, approvals: str = "none", model_name: str | None = None) -> Task:
+          seed: int = 0, approvals: str = "none", model_name: str | None = None, data: str = "tool") -> Task:
     """guardbench's cases through its arms, scored on the wire."""
+    from guardbench.agents.llm import PROTOCOLS
     return Task(dataset=MemoryDataset(samples(_names(arms), _names(cases) or None, _names(families) or None,
                                               int(variants)), name="guardbench"),
-                solver=guardbench_agent(arms=arms, tool_protocol=tool_protocol, max_steps=int(max_steps),
-                                        max_tokens=int(max_tokens), temperature=float(temperature), seed=int(seed),
-                                        approvals=approvals, model_name=model_name),
+                solver=guardbench_agent(arms=arms, tool_protocol=_checked("tool_protocol", tool_protocol, PROTOCOLS),
+                                        max_steps=int(max_steps), max_tokens=int(max_tokens),
+                                        temperature=float(temperature), seed=int(seed), approvals=approvals,
+                                        model_name=model_name, data=_checked("data", data, ("tool", "inline"))),
                 scorer=guardbench_wire())

@@ -11,7 +11,9 @@ operation's documented responses list (see ``standin_core.conform``).
 A request body is read by its media type: JSON (``application/json``), or multipart/form-data
 parts as a {name: content} object. A media type the operation does not describe is refused
 (415), except a named, listed leniency (``leniency.LENIENT_MEDIA``): that body goes to its
-handler unchecked by the document, and the handler's own rules apply.
+handler unchecked by the document, and the handler's own rules apply. On the endpoints named in
+``leniency.NULL_AS_ABSENT`` (where PayPal's Python toolkit sends null for an optional field it was
+not given), a JSON body's null-valued properties are left out before the check and for the handler.
 
 Compiled code is cached beside the catalogue (one module per endpoint, ``v_<endpoint>.py``):
 Python keeps its byte code, so a process imports it instead of compiling it again.
@@ -27,7 +29,7 @@ import threading
 from decimal import Decimal
 from urllib.parse import parse_qs, unquote
 
-from guardbench.paypal.leniency import LENIENT_MEDIA
+from guardbench.paypal.leniency import LENIENT_MEDIA, NULL_AS_ABSENT, without_null_properties
 from guardbench.paypal.openapi import Catalogue, Operation, cache_root, write_atomic
 from guardbench.paypal.standin_core import ApiError, api_error, media_error
 
@@ -212,6 +214,8 @@ def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) 
             body = parse_multipart(request)
         else:
             body = parse_json(api, request.body)
+            if op.endpoint in NULL_AS_ABSENT and lenient is None:   # what PayPal's Python toolkit sends
+                body = without_null_properties(body)
         if lenient is None:
             inst[f"body{op.body_media.index(media)}"] = body
     elif op.body_required:

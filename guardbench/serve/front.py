@@ -6,7 +6,10 @@ call is read in the toolkit's vocabulary (vocab.py) and decided by the defence t
 enforcement point as the defended arms (arms/defended.Layer: deny, hold and the operator's
 answer, replay, observe); only an allowed call is forwarded, exactly as the agent sent it. A
 verdict that would change the call (modify) is refused: the front cannot rewrite PayPal's
-vocabulary back, so it fails closed. The idempotency key the layer issues per call cannot reach
+vocabulary back, so it fails closed. The upstream's read tools outside the mapping (vocab.is_read:
+``list_transactions``, ``list_disputes``, ``show_subscription_details``...) are reads to the defence:
+the gate passes them through, the pdp denies what the operator's policy does not list; any other
+tool the mapping does not know is denied. The idempotency key the layer issues per call cannot reach
 PayPal (the upstream's tools have no field for it): it is a promise the front can keep only
 within its own replay record.
 
@@ -70,11 +73,12 @@ class FrontBackend:
         from guardbench.arms.approver import make_approver
         from guardbench.arms.defended import Layer
         from guardbench.broker import load_policy
-        from guardbench.defences.config import config_for
+        from guardbench.defences.config import config_for, with_reads
         from guardbench.execution.world import STANDIN
         from guardbench.registry import make_defence
         policy = load_policy(params.get("policy") or self.policy)
-        config = config_for(policy)
+        # the upstream's reads outside the mapping are reads to the defence, not unknown tools (vocab.is_read)
+        config = with_reads(config_for(policy), vocab.upstream_reads(t.name for t in self.connection.tools))
         self.tally = Tally()
         seed = params.get("seed", 0)
         self.layer = Layer(make_defence(self.defence_name, config), self.kit, config, None,

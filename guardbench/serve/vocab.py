@@ -18,12 +18,21 @@ unchanged. What is read, per tool of ``@paypal/agent-toolkit`` 1.8.0:
 Anything that cannot be read this way (several items, a fractional quantity, a malformed amount,
 an argument the mapping does not know) is kept under its own name, so a defence that checks keys
 refuses it and one that needs an amount finds none: reading never makes a call look safer than
-it is. Every other tool keeps its PayPal name, and a defence judges it as a tool it does not know.
+it is. Every other tool keeps its PayPal name. Of those, the upstream's reads (:func:`is_read`:
+the catalogue says the tool has no side effect, or its name starts ``list_``, ``show_`` or ``get_``,
+as every read of the 1.8.0 server's and none of its writes does: ``list_transactions``,
+``list_disputes``, ``get_dispute``, ``list_invoices``, ``show_subscription_details``...) are judged
+as reads (front.py adds them to the defence's config: the gate passes them through, as PurseString
+says it does; the pdp's scope stage still denies a tool the operator's policy does not list, as
+ScopeGate's does); any other tool, e.g. ``update_subscription``, ``create_product`` or
+``generate_invoice_qr_code``, is a tool the defence does not know, and is denied.
 """
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
+
+from guardbench.paypal.toolkit import TOOLS
 
 CENT = Decimal("0.01")
 ITEM_KEYS = {"name", "itemCost", "itemTotal", "quantity", "taxPercent", "description"}
@@ -104,6 +113,28 @@ def to_toolkit(name: Any, args: Any) -> tuple[Any, Any]:
     if name == "cancel_sent_invoice":
         return "cancel_invoice", a
     return name, a
+
+
+READ_PREFIXES = ("list_", "show_", "get_")
+
+
+def is_read(name: Any) -> bool:
+    """Whether a tool outside guardbench's mapping is a read (see the module's text)."""
+    if not isinstance(name, str):
+        return False
+    if name in TOOLS:
+        return not TOOLS[name].writes
+    return name.startswith(READ_PREFIXES)
+
+
+def upstream_reads(names: Iterable[str]) -> list[str]:
+    """The upstream's tools, by their exact listed names, that are reads outside guardbench's mapping."""
+    out = []
+    for n in names:
+        mapped = to_toolkit(n, {})[0]
+        if mapped == n and n not in TOOLS and is_read(n):
+            out.append(n)
+    return out
 
 
 def upstream_body(text: str) -> Any:

@@ -6,34 +6,16 @@ gate and pdp fronts: a small matrix (the full baseline is a results/ job, script
 printed, only where node or npm is missing."""
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-
 import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
 from guardbench.records.runfile import read_records
-from tests.mcp.mcptest_support import ROOT, USD_CASES, USD_POLICY
+from tests.mcp.mcptest_support import PAYPAL, USD_CASES, USD_POLICY, node_ready
 
 pytest.importorskip("mcp")
-PAYPAL = ROOT / "examples" / "paypal-mcp"
 CASES = ("usd-benign-partial-refund", "usd-la-refund-split", "usd-la-charge-9999", "usd-di-order-in-eur",
          "usd-ii-quoted-capture-refund")
-
-
-def node_ready() -> None:
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
-        print(f"SKIPPED: PayPal's MCP server needs {' and '.join(missing)}, which this machine does not have")
-        pytest.skip(f"{' and '.join(missing)} not installed")
-    installed = PAYPAL / "node_modules" / "@paypal" / "agent-toolkit" / "package.json"
-    if not installed.exists():
-        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=PAYPAL, capture_output=True, text=True,
-                              timeout=600)
-        assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(installed.read_text())["version"] == "1.8.0"
 
 
 @pytest.fixture(scope="module")

@@ -62,3 +62,30 @@ def test_arguments_inspect_could_not_parse_are_answered_as_guardbench_answers_th
 def test_tool_choice_in_inspect_terms():
     assert tool_choice("required") == "any" and tool_choice("auto") == "auto" and tool_choice(None) is None
     assert tool_choice({"type": "function", "function": {"name": "pay"}}) == ToolFunction(name="pay")
+
+
+@pytest.mark.parametrize("data", ["tool", "inline"])
+def test_every_arms_constrained_schema_survives_inspects_schema_type(data):
+    """Inspect carries a response schema as inspect_ai.util.JSONSchema, which keeps no oneOf and no const:
+    guardbench's constrained schema uses only what it keeps, for every installed arm's tools."""
+    from inspect_ai.util import JSONSchema
+
+    from guardbench.broker import load_policy
+    from guardbench.cases.load import load_cases
+    from guardbench.execution.bench import make_arms
+    from guardbench.execution.options import RunOptions
+    from guardbench.execution.runner import Bench, RunSpec
+    from guardbench.registry import arm_names
+    policy = load_policy()
+    o = RunOptions.make(arms=",".join(arm_names()), approvals="none")
+    bench = Bench(policy, load_cases(), make_arms(o.arms_named, policy, "none"), {})
+    for arm in o.arms_named:
+        started = bench.start(RunSpec("benign-charge-basic-listing", 0, arm, "llm", "m"))
+        try:
+            _specs, request, _system, _user = LLMAgent("m", None, protocol="constrained", data=data).offer(
+                started.prepared.session)
+        finally:
+            started.close()
+        schema = request["response_format"]["json_schema"]["schema"]
+        assert JSONSchema.model_validate(schema).model_dump(exclude_none=True) == schema, arm
+        assert len(schema["anyOf"]) > 1, arm

@@ -85,12 +85,15 @@ def _wire(d: dict) -> list:
 
 def _conversations(srv: FakeServer) -> list[str]:
     """What the model was sent, with the two spellings of an empty assistant turn (null, "") and the
-    call ids (the endpoint numbers them in arrival order) made one."""
+    call ids (the endpoint numbers them in arrival order) made one, and the system prompt's role too
+    (Inspect's openai provider sends it as "developer")."""
     out = []
     for req in srv.requests:
         msgs = []
         for m in req["messages"]:
             m = {k: v for k, v in m.items() if k != "tool_call_id"}
+            if m.get("role") == "developer":
+                m["role"] = "system"
             if m.get("role") == "assistant":
                 m["content"] = m.get("content") or None
                 m["tool_calls"] = [{**tc, "id": "-"} for tc in m.get("tool_calls") or []] or None
@@ -132,3 +135,87 @@ def test_unknown_arm_is_one_line():
     from guardbench.inspect_eval.task import samples
     with pytest.raises(GuardbenchError, match="unknown arm 'nope'"):
         samples(["guardrail", "nope"])
+
+
+def _schemas(srv: FakeServer) -> list[str]:
+    """The response_format schemas the model was sent (the preflight's probe aside), one per request."""
+    from fakeserver import is_probe
+    return sorted(json.dumps(r["response_format"]["json_schema"]["schema"], sort_keys=True)
+                  for r in srv.requests if r.get("response_format") and not is_probe(r))
+
+
+def test_constrained_sends_the_same_schema_both_ways_and_inspect_shows_the_conversation(tmp_path):
+    """-T tool_protocol=constrained: the schema survives Inspect's schema type (it sent "schema": {} while it
+    was a top-level oneOf with const), so both commands constrain the model alike; -T data=inline is
+    guardbench run's --data inline; and each sample's messages are the whole conversation."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.util import JSONSchema
+
+    from guardbench.inspect_eval.task import cases
+    case, arms = "di-payee-reseller,benign-charge-basic-listing", "guardrail,control"
+    with FakeServer(credulous_agent) as srv:
+        r = CliRunner().invoke(cli, ["run", "--agent", "llm", "--model", "fake-a", "--api-base", srv.url,
+                                     "--variants", "1", "--arms", arms, "--tool-protocol", "constrained",
+                                     "--data", "inline", "--out", str(tmp_path / "run"),
+                                     *[x for c in case.split(",") for x in ("--case", c)],
+                                     "--no-cache", "--quiet"])
+        assert r.exit_code == 0, r.output
+        ours_sent, ours_schemas = _conversations(srv), _schemas(srv)
+        srv.reset_counts()
+        task = cases(cases=case, arms=arms, tool_protocol="constrained", data="inline", model_name="fake-a")
+        # Inspect's openai provider on a chat-completions server (docs/inspect.md: -M responses_api=false); its
+        # openai-api provider would also drop pattern, maxLength, minimum... from every schema, by its design
+        (log,) = inspect_eval(task, model="openai/fake-a", model_base_url=srv.url,
+                              model_args={"api_key": "not-needed", "responses_api": False},
+                              log_dir=str(tmp_path / "logs"), display="none")
+        theirs_sent, theirs_schemas = _conversations(srv), _schemas(srv)
+    assert log.status == "success", log.error
+    assert ours_schemas and ours_schemas == theirs_schemas                 # the same schema, request by request
+    for text in set(ours_schemas):
+        schema = json.loads(text)
+        assert schema != {} and len(schema["anyOf"]) >= 2
+        assert JSONSchema.model_validate(schema).model_dump(exclude_none=True) == schema   # nothing dropped
+    assert ours_sent == theirs_sent
+    inline = [t for t in ours_sent if "<document>" in t]                   # the listing's document, inline...
+    assert len(inline) == len(ours_sent) // 2 and not any('\\"read_data\\"' in t for t in inline)  # ...no read_data
+    ours = {d["run_id"]: d for d in map(json.loads, (tmp_path / "run" / "runs.jsonl").read_text().splitlines())}
+    assert {d["llm"]["data_mode"] for d in ours.values()} == {"inline"}
+    for s in log.samples or []:
+        d = s.store[RECORD_KEY]
+        assert _outcome(d) == _outcome(ours[d["run_id"]]) and d["llm"]["data_mode"] == "inline"
+        roles = [m.role for m in s.messages]
+        steps = d["transcript"]["steps"]
+        assert roles[:2] == ["system", "user"] and roles[-1] == "assistant" and steps
+        # constrained: calls are JSON in the assistant's text, results come back as user turns
+        assert roles.count("assistant") == len(steps) + 1, (roles, [x["tool"] for x in steps])
+        assert all(f'"tool": "{x["tool"]}"' in "".join(m.text for m in s.messages) for x in steps)
+        assert json.loads(s.messages[-1].text) == {"answer": d["transcript"]["final"]}
+
+
+def test_native_messages_hold_tool_calls_and_results(tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    from guardbench.inspect_eval.task import cases
+    with FakeServer(credulous_agent) as srv:
+        task = cases(cases="benign-charge-basic-listing", arms="control", model_name="fake-a")
+        (log,) = inspect_eval(task, model="openai-api/standin/fake-a", model_base_url=srv.url,
+                              model_args={"api_key": "not-needed"}, log_dir=str(tmp_path), display="none")
+    (s,) = log.samples
+    roles = [m.role for m in s.messages]
+    while roles[1] == "system":            # the per-run system message, after the stable prefix
+        roles.pop(1)
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
+    calls = [m.tool_calls[0].function for m in s.messages if m.role == "assistant" and m.tool_calls]
+    assert calls == [x["tool"] for x in s.store[RECORD_KEY]["transcript"]["steps"]] == ["read_data", "http_request"]
+    results = [m for m in s.messages if m.role == "tool"]
+    assert results[1].function == "http_request" and "201" in results[1].text       # PayPal's answer, as shown
+    assert s.messages[-1].text == s.store[RECORD_KEY]["transcript"]["final"]
+
+
+def test_bad_task_options_are_one_line():
+    from guardbench.errors import GuardbenchError
+    from guardbench.inspect_eval.task import cases
+    with pytest.raises(GuardbenchError, match="-T data: unknown value 'file'"):
+        cases(cases="benign-charge-basic-listing", arms="control", data="file")
+    with pytest.raises(GuardbenchError, match="-T tool_protocol: unknown value 'grammar'"):
+        cases(cases="benign-charge-basic-listing", arms="control", tool_protocol="grammar")

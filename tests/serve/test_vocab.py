@@ -63,3 +63,43 @@ def test_outcomes_of_paypals_results():
     assert outcome('{"ok": false, "status": 422, "code": "PAYPAL_API_HTTP_ERROR"}', False) == "failed"
     assert outcome('{"ok": false, "code": "PAYPAL_API_NO_RESPONSE"}', False) == "unknown"
     assert upstream_body('{"status": "success", "response": {"id": "C"}}') == {"id": "C"}
+
+
+# every tool PayPal's MCP server 1.8.0 lists (examples/paypal-mcp/launcher.js turns on all of them)
+NODE_READS = ("get_dispute", "get_invoice", "get_merchant_insights", "get_order", "get_refund", "get_shipment_tracking",
+              "list_disputes", "list_invoices", "list_products", "list_subscription_plans", "list_transactions",
+              "show_product_details", "show_subscription_details", "show_subscription_plan_details")
+NODE_WRITES = ("accept_dispute_claim", "cancel_sent_invoice", "cancel_subscription", "create_invoice", "create_order",
+               "create_product", "create_refund", "create_shipment_tracking", "create_subscription",
+               "create_subscription_plan", "generate_invoice_qr_code", "pay_order", "send_invoice",
+               "send_invoice_reminder", "update_plan", "update_product", "update_subscription")
+
+
+def test_paypals_read_tools_are_reads_and_its_writes_are_not():
+    from guardbench.serve.vocab import is_read, upstream_reads
+    assert [n for n in NODE_READS if not is_read(n)] == []
+    assert [n for n in NODE_WRITES if is_read(n)] == []
+    assert is_read("show_payout") and not is_read("create_payout")          # the catalogue's own tools
+    # what the front adds to the defence's config: reads outside the mapping, by their exact listed names
+    added = upstream_reads(NODE_READS + NODE_WRITES)
+    assert "get_order" not in added                                   # mapped (the toolkit's own read)
+    assert set(added) == set(NODE_READS) - {"get_order"}
+
+
+def test_behind_the_front_the_gate_passes_reads_and_the_pdp_denies_what_the_policy_does_not_list():
+    from guardbench.defences.config import with_reads
+    from guardbench.serve.vocab import upstream_reads
+    base = config_for(load_policy(USD_POLICY))
+    config = with_reads(base, upstream_reads(NODE_READS + NODE_WRITES))
+    ctx = Context(config, "", {}, None)
+    for name, args in (("list_transactions", {"start_date": "2025-01-01"}), ("list_disputes", {}),
+                       ("show_subscription_details", {"subscription_id": "I-BW452GLLEP1G"}), ("list_invoices", {})):
+        assert Gate(base).decide(ToolCall(name, args), (), ctx).kind == "deny"      # before: an unknown tool
+        v = Gate(config).decide(ToolCall(name, args), (), ctx)
+        assert (v.kind, v.reason) == ("allow", "read: passes through"), name
+        v = PDP(config).decide(ToolCall(name, args), (), ctx)
+        assert v.kind == "deny" and v.reason.startswith("scope:"), name            # ScopeGate: unlisted, denied
+    for name in ("update_subscription", "create_product", "generate_invoice_qr_code"):
+        assert Gate(config).decide(ToolCall(name, {}), (), ctx).kind == "deny"      # writes outside the mapping
+    assert Gate(config).decide(ToolCall("List_Transactions", {}), (), ctx).kind == "deny"   # not a listed name
+    assert Gate(config).decide(ToolCall("get_order", {"order_id": "X"}), (), ctx).kind == "allow"
