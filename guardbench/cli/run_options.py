@@ -40,7 +40,7 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--retry-lost", is_flag=True,
                   help="Resuming: run again the runs recorded as lost (appended; the lost records stay)."), "any"),
     (click.option("--note", default=None, help="A note for the run's manifest (e.g. what the model is)."), "any"),
-    (click.option("--quiet", is_flag=True, help="Do not print the tables."), "any"),
+    (click.option("--quiet", is_flag=True, help="Print neither progress (standard error) nor the tables."), "any"),
     (click.option("--jobs", type=int, default=None,
                   help="Worker processes (default: one per core, up to 4, for runs large enough to gain; at most "
                        "4 per core and one per run to do)."),

@@ -35,8 +35,8 @@ class Progress:
     def running(self, total: int) -> Iterator[None]:
         yield
 
-    def one(self) -> None:
-        """One run recorded."""
+    def one(self, record: RunRecord | None = None) -> None:
+        """One run recorded (``record``: it, lost or not)."""
 
     def finished(self, text: str) -> None:
         pass
@@ -82,6 +82,9 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
         chash = cases_hash(cdir)
         refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
         check_documents()
+        if o.external:                        # their servers start before the first run (tens of seconds)
+            progress.note("starting the servers of " + ", ".join(e for e in o.arm_entries if ":" in e)
+                          + " (and checking their tools) before the first run")
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
         return write_runs(o, job, manifest(o, chash, **job.manifest_extra()), out, progress)
     finally:
@@ -131,7 +134,7 @@ def write_runs(o: RunOptions, job, man: dict, out: Path, progress: Progress) -> 
 
         def each(r: RunRecord) -> None:
             progress.recorded += 1
-            progress.one()
+            progress.one(r)
         with progress.running(len(specs)):
             new = job.run(specs, w, each)
         progress.finished(f"finished in {time.perf_counter() - t0:.2f} s{job.summary(new)}")
