@@ -370,8 +370,7 @@ def builtin_check(specs_dir: str | Path | None = None, responses: bool = True,
     from guardbench.conformance import replay
 
     t0 = time.perf_counter()
-    (progress or Steps()).line("conformance: composing the requests (hand-made, the broker's, the control arm's, "
-                               "the stand-in's answers)")
+    (progress or Steps()).line("conformance: composing the requests (hand-made, broker, control arm, stand-in)")
     probes, coverage = builtin_probes()
     composed = time.perf_counter() - t0
     report = run_check(probes, specs_dir, responses=responses, coverage=coverage,

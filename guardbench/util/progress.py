@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import IO, Any, Callable
+from typing import Any, Callable, TextIO
 
 EVERY_S = 10.0          # a plain line at least this often while work goes on
 GAP_S = 1.0             # and at most one a second for the tenths
 STEP = 0.1
+WIDTH = 100             # a longer line() wraps
 
 
 class Steps:
@@ -47,7 +48,7 @@ def _seconds(x: float) -> str:
 class Ticker(Steps):
     """Progress on standard error (a redrawn bar on a terminal, plain lines elsewhere)."""
 
-    def __init__(self, quiet: bool = False, stream: IO[str] | None = None, tty: bool | None = None,
+    def __init__(self, quiet: bool = False, stream: TextIO | None = None, tty: bool | None = None,
                  clock: Callable[[], float] = time.monotonic):
         self.quiet = quiet
         self.stream = stream if stream is not None else sys.stderr
@@ -59,7 +60,8 @@ class Ticker(Steps):
         except ValueError:
             self.gap = GAP_S
         self.bar: Any = None
-        self.label, self.unit, self.total = "", "", None
+        self.label, self.unit = "", ""
+        self.total: int | None = None
         self.done = self.lost = 0
         self.counts_lost = False
         self.what = ""
@@ -122,7 +124,9 @@ class Ticker(Steps):
             return
         if self.bar is not None:
             self.stream.write("\r\033[K")      # clear the bar's line; it is redrawn on its next update
-        self._say(text)
+        import textwrap
+        self._say("\n".join(textwrap.wrap(text, WIDTH, subsequent_indent="    ", break_long_words=False,
+                                          break_on_hyphens=False)) if len(text) > WIDTH else text)
 
     # -- how it reads ---------------------------------------------------------------------------
     def rate(self) -> float | None:
