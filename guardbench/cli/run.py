@@ -64,6 +64,9 @@ class Printed(Progress):
     def note(self, text: str) -> None:
         click.echo(text, err=True)
 
+    def starting(self, text: str) -> None:
+        self.ticker.line(text)
+
     @contextlib.contextmanager
     def running(self, total: int) -> Iterator[None]:
         self.ticker.begin("runs", total, lost=True)

@@ -35,6 +35,9 @@ class Progress:
     def running(self, total: int) -> Iterator[None]:
         yield
 
+    def starting(self, text: str) -> None:
+        """A line while something slow starts (external arms' servers): progress, which --quiet silences."""
+
     def one(self, record: RunRecord | None = None) -> None:
         """One run recorded (``record``: it, lost or not)."""
 
@@ -83,7 +86,7 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
         refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
         check_documents()
         if o.external:                        # their servers start before the first run (tens of seconds)
-            progress.note("starting the servers of " + ", ".join(e for e in o.arm_entries if ":" in e)
+            progress.starting("starting the servers of " + ", ".join(e for e in o.arm_entries if ":" in e)
                           + " (and checking their tools) before the first run")
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
         return write_runs(o, job, manifest(o, chash, **job.manifest_extra()), out, progress)
