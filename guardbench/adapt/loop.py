@@ -22,6 +22,7 @@ from guardbench.adapt.strategy import Proposal
 from guardbench.bypass.oracle import violations
 from guardbench.bypass.suite import SEEDED, resolve, to_broker
 from guardbench.cases.load import Case, Variant
+from guardbench.util.progress import Steps
 
 
 @dataclass
@@ -164,17 +165,22 @@ def attack_case(arm, case: Case, attacker, config, policy, budget: int, tally: T
 
 
 def run_adapt(policy, targets: Sequence[str], cases: Sequence[Case], budget: int,
-              make_attacker: Callable[[Case, Any], Any], approvals: str = "none", seed: int = 0) -> list[Tally]:
+              make_attacker: Callable[[Case, Any], Any], approvals: str = "none", seed: int = 0,
+              progress: Steps | None = None) -> list[Tally]:
     from guardbench.defences.config import config_for
     from guardbench.execution.bench import make_arms
     config = config_for(policy)
     out = []
     arms = make_arms({t: t for t in targets}, policy, approvals)
+    steps = progress or Steps()
+    attacks = [c for c in cases if c.adversarial]
+    steps.begin("adapt", len(targets) * len(attacks), unit="cases")
     for target in targets:
         arm = arms[target]
         tally = Tally(target)
-        for case in cases:
-            if case.adversarial:
-                attack_case(arm, case, make_attacker(case, config), config, policy, budget, tally, seed)
+        for case in attacks:
+            attack_case(arm, case, make_attacker(case, config), config, policy, budget, tally, seed)
+            steps.advance(what=target)
         out.append(tally)
+    steps.end()
     return out

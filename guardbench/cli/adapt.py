@@ -34,7 +34,7 @@ from guardbench.cli import FORCE_HELP
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Folder for adapt.md and adapt.json (default: a new folder out/adapt-<time>).")
-@click.option("--quiet", is_flag=True, help="Do not print the table.")
+@click.option("--quiet", is_flag=True, help="Print neither progress (standard error) nor the table.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacker_temperature, attacker_max_tokens,
           fmt, timeout, retries, backoff, api_key_env, note, policy_path, seed, out, quiet, force):
@@ -99,7 +99,8 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacke
         make = lambda case, config: MutationAttacker(case, config, scan)  # noqa: E731
     t0 = time.perf_counter()
     try:
-        tallies = run_adapt(policy, names, cases, budget, make, approvals, seed)
+        from guardbench.util.progress import ticker
+        tallies = run_adapt(policy, names, cases, budget, make, approvals, seed, progress=ticker(quiet))
     finally:
         if attacker is not None:
             attacker.close()

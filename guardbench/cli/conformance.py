@@ -27,7 +27,7 @@ from pathlib import Path
 
 import click
 
-from guardbench.cli import FORCE_HELP
+from guardbench.cli import FORCE_HELP, QUIET_HELP
 
 
 @click.command("conformance")
@@ -47,7 +47,8 @@ from guardbench.cli import FORCE_HELP
               help="With --run: a recorded response that does not conform fails the check.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_responses, as_json, force):
+@click.option("--quiet", is_flag=True, help=QUIET_HELP)
+def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_responses, as_json, force, quiet):
     """Validate composed and recorded requests against PayPal's OpenAPI documents."""
     from guardbench.util.extras import require
     from guardbench.util.outputs import check_out_dir, default_out, refuse_overwrite
@@ -64,8 +65,10 @@ def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_response
     from guardbench.conformance import render
     from guardbench.conformance.check import builtin_check
     from guardbench.conformance.runs import check_run
-    report = builtin_check(specs_dir) if builtin else None
-    run = (check_run(run_dir, specs_dir, responses=responses, strict_responses=strict_responses)
+    from guardbench.util.progress import ticker
+    steps = ticker(quiet)
+    report = builtin_check(specs_dir, progress=steps) if builtin else None
+    run = (check_run(run_dir, specs_dir, responses=responses, strict_responses=strict_responses, progress=steps)
            if run_dir else None)
     if run is not None:
         t = run.totals()

@@ -24,5 +24,10 @@ def defences(as_json):
     w_src = max([len("source")] + [len(r.source) for r in rows])
     click.echo(f"{'name'.ljust(w_name)}  {'source'.ljust(w_src)}  promise")
     click.echo(f"{'-' * w_name}  {'-' * w_src}  {'-' * 7}")
+    import textwrap
+    left = w_name + w_src + 4                # the promise wraps within 100 columns, under itself
     for r in rows:
-        click.echo(f"{r.name.ljust(w_name)}  {r.source.ljust(w_src)}  {r.promise}")
+        lines = textwrap.wrap(r.promise, max(30, 100 - left), break_on_hyphens=False) or [""]
+        click.echo(f"{r.name.ljust(w_name)}  {r.source.ljust(w_src)}  {lines[0]}")
+        for more in lines[1:]:
+            click.echo(" " * left + more)

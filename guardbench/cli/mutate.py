@@ -33,7 +33,7 @@ def _default_repo() -> Path:
 @click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Repository to copy (default: the one guardbench is imported from).")
 @click.option("--keep", is_flag=True, help="Keep the temporary copies (for debugging).")
-@click.option("--quiet", is_flag=True, help="No per-mutant progress lines.")
+@click.option("--quiet", is_flag=True, help="No per-step progress lines (standard error).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 def mutate(jobs, timeout, only, out, list_, repo, keep, quiet, force):
     """Remove one safeguard at a time and show which evidence notices."""
@@ -41,11 +41,14 @@ def mutate(jobs, timeout, only, out, list_, repo, keep, quiet, force):
     from guardbench.mutate import registry as reg
 
     if list_:
-        width = max(len(s.name) for s in reg.ALL)
-        for s in reg.ALL:
+        import textwrap
+        for s in reg.ALL:                    # every line within 100 columns
             tag = f" [control: must {s.control}]" if s.control else ""
-            click.echo(f"{s.name:<{width}}  {s.path}  {s.prevents}{tag}")
-            click.echo(f"{'':<{width}}  tests: {', '.join(s.tests)}")
+            click.echo(s.name + tag)
+            click.echo("\n".join(textwrap.wrap(f"{s.path}: {s.prevents}", 100, initial_indent="    ",
+                                               subsequent_indent="      ", break_on_hyphens=False)))
+            for t in s.tests:                 # a test id too long for one line: its name under its file
+                click.echo(f"    {t}" if len(t) <= 96 else "    " + t.replace("::", "\n      ::", 1))
         click.echo(f"{len(reg.SAFEGUARDS)} safeguards, {len(reg.CONTROLS)} controls")
         return
     jobs = jobs if jobs is not None else (os.cpu_count() or 2)
@@ -65,8 +68,8 @@ def mutate(jobs, timeout, only, out, list_, repo, keep, quiet, force):
     out = check_out_dir(out if out is not None else default_out("mutate"))
     from guardbench.mutate.harness import HarnessBroken, run
     from guardbench.mutate.report import terminal, write
-
-    echo = (lambda s: None) if quiet else (lambda s: click.echo(s, err=True))
+    from guardbench.util.progress import ticker
+    echo = ticker(quiet).line          # a step's line on stderr (over the bar on a terminal), none when quiet
     try:
         report = run(repo or _default_repo(), list(only) or None, jobs=jobs, timeout=timeout, out=out,
                      keep=keep, echo=echo)

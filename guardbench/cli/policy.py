@@ -68,7 +68,19 @@ def describe(policy) -> str:
             lines.append("  approval:   not required")
         if op.response:
             lines.append("  returns:    " + ", ".join(r.name for r in op.response))
-    return "\n".join(lines)
+    return "\n".join(x for line in lines for x in _fit(line))
+
+
+def _fit(line: str, width: int = 100) -> list[str]:
+    """A line wrapped to ``width`` columns; a labelled line (``  agent:      ...``) continues two columns
+    right of its text, any other two columns in."""
+    import textwrap
+    if len(line) <= width:
+        return [line]
+    label = line[2:13].strip()
+    labelled = line.startswith("  ") and line[13:14] == " " and (not label or label.endswith(":"))
+    indent = " " * (16 if labelled else 4 if line.startswith("  ") else 2)
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
 @click.group("policy")

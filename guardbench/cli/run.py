@@ -49,12 +49,14 @@ DONE: list[str] = []            # set when a scripted run finished cleanly (cli/
 
 
 class Printed(Progress):
-    """What the command prints on stderr as a run goes (a progress bar on a terminal), and its tables."""
+    """What the command prints as a run goes: progress on stderr (guardbench/util/progress.py: a bar on a
+    terminal, plain lines in a log), and at the end a summary of its tables on stdout."""
 
     def __init__(self, quiet: bool):
         super().__init__()
+        from guardbench.util.progress import ticker
         self.quiet = quiet
-        self.bar: Any = None
+        self.ticker = ticker(quiet)
 
     def planned(self, text: str) -> None:
         click.echo(text, err=True)
@@ -62,25 +64,27 @@ class Printed(Progress):
     def note(self, text: str) -> None:
         click.echo(text, err=True)
 
+    def starting(self, text: str) -> None:
+        self.ticker.line(text)
+
     @contextlib.contextmanager
     def running(self, total: int) -> Iterator[None]:
-        if sys.stderr.isatty() and total:
-            with click.progressbar(length=total, label="runs", file=sys.stderr) as self.bar:
-                yield
-            self.bar = None
-        else:
+        self.ticker.begin("runs", total, lost=True)
+        try:
             yield
+        finally:
+            self.ticker.end()
 
-    def one(self) -> None:
-        if self.bar is not None:
-            self.bar.update(1)
+    def one(self, record: Any = None) -> None:
+        self.ticker.advance(1, lost=int(bool(getattr(record, "lost", False))))
 
     def finished(self, text: str) -> None:
         click.echo(text, err=True)
 
     def tables(self, tables: list) -> None:
         if not self.quiet:
-            click.echo("\n".join(t.text() for t in tables))
+            from guardbench.report.summary import terminal_summary
+            click.echo(terminal_summary(tables, self.out))
 
 
 def resume_command(ctx: click.Context, out: Path) -> str:

@@ -40,7 +40,7 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--retry-lost", is_flag=True,
                   help="Resuming: run again the runs recorded as lost (appended; the lost records stay)."), "any"),
     (click.option("--note", default=None, help="A note for the run's manifest (e.g. what the model is)."), "any"),
-    (click.option("--quiet", is_flag=True, help="Do not print the tables."), "any"),
+    (click.option("--quiet", is_flag=True, help="Print neither progress (standard error) nor the tables."), "any"),
     (click.option("--room", type=click.Choice(["auto", "off", "required"]), default="auto", show_default=True,
                   help="mcp: and app: arms: each run in a sealed room of its own (auto: where one can be made, "
                        "else the arm is marked uncontained; required: refuse to start without; off: no room): "

@@ -26,6 +26,7 @@ from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import CONFORMING, NO_ROUTE, NONCONFORMING, Result, Validator
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.paypal.leniency import leniencies, money_fields
+from guardbench.util.progress import Steps
 
 # kinds of stand-in difference (see guardbench.conformance.replay)
 REFUSES_VALID = "refuses_valid"
@@ -320,18 +321,25 @@ def documents_info(specs_dir) -> tuple[list[dict], list[dict], float]:
 def run_check(probes: Iterable[Probe], specs_dir: str | Path | None = None,
               responses: bool = True, strict_responses: bool = False,
               rules: list | None = None, coverage: dict | None = None,
-              known_gaps: list | None = None, validator: Validator | None = None) -> Report:
-    """Validate every probe (and the responses they carry) and collect a Report."""
+              known_gaps: list | None = None, validator: Validator | None = None,
+              progress: Steps | None = None) -> Report:
+    """Validate every probe (and the responses they carry) and collect a Report (``progress`` hears of
+    each request validated)."""
     t0 = time.perf_counter()
     folder, source = resolve_specs_dir(specs_dir)
     v = validator or Validator(specs_dir)
     outcomes = []
+    probes = list(probes)
+    steps = progress or Steps()
+    steps.begin("conformance", len(probes), unit="requests")
     for p in probes:
         res = v.request(p.request)
         resp = None
         if responses and p.response is not None and res.in_scope and res.route_found:
             resp = v.response(p.request, p.response)
         outcomes.append(Outcome(p, res, resp))
+        steps.advance()
+    steps.end()
     total = time.perf_counter() - t0
     documents, applied, load_s = documents_info(specs_dir)
     rules = business_rules() if rules is None else rules
@@ -355,16 +363,18 @@ def builtin_probes() -> tuple[list[Probe], dict]:
     return probes, {"broker": broker.to_dict(), "control_arm": control.to_dict()}
 
 
-def builtin_check(specs_dir: str | Path | None = None, responses: bool = True) -> Report:
+def builtin_check(specs_dir: str | Path | None = None, responses: bool = True,
+                  progress: Steps | None = None) -> Report:
     """The whole built-in check: hand-composed requests, the broker, the control arm, controls,
     business rules, and the stand-in's answers to all of them."""
     from guardbench.conformance import replay
 
     t0 = time.perf_counter()
+    (progress or Steps()).line("conformance: composing the requests (hand-made, broker, control arm, stand-in)")
     probes, coverage = builtin_probes()
     composed = time.perf_counter() - t0
     report = run_check(probes, specs_dir, responses=responses, coverage=coverage,
-                       known_gaps=replay.known_gaps())
+                       known_gaps=replay.known_gaps(), progress=progress)
     report.seconds["compose"] = round(composed, 3)
     return report
 

@@ -6,11 +6,12 @@ recorded run (:class:`guardbench.conformance.runs.RunReport`).
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 from guardbench.conformance.check import SOURCE_LABEL, Report
 from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
-from guardbench.conformance.render_helpers import _grid, _md_cell, _n, _pct, _table  # noqa: F401
+from guardbench.conformance.render_helpers import WIDTH, _grid, _md_cell, _n, _pct, _table, fit_lines  # noqa: F401
 from guardbench.paypal.leniency import leniencies, money_fields
 from guardbench.util.outputs import check_out_dir, write_text
 
@@ -94,7 +95,9 @@ def text(report: Report) -> str:
     rows = summary_rows(report)
     w = max(len(k) for k, _ in rows)
     lines = ["PayPal OpenAPI conformance", "-" * (w + 40)]
-    lines += [f"{k.ljust(w)}  {v}" for k, v in rows]
+    for k, v in rows:                 # a long value wraps under itself
+        lines += textwrap.wrap(f"{k.ljust(w)}  {v}", WIDTH, subsequent_indent=" " * (w + 4),
+                               break_long_words=False, break_on_hyphens=False)
     lines += ["", "by source (the documents' verdict; the stand-in's answers)"]
     lines += _grid(["source", "requests", "documents", "responses valid", "stand-in as documented"],
                    _source_rows(report), "  ")
@@ -114,7 +117,7 @@ def text(report: Report) -> str:
             lines.append(f"  {f['source']}: {f['name']}: {f['why']} ({f['status']}){err}")
         if len(fails) > 40:
             lines.append(f"  ... and {len(fails) - 40} more (see the JSON)")
-    return "\n".join(lines)
+    return "\n".join(fit_lines(lines))
 
 
 def markdown(report: Report) -> str:

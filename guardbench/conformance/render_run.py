@@ -1,7 +1,7 @@
 """The conformance report of a recorded run or recording, as text and Markdown (see runs.py)."""
 from __future__ import annotations
 
-from guardbench.conformance.render_helpers import _grid, _pct, _table
+from guardbench.conformance.render_helpers import _grid, _pct, _table, fit_lines
 
 RUN_COLUMNS = ["arm", "records", "PayPal requests", "conforming", "share", "no route", "token calls",
                "outside host", "responses valid", "attacks won", "only with rejectable"]
@@ -74,7 +74,7 @@ def run_text(rep) -> str:
     lines += ["", f"time {sec.get('check', 0):.2f} s (reading {sec.get('read', 0):.2f} s, "
               f"document loading {sec.get('document_loading', 0):.2f} s)",
               "result " + ("PASS" if s["passed"] else f"FAIL ({s['failures']} failures)")]
-    return "\n".join(lines)
+    return "\n".join(fit_lines(lines))
 
 
 def run_markdown(rep) -> str:

@@ -35,6 +35,7 @@ from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import CONFORMING, NONCONFORMING, OUT_OF_SCOPE, OUTSIDE_HOST, Validator
 from guardbench.paypal.leniency import leniency_for
 from guardbench.records.record import RunRecord
+from guardbench.util.progress import Steps
 
 # PayPal would refuse these on its documents. A request with no route (a PayPal path no pinned
 # document describes) is not counted: PayPal has APIs beyond the six pinned documents.
@@ -158,8 +159,9 @@ def _arm_row() -> dict:
 
 def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: bool = True,
               strict_responses: bool = False, validator: Validator | None = None,
-              goals: dict[str, str] | None = None) -> RunReport:
-    """Validate every exchange of RUN/runs.jsonl (or a .jsonl file) and judge the attacks."""
+              goals: dict[str, str] | None = None, progress: Steps | None = None) -> RunReport:
+    """Validate every exchange of RUN/runs.jsonl (or a .jsonl file) and judge the attacks (``progress``
+    hears of each record checked)."""
     from guardbench.conformance.check import documents_info
 
     t0 = time.perf_counter()
@@ -177,6 +179,9 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
     t_parse = 0.0
     guide = Guidance()
     it = read_recording(p)
+    steps = progress or Steps()
+    with open(p, "rb") as fh:
+        steps.begin("conformance --run", sum(1 for line in fh if line.strip()) or None, unit="records")
     while True:
         t1 = time.perf_counter()
         try:
@@ -184,6 +189,7 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
         except StopIteration:
             break
         t_parse += time.perf_counter() - t1
+        steps.advance()
         arm = rec.arm
         rep.records += 1
         row = arms[arm]
@@ -233,6 +239,7 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
             rep.attacks.append(attack)
             row["attacks_succeeded"] += 1
             row["only_rejectable"] += int(attack["only_rejectable"])
+    steps.end()
     guide.finish()
     rep.warnings = guide.to_dict()
     for row in arms.values():

@@ -43,8 +43,11 @@ class Progress:
     def running(self, total: int) -> Iterator[None]:
         yield
 
-    def one(self) -> None:
-        """One run recorded."""
+    def starting(self, text: str) -> None:
+        """A line while something slow starts (external arms' servers): progress, which --quiet silences."""
+
+    def one(self, record: RunRecord | None = None) -> None:
+        """One run recorded (``record``: it, lost or not)."""
 
     def finished(self, text: str) -> None:
         pass
@@ -90,6 +93,9 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
         chash = cases_hash(cdir)
         refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
         check_documents()
+        if o.external:                        # their servers start before the first run (tens of seconds)
+            progress.starting("starting the servers of " + ", ".join(e for e in o.arm_entries if ":" in e)
+                          + " (and checking their tools) before the first run")
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
         extra = job.manifest_extra()
         held = containment(job.bench) if job.bench is not None else {}
@@ -143,7 +149,7 @@ def write_runs(o: RunOptions, job, man: dict, out: Path, progress: Progress) -> 
 
         def each(r: RunRecord) -> None:
             progress.recorded += 1
-            progress.one()
+            progress.one(r)
         with progress.running(len(specs)):
             new = job.run(specs, w, each)
         progress.finished(f"finished in {time.perf_counter() - t0:.2f} s{job.summary(new)}")

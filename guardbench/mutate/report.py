@@ -21,20 +21,24 @@ def _bench_cell(r: Result) -> str:
             "crash": "crash (not a kill)"}.get(r.bench, r.bench)
 
 
-def terminal(report: Report) -> str:
+def terminal(report: Report, width: int = 100) -> str:
+    """The table and the headline within ``width`` columns (the tests cell cut short: the files hold it whole)."""
+    import textwrap
     rows = [("safeguard", "status", "by", "tests", "bench", "s")]
     for r in report.results:
-        rows.append((r.name, r.status, r.by, _tests_cell(r)[:60], _bench_cell(r), f"{r.seconds:.1f}"))
+        rows.append((r.name, r.status, r.by, _tests_cell(r), _bench_cell(r), f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    room = max(12, width - (sum(widths) - widths[3]) - 2 * (len(widths) - 1))
+    if widths[3] > room:
+        widths[3] = room
+        rows = [row[:3] + (row[3] if len(row[3]) <= room else row[3][:room - 3] + "...",) + row[4:] for row in rows]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    for c in report.controls:
-        lines.append(f"control {c.name}: {c.status} (by {c.by}; bench {c.bench})")
-    lines.append(_timing_line(report))
-    lines.append(report.headline())
-    for r in report.results:
-        if r.status != "killed":
-            lines.append(f"SURVIVOR {r.name} [{r.status}]: {r.missing_evidence()}")
+    more = [f"control {c.name}: {c.status} (by {c.by}; bench {c.bench})" for c in report.controls]
+    more += [_timing_line(report), report.headline()]
+    more += [f"SURVIVOR {r.name} [{r.status}]: {r.missing_evidence()}" for r in report.results if r.status != "killed"]
+    for line in more:
+        lines += textwrap.wrap(line, width, subsequent_indent="    ", break_on_hyphens=False) or [""]
     return "\n".join(lines)
 
 

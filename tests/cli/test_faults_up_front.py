@@ -121,6 +121,6 @@ def test_conformance_with_no_paypal_request_is_exit_2_not_pass(tmp_path):
     token = next(e for e in rec["wire"] if e["request"]["url"].endswith("/v1/oauth2/token"))
     recording = tmp_path / "wire.jsonl"          # what `sandbox serve` records for a client that only got a token
     recording.write_text(json.dumps({**token, "seq": 0, "run_id": "serve"}) + "\n")
-    res = gb("conformance", "--run", recording, "--out", tmp_path / "c")
+    res = gb("conformance", "--run", recording, "--out", tmp_path / "c", "--quiet")     # no progress line
     one_line(res, "no PayPal API request to check")
     assert "PASS" not in res.stdout

@@ -97,7 +97,7 @@ def test_recorded_run_is_classified(tmp_path):
     run = _good_run(tmp_path / "run")
     res = CliRunner().invoke(cli, ["conformance", "--run", str(run), "--out", str(tmp_path / "o"), "--json"])
     assert res.exit_code == 0, res.output
-    s = json.loads(res.output[res.output.index("{"):])
+    s = json.loads(res.stdout[res.stdout.index("{"):])
     assert s["records"] == 2 and s["exchanges"] == 5
     assert s["paypal_requests_conforming"] == [2, 2] and s["responses_conforming"] == [2, 2]
     assert s["oauth_token_calls_not_covered_by_documents"] == 2 and s["outside_host_requests"] == 1

@@ -64,7 +64,7 @@ def test_a_sandbox_recording_is_checked(tmp_path):
     rec = _record(tmp_path / "wire.jsonl", script)
     res = _check(rec)
     assert res.exit_code == 0, res.output
-    s = json.loads(res.output[:res.output.rindex("}") + 1])
+    s = json.loads(res.stdout[:res.stdout.rindex("}") + 1])
     assert s["exchanges"] == 4 and s["paypal_requests_conforming"] == [3, 3]
     assert s["oauth_token_calls_not_covered_by_documents"] == 1
     assert s["responses_conforming"] == [3, 3] and s["warnings"] == {"write_without_request_id": 0,
@@ -81,7 +81,7 @@ def test_guidance_warnings_on_a_recording(tmp_path):
 
     res = _check(_record(tmp_path / "wire.jsonl", script))
     assert res.exit_code == 0, res.output          # warnings do not fail the check
-    s = json.loads(res.output[:res.output.rindex("}") + 1])
+    s = json.loads(res.stdout[:res.stdout.rindex("}") + 1])
     assert s["warnings"] == {"write_without_request_id": 3, "fresh_token_every_call": 1}
 
 

@@ -165,8 +165,13 @@ def test_table_reprints_the_run_tables(tmp_path):
     assert first.exit_code == 0
     again = run_cli("table", str(out))
     assert again.exit_code == 0
-    assert again.output.strip() in first.output
-    assert "Headline per arm" in again.output
+    from guardbench.records.runfile import read_run
+    from guardbench.report.tables import all_tables
+    tables = all_tables(read_run(out).records)
+    assert tables[0].title == "Headline per arm"
+    assert tables[0].text() in first.output and tables[0].text() in again.output    # the run shows the headline,
+    assert all(t.text() in again.output for t in tables)                            # table every table
+    assert f"guardbench table {out}" in first.output
 
 
 def test_jobs_2_gives_the_same_records(tmp_path):
