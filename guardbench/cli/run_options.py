@@ -41,6 +41,11 @@ OPTIONS: list[tuple[Any, str]] = [
                   help="Resuming: run again the runs recorded as lost (appended; the lost records stay)."), "any"),
     (click.option("--note", default=None, help="A note for the run's manifest (e.g. what the model is)."), "any"),
     (click.option("--quiet", is_flag=True, help="Do not print the tables."), "any"),
+    (click.option("--keep-ledgers", type=_P, default=None,
+                  help="Keep each guardrail run's broker ledger (and head) in this folder, one file per run "
+                       "(<case>.v<variant>.<arm>.<agent>.r<repeat>.ledger.jsonl), for guardbench ledger verify; "
+                       "refused when the folder holds files, unless --force."), "any"),
+    (click.option("--force", is_flag=True, help="With --keep-ledgers: add to a folder that holds files."), "any"),
     (click.option("--jobs", type=int, default=None,
                   help="Worker processes (default: one per core, up to 4, for runs large enough to gain; at most "
                        "4 per core and one per run to do)."),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from guardbench.execution.bench import build_bench, check_arms, checked_preflight, close_arms, load_selected
+from guardbench.execution.keep import check_keep_dir
 from guardbench.execution.options import RunOptions, capped_jobs, default_jobs, manifest
 from guardbench.execution.runner import Bench, execute_all, plan
 from guardbench.records.record import RunRecord
@@ -81,8 +82,11 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
             job = ScriptedRun(o, cdir)
         chash = cases_hash(cdir)
         refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
+        keep = check_keep_dir(o.keep_ledgers, o.force) if o.keep_ledgers is not None else None
         check_documents()
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
+        if keep is not None and job.bench is not None:    # after the preflight: only the runs' own ledgers
+            job.bench.keep_ledgers = str(keep)
         return write_runs(o, job, manifest(o, chash, **job.manifest_extra()), out, progress)
     finally:
         if job is not None and job.bench is not None:

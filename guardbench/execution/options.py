@@ -31,11 +31,12 @@ DEFAULTS: dict[str, Any] = {
     "repeats": 1, "temperature": 0.0, "max_tokens": 1024, "api_base": None, "client": None, "api_key_env": None,
     "tool_protocol": "native", "data_mode": "tool", "capable_threshold": 0.5, "require_capable": False,
     "concurrency": 8, "max_steps": 12, "timeout": 120.0, "retries": 4, "backoff": 1.0, "cache_dir": None,
-    "no_cache": False, "endpoint_label": None, "prereg_file": None,
+    "no_cache": False, "endpoint_label": None, "prereg_file": None, "keep_ledgers": None, "force": False,
 }
 SCRIPTED_ONLY = frozenset({"jobs"})
 ANY_AGENT = frozenset({"cases_dir", "case_ids", "families", "arms", "agents", "n_variants", "generate_variants",
-                       "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet"})
+                       "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet", "keep_ledgers",
+                       "force"})
 APPLIES = {name: "any" if name in ANY_AGENT else "scripted" if name in SCRIPTED_ONLY else "llm" for name in DEFAULTS}
 
 # the smallest value each numeric option takes (None: not given)
@@ -105,6 +106,8 @@ class RunOptions:
             raise GuardbenchError("--capable-threshold", f"must be between 0 and 1, not {values['capable_threshold']}")
         if values["temperature"] < 0:
             raise GuardbenchError("--temperature", f"must not be negative, not {values['temperature']}")
+        if values["force"] and values["keep_ledgers"] is None:
+            raise GuardbenchError(flag("force"), f"only with {flag('keep_ledgers')} (the folder it lets be added to)")
         agents = list(values["agents"])
         twice = sorted({a for a in agents if agents.count(a) > 1})
         if twice:   # each run would be recorded, and counted, twice
