@@ -41,6 +41,9 @@ OPTIONS: list[tuple[Any, str]] = [
                   help="Resuming: run again the runs recorded as lost (appended; the lost records stay)."), "any"),
     (click.option("--note", default=None, help="A note for the run's manifest (e.g. what the model is)."), "any"),
     (click.option("--quiet", is_flag=True, help="Do not print the tables."), "any"),
+    (click.option("--prereg", "prereg_file", type=_P, default=None,
+                  help="A frozen preregistered plan (scripted or LLM) this run must match (refuses otherwise)."),
+     "any"),
     (click.option("--keep-ledgers", type=_P, default=None,
                   help="Keep each guardrail run's broker ledger (and head) in this folder, one file per run "
                        "(<case>.v<variant>.<arm>.<agent>.r<repeat>.ledger.jsonl), for guardbench ledger verify; "
@@ -86,8 +89,7 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache."), "llm"),
     (click.option("--endpoint-label", default=None,
                   help="Label the endpoint (e.g. stand-in); also $GUARDBENCH_ENDPOINT_LABEL."), "llm"),
-    (click.option("--prereg", "prereg_file", type=_P, default=None,
-                  help="A frozen preregistered plan this run must match (refuses otherwise)."), "llm"),
+
 ]
 APPLIES = {opt(lambda: None).__click_params__[0].name: who for opt, who in OPTIONS}
 

@@ -159,8 +159,15 @@ class ScriptedRun:
         self.cases: list = []
         self.jobs = 1
         self.bench: Bench | None = None
+        self.prereg: dict | None = None
 
     def prepare(self, policy, cases) -> None:
+        self.prereg = None
+        if self.o.prereg_file:           # before the preflight: a run that differs from its plan never starts
+            from guardbench.cases.load import cases_hash
+            from guardbench.stats.prereg import check_run_matches
+            self.prereg = check_run_matches(self.o.prereg_file, agents=self.agent_names, arms=self.o.arm_list,
+                                            cases_hash=cases_hash(self.cdir), extra={"variants": self.o.n_variants})
         self.cases = cases
         self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals)
         check_arms(self.bench)
@@ -173,7 +180,7 @@ class ScriptedRun:
         return {}
 
     def manifest_extra(self) -> dict:
-        return {"jobs": self.jobs}
+        return {"jobs": self.jobs, **({"prereg": self.prereg} if self.prereg else {})}
 
     def describe(self, specs) -> str:
         return f"in {self.jobs} processes " if self.jobs > 1 and len(specs) > 1 else ""

@@ -36,7 +36,7 @@ DEFAULTS: dict[str, Any] = {
 SCRIPTED_ONLY = frozenset({"jobs"})
 ANY_AGENT = frozenset({"cases_dir", "case_ids", "families", "arms", "agents", "n_variants", "generate_variants",
                        "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet", "keep_ledgers",
-                       "force"})
+                       "force", "prereg_file"})
 APPLIES = {name: "any" if name in ANY_AGENT else "scripted" if name in SCRIPTED_ONLY else "llm" for name in DEFAULTS}
 
 # the smallest value each numeric option takes (None: not given)
