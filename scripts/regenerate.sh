@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate every result committed under results/ and the README's results section.
+# Regenerate every result committed under results/, then results/README.md and the README's headline table (scripts/update_readme.py).
 # Each command writes only the folder its --out names (no command writes results/ by default; --force:
 # over the previous results, and inside a run folder);
 # nothing here edits a number by hand.

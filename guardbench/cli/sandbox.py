@@ -29,7 +29,20 @@ def sandbox():
     """The PayPal stand-in, served over HTTP on 127.0.0.1."""
 
 
-@sandbox.command()
+class _ServeCommand(click.Command):
+    """`sandbox serve`, whose --help ends with the client it accepts (read from the stand-in's constants
+    only when help is asked for: the stand-in is not imported to build the command line)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
+        formatter.write_paragraph()
+        formatter.write_text("It accepts one client (the same id and secret are printed when it starts):")
+        for line in (f"client id:     {BENCH_CLIENT_ID}", f"client secret: {BENCH_CLIENT_SECRET}"):
+            formatter.write(" " * (formatter.current_indent + 2) + line + "\n")     # whole: copied from here
+        super().format_epilog(ctx, formatter)
+
+
+@sandbox.command(cls=_ServeCommand)
 @click.option("--port", type=click.IntRange(0, 65535), required=True, help="Port (0: pick a free one).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (127.0.0.1 only).")
 @click.option("--record", type=click.Path(dir_okay=False), default=None,
@@ -44,7 +57,13 @@ def sandbox():
                    "../shared/specs/paypal, then the cache).")
 @click.pass_context
 def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_dir):
-    """Serve the PayPal stand-in on http://127.0.0.1:PORT until Ctrl-C (or SIGTERM)."""
+    """Serve the PayPal stand-in on http://127.0.0.1:PORT until Ctrl-C (or SIGTERM).
+
+    Ask for a token at POST /v1/oauth2/token with the client id and secret below (HTTP basic auth),
+    as with PayPal's sandbox; they are guardbench/paypal/standin.py's BENCH_CLIENT_ID and
+    BENCH_CLIENT_SECRET.
+    """
+    from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
     from guardbench.transport.http_server import BIND_HOSTS, make_server
 
     if host not in BIND_HOSTS:
@@ -66,7 +85,9 @@ def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_di
     with _stop_signals() as wake:          # until the end: a second signal while stopping changes nothing
         serving = threading.Thread(target=_serve, args=(server, wake), name="sandbox-serve", daemon=True)
         serving.start()
-        click.echo(f"serving PayPal stand-in on http://127.0.0.1:{bound} ({where})")
+        # one write: a reader of the first line finds the client it accepts right after it
+        click.echo(f"serving PayPal stand-in on http://127.0.0.1:{bound} ({where})\n"
+                   f"client id:     {BENCH_CLIENT_ID}\nclient secret: {BENCH_CLIENT_SECRET}")
         sys.stdout.flush()
         try:
             wake.until_woken()            # SIGTERM, SIGINT, or the server stopped by itself (its record failed)

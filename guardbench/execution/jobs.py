@@ -20,6 +20,7 @@ from guardbench.execution.bench import (
     load_selected,
     room_options,
 )
+from guardbench.execution.keep import check_keep_dir
 from guardbench.execution.options import RunOptions, capped_jobs, default_jobs, manifest
 from guardbench.execution.runner import Bench, execute_all, plan
 from guardbench.records.record import RunRecord
@@ -92,11 +93,14 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
             job = ScriptedRun(o, cdir)
         chash = cases_hash(cdir)
         refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
+        keep = check_keep_dir(o.keep_ledgers, o.force) if o.keep_ledgers is not None else None
         check_documents()
         if o.external:                        # their servers start before the first run (tens of seconds)
             progress.starting("starting the servers of " + ", ".join(e for e in o.arm_entries if ":" in e)
                           + " (and checking their tools) before the first run")
         job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
+        if keep is not None and job.bench is not None:    # after the preflight: only the runs' own ledgers
+            job.bench.keep_ledgers = str(keep)
         extra = job.manifest_extra()
         held = containment(job.bench) if job.bench is not None else {}
         if held:                 # external arms: contained in a room per run, or uncontained and why
@@ -173,8 +177,15 @@ class ScriptedRun:
         self.cases: list = []
         self.jobs = 1
         self.bench: Bench | None = None
+        self.prereg: dict | None = None
 
     def prepare(self, policy, cases) -> None:
+        self.prereg = None
+        if self.o.prereg_file:           # before the preflight: a run that differs from its plan never starts
+            from guardbench.cases.load import cases_hash
+            from guardbench.stats.prereg import check_run_matches
+            self.prereg = check_run_matches(self.o.prereg_file, agents=self.agent_names, arms=self.o.arm_list,
+                                            cases_hash=cases_hash(self.cdir), extra={"variants": self.o.n_variants})
         self.cases = cases
         self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals, **room_options(self.o))
         check_arms(self.bench)
@@ -187,7 +198,7 @@ class ScriptedRun:
         return {}
 
     def manifest_extra(self) -> dict:
-        return {"jobs": self.jobs}
+        return {"jobs": self.jobs, **({"prereg": self.prereg} if self.prereg else {})}
 
     def describe(self, specs) -> str:
         return f"in {self.jobs} processes " if self.jobs > 1 and len(specs) > 1 else ""

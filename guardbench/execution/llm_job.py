@@ -41,7 +41,7 @@ class LLMRun:
         self.prereg = None
         if o.prereg_file:
             from guardbench.stats.prereg import check_run_matches
-            self.prereg = check_run_matches(o.prereg_file, models=self.models, repeats=o.repeats,
+            self.prereg = check_run_matches(o.prereg_file, agents=["llm"], models=self.models, repeats=o.repeats,
                                             temperature=o.temperature, arms=o.arm_list,
                                             cases_hash=cases_hash(self.cdir),
                                             extra={"variants": o.n_variants, "tool_protocol": o.tool_protocol})

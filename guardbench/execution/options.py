@@ -31,11 +31,13 @@ DEFAULTS: dict[str, Any] = {
     "repeats": 1, "temperature": 0.0, "max_tokens": 1024, "api_base": None, "client": None, "api_key_env": None,
     "tool_protocol": "native", "data_mode": "tool", "capable_threshold": 0.5, "require_capable": False,
     "concurrency": 8, "max_steps": 12, "timeout": 120.0, "retries": 4, "backoff": 1.0, "cache_dir": None,
-    "no_cache": False, "endpoint_label": None, "prereg_file": None, "room": "auto",
+    "no_cache": False, "endpoint_label": None, "prereg_file": None, "keep_ledgers": None, "force": False,
+    "room": "auto",
 }
 SCRIPTED_ONLY = frozenset({"jobs"})
 ANY_AGENT = frozenset({"cases_dir", "case_ids", "families", "arms", "agents", "n_variants", "generate_variants",
-                       "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet", "room"})
+                       "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet", "keep_ledgers",
+                       "force", "prereg_file", "room"})
 APPLIES = {name: "any" if name in ANY_AGENT else "scripted" if name in SCRIPTED_ONLY else "llm" for name in DEFAULTS}
 
 # the smallest value each numeric option takes (None: not given)
@@ -101,32 +103,10 @@ class RunOptions:
     def checked(cls, values: dict, given: frozenset[str],
                 flag: Callable[[str], str] = option_flag) -> "RunOptions":
         """Every value checked; ``given``: the options set by the user (not their defaults)."""
-        for name, low in MINIMUM.items():
-            v = values.get(name)
-            if v is not None and v < low:
-                raise GuardbenchError(flag(name), f"must be at least {low}, not {v}")
-        for name, high in MAXIMUM.items():
-            v = values.get(name)
-            if v is not None and v > high:
-                raise GuardbenchError(flag(name), f"must be at most {high}, not {v}")
-        if values["timeout"] <= 0:
-            raise GuardbenchError("--timeout", f"must be more than 0 seconds, not {values['timeout']}")
-        if values["backoff"] < 0:
-            raise GuardbenchError("--backoff", f"must not be negative, not {values['backoff']}")
-        if not 0 <= values["capable_threshold"] <= 1:
-            raise GuardbenchError("--capable-threshold", f"must be between 0 and 1, not {values['capable_threshold']}")
-        if values["temperature"] < 0:
-            raise GuardbenchError("--temperature", f"must not be negative, not {values['temperature']}")
-        agents = list(values["agents"])
-        twice = sorted({a for a in agents if agents.count(a) > 1})
-        if twice:   # each run would be recorded, and counted, twice
-            raise GuardbenchError("--agent", f"{', '.join(twice)} named twice; name each once")
-        for ag in agents:
-            if ag not in SCRIPTED_AGENTS + ("llm",):
-                raise GuardbenchError("--agent", f"unknown agent {ag!r} (credulous, careful, llm)")
-        kind = "llm" if "llm" in agents else "scripted"
-        if kind == "llm" and agents != ["llm"]:
-            raise GuardbenchError("--agent", "llm runs alone: do not mix it with scripted agents in one run")
+        _check_numbers(values, flag)
+        if values["force"] and values["keep_ledgers"] is None:
+            raise GuardbenchError(flag("force"), f"only with {flag('keep_ledgers')} (the folder it lets be added to)")
+        kind = _agent_kind(list(values["agents"]))
         for name in sorted(given):
             who = APPLIES.get(name, "any")
             if who not in ("any", kind):
@@ -158,6 +138,39 @@ class RunOptions:
         if unknown:
             raise GuardbenchError("guardbench.run", f"unknown option {unknown[0]!r} (one of {', '.join(DEFAULTS)})")
         return cls.checked({**DEFAULTS, **values}, frozenset(values))
+
+
+def _check_numbers(values: dict, flag: Callable[[str], str]) -> None:
+    for name, low in MINIMUM.items():
+        v = values.get(name)
+        if v is not None and v < low:
+            raise GuardbenchError(flag(name), f"must be at least {low}, not {v}")
+    for name, high in MAXIMUM.items():
+        v = values.get(name)
+        if v is not None and v > high:
+            raise GuardbenchError(flag(name), f"must be at most {high}, not {v}")
+    if values["timeout"] <= 0:
+        raise GuardbenchError("--timeout", f"must be more than 0 seconds, not {values['timeout']}")
+    if values["backoff"] < 0:
+        raise GuardbenchError("--backoff", f"must not be negative, not {values['backoff']}")
+    if not 0 <= values["capable_threshold"] <= 1:
+        raise GuardbenchError("--capable-threshold", f"must be between 0 and 1, not {values['capable_threshold']}")
+    if values["temperature"] < 0:
+        raise GuardbenchError("--temperature", f"must not be negative, not {values['temperature']}")
+
+
+def _agent_kind(agents: list[str]) -> str:
+    """``llm`` or ``scripted``, for a list of agents that is valid."""
+    twice = sorted({a for a in agents if agents.count(a) > 1})
+    if twice:   # each run would be recorded, and counted, twice
+        raise GuardbenchError("--agent", f"{', '.join(twice)} named twice; name each once")
+    for ag in agents:
+        if ag not in SCRIPTED_AGENTS + ("llm",):
+            raise GuardbenchError("--agent", f"unknown agent {ag!r} (credulous, careful, llm)")
+    kind = "llm" if "llm" in agents else "scripted"
+    if kind == "llm" and agents != ["llm"]:
+        raise GuardbenchError("--agent", "llm runs alone: do not mix it with scripted agents in one run")
+    return kind
 
 
 def _check_llm(o: RunOptions) -> None:

@@ -12,6 +12,7 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable, Generator, Mapping, Sequence
 
 from guardbench.agents.base import Transcript
@@ -19,6 +20,7 @@ from guardbench.arms.base import Arm, Prepared
 from guardbench.arms.setup import SetupFailed
 from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
+from guardbench.execution.keep import keep_ledger
 from guardbench.execution.run_story import ToolWatch, story_fields
 from guardbench.execution.world import build_world
 from guardbench.records.accounts import ExternalAccount
@@ -97,6 +99,7 @@ class Bench:
         self.workdir = workdir if workdir is not None else fast_tmp()
         self.base_ref = policy_reference(policy)
         self.agent_kind = agent_kind or (lambda name: "scripted" if name in ("credulous", "careful") else "llm")
+        self.keep_ledgers: str | None = None     # --keep-ledgers: each run's ledger copied there (execution/keep.py)
 
     def agent_for(self, spec: RunSpec):
         return self.agents[spec.agent if spec.model is None else f"{spec.agent}:{spec.model}"]
@@ -127,7 +130,8 @@ class Bench:
         except BaseException:         # cleanup, then re-raise: no work folder is left behind
             tmp.cleanup()
             raise
-        return Started(spec, case, arm, prepared, tmp, t0, ToolWatch(prepared.session, prepared.recorder))
+        return Started(spec, case, arm, prepared, tmp, t0, ToolWatch(prepared.session, prepared.recorder),
+                       keep=self.keep_ledgers)
 
     def finish(self, started: "Started", transcript: Transcript, require_success: bool = True,
                attempt: int = 1) -> RunRecord:
@@ -210,6 +214,7 @@ class Started:
     t0: float
     watch: ToolWatch | None = None
     closed: bool = False
+    keep: str | None = None       # the folder its ledger is kept in (--keep-ledgers)
 
     def refused_transcript(self) -> Transcript | None:
         """When a defence refused the task before the agent acted (or an external arm's process failed
@@ -231,6 +236,8 @@ class Started:
         self.closed = True
         try:
             self.prepared.close()
+            if self.keep is not None:
+                keep_ledger(self.tmp.name, Path(self.keep), self.spec)
         finally:
             self.tmp.cleanup()
 

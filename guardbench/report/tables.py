@@ -40,12 +40,17 @@ LOST_RULE = ("Lost runs: attack success and benign completion leave them out; a 
 
 
 def group_label(rec: RunRecord) -> str:
+    """The group a run's rows fall in: the agent (scripted runs) or the model (LLM runs). In an
+    application arm (app:SPEC) the application is the agent and ours only its model, so the group
+    is named by the application: ``shop-agent (its model: scripted credulous)``."""
     if rec.model:
         label = rec.model
         if rec.llm.endpoint_kind == "stand-in":
             label += " [stand-in endpoint, not a real model]"
-        return label
-    return f"scripted {rec.agent}"
+    else:
+        label = f"scripted {rec.agent}"
+    app = rec.external.app if rec.external is not None and rec.external.kind == "app" else None
+    return f"{app} (its model: {label})" if app else label
 
 
 def _groups(records: Sequence[RunRecord]) -> dict[str, dict[str, list[RunRecord]]]:

@@ -24,7 +24,8 @@ how many runs were lost and how many cases the runs come from.
 
 ``freeze`` records the plan's sha256 and the git commit holding it in FILE.frozen.json
 (refused while the file is uncommitted or modified); ``check_run_matches`` refuses a run
-whose plan is uncommitted, changed since freezing, or whose options differ from it.
+(``guardbench run --prereg``, scripted or LLM) whose plan is uncommitted, changed since
+freezing, or whose options differ from it.
 """
 from __future__ import annotations
 
@@ -209,16 +210,21 @@ def check_frozen(path: Path, where: str = "--prereg") -> dict:
     return info
 
 
-def check_run_matches(path: Path, *, models: Sequence[str], repeats: int, temperature: float,
-                      arms: Sequence[str], cases_hash: str, extra: dict | None = None) -> dict:
-    """Refuse (GuardbenchError, one line) unless the run is the frozen plan's design."""
+def check_run_matches(path: Path, *, arms: Sequence[str], cases_hash: str, agents: Sequence[str] = ("llm",),
+                      models: Sequence[str] = (), repeats: int = 1, temperature: float = 0.0,
+                      extra: dict | None = None) -> dict:
+    """Refuse (GuardbenchError, one line) unless the run is the frozen plan's design. A scripted plan's
+    design is its agents, arms and cases hash (and variants when it names them); an LLM plan's adds
+    models, repeats and temperature (and tool_protocol when named)."""
     info = check_frozen(path)
     design = load_plan(path)["design"]
-    run = {"models": sorted(models), "repeats": repeats, "temperature": float(temperature),
-           "arms": sorted(arms), "cases_hash": cases_hash}
-    want = {"models": sorted(design["models"]), "repeats": design["repeats"],
-            "temperature": float(design["temperature"]), "arms": sorted(design["arms"]),
-            "cases_hash": design["cases_hash"]}
+    planned = scripted_agents(design) or ["llm"]
+    run: dict = {"agents": sorted(agents), "arms": sorted(arms), "cases_hash": cases_hash}
+    want: dict = {"agents": sorted(planned), "arms": sorted(design["arms"]), "cases_hash": design["cases_hash"]}
+    if planned == ["llm"] and list(agents) == ["llm"]:
+        run.update(models=sorted(models), repeats=repeats, temperature=float(temperature))
+        want.update(models=sorted(design["models"]), repeats=design["repeats"],
+                    temperature=float(design["temperature"]))
     for key, value in (extra or {}).items():
         if key in design:
             run[key], want[key] = value, design[key]

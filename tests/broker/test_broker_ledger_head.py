@@ -136,7 +136,7 @@ def _rehash_with_head(path, entries):
 
 
 def test_without_the_key_both_files_can_be_rewritten_as_documented(tmp_path):
-    """The README's limit, shown: unkeyed, a rewrite of ledger and head passes verify and a new broker."""
+    """docs/broker.md's limit, shown: unkeyed, a rewrite of ledger and head passes verify and a new broker."""
     with BrokerProcess(tmp_path, cap_doc("300.00")) as b:
         for a in ("100.00", "100.01", "99.99"):
             assert b.pay(a)["status"] == "executed"

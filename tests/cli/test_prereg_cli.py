@@ -92,3 +92,69 @@ def test_llm_plan_on_a_scripted_run_names_what_is_missing(scripted_run, tmp_path
     p = plan(tmp_path, [ZERO], agent="llm", models=["fake-a"], repeats=1, temperature=0.0)
     res = invoke("prereg", "check", p, scripted_run)
     assert res.exit_code == 2 and "no records of the plan's models (fake-a)" in res.output
+
+
+# -- run --prereg with a scripted plan, and the shipped examples against the current corpus ------------
+
+def _git(repo: Path, *args: str) -> str:
+    import subprocess
+    out = subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t",
+                          "-c", "commit.gpgsign=false", *args], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _frozen_plan(tmp_path: Path, **design) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    p = plan(repo, [ZERO], arms=["guardrail", "control"], variants=1, **design)
+    _git(repo, "add", "plan.yaml")
+    _git(repo, "commit", "-q", "-m", "plan")
+    assert invoke("prereg", "freeze", p).exit_code == 0
+    return p
+
+
+def test_a_scripted_run_is_held_to_its_frozen_plan(tmp_path):
+    """The scripted plan's fields (agent, arms, cases_hash, variants) are what a run must repeat."""
+    p = _frozen_plan(tmp_path)
+    both = ["--agent", "credulous", "--agent", "careful"]
+    base = ["run", "--case", BENIGN, *both, "--arms", "guardrail,control", "--prereg", p, "--quiet"]
+    for argv, says in (
+            (base + ["--variants", "2"], "variants 2 (plan: 1)"),
+            (base + ["--variants", "1", "--arms", "guardrail"], "arms ['guardrail'] (plan: ['control', 'guardrail'])"),
+            (["run", "--case", BENIGN, "--arms", "guardrail,control", "--prereg", p, "--variants", "1"],
+             "agents ['credulous'] (plan: ['careful', 'credulous'])")):
+        res = CliRunner().invoke(cli, [str(a) for a in argv + ["--out", tmp_path / "no"]])
+        assert res.exit_code == 2 and says in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert not (tmp_path / "no").exists()
+    out = tmp_path / "run"
+    res = invoke(*base, "--variants", "1", "--out", out)
+    assert res.exit_code == 0, res.output
+    import json
+    held = json.loads((out / "manifest.json").read_text())["prereg"]
+    assert held["sha256"] == json.loads(Path(str(p) + ".frozen.json").read_text())["sha256"]
+    assert invoke("prereg", "check", p, out).exit_code == 0
+
+
+def test_an_llm_plan_refuses_a_scripted_run(tmp_path):
+    p = _frozen_plan(tmp_path, agent="llm", models=["m"], repeats=1, temperature=0.0)
+    res = invoke("run", "--case", BENIGN, "--arms", "guardrail,control", "--variants", "1", "--prereg", p,
+                 "--out", tmp_path / "no")
+    assert res.exit_code == 2 and "agents ['credulous'] (plan: ['llm'])" in res.output
+
+
+@pytest.mark.parametrize("name", ["example-scripted.yaml", "example-llm.yaml"])
+def test_the_shipped_examples_are_accepted_against_the_current_corpus(name):
+    """Fails the day the corpus changes and the examples are not regenerated with it (their cases hash)."""
+    from guardbench.stats.prereg import check_frozen, check_run_matches
+    path = EXAMPLE.parent / name
+    design = load_plan(path)["design"]
+    assert design["cases_hash"] == cases_hash(), f"{name}: regenerate its cases_hash (and freeze it again)"
+    if not Path(str(path) + ".frozen.json").exists():
+        return
+    check_frozen(path)                   # committed, unchanged since frozen, and the commit holds it
+    agents = design.get("agent", "llm")
+    check_run_matches(path, agents=agents if isinstance(agents, list) else [agents], arms=design["arms"],
+                      cases_hash=cases_hash(), models=design.get("models", ()), repeats=design.get("repeats", 1),
+                      temperature=design.get("temperature", 0.0),
+                      extra={"variants": design.get("variants"), "tool_protocol": design.get("tool_protocol")})

@@ -19,6 +19,12 @@ from guardbench.cli.main import cli
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 
 
+def test_help_names_the_accepted_client():
+    res = CliRunner().invoke(cli, ["sandbox", "serve", "--help"])
+    assert res.exit_code == 0, res.output
+    assert f"client id:     {BENCH_CLIENT_ID}" in res.output and f"client secret: {BENCH_CLIENT_SECRET}" in res.output
+
+
 def test_serve_records_a_token_order_and_capture(tmp_path):
     record = tmp_path / "wire.jsonl"
     record.write_text('{"seq":0,"run_id":"earlier","request":{"method":"GET","url":"https://x/"},'
@@ -33,9 +39,13 @@ def test_serve_records_a_token_order_and_capture(tmp_path):
         m = re.fullmatch(r"serving PayPal stand-in on http://127\.0\.0\.1:(\d+) \(recording to (.+)\)\n", line)
         assert m, (line, proc.stderr.read() if proc.poll() is not None else "")
         assert m.group(2) == str(record)
+        # the start line says which client it accepts: the token is asked for with what it printed
+        said = dict(re.fullmatch(r"(client id|client secret): +(\S+)\n", proc.stdout.readline()).groups()
+                    for _ in range(2))
+        assert said == {"client id": BENCH_CLIENT_ID, "client secret": BENCH_CLIENT_SECRET}
         base = f"http://127.0.0.1:{m.group(1)}"
         with httpx.Client(base_url=base, timeout=10) as http:
-            tok = http.post("/v1/oauth2/token", auth=(BENCH_CLIENT_ID, BENCH_CLIENT_SECRET),
+            tok = http.post("/v1/oauth2/token", auth=(said["client id"], said["client secret"]),
                             data={"grant_type": "client_credentials"})
             assert tok.status_code == 200, tok.text
             auth = {"Authorization": f"Bearer {tok.json()['access_token']}"}

@@ -124,3 +124,19 @@ def test_a_call_of_an_applications_own_tool_mapped_onto_the_operation_is_a_valid
     assert made_valid_call(case, quiet) is True
     assert r.external is not None
     assert made_valid_call(case, replace(quiet, external=replace(r.external, tool_actions={}))) is False
+
+
+def test_the_tables_name_the_application_not_the_scripted_agent_alone(credulous):
+    """The application is the agent of an app: arm: its tables are headed by its name (the spec's name:
+    shop-agent-http), with ours as its model; never "[scripted credulous]" as if our agent had acted."""
+    from guardbench.report.tables import all_tables
+    recs = [RunRecord.from_dict(r) for r in records(credulous)]
+    head = next(t for t in all_tables(recs) if t.title == "Headline per arm")
+    assert {r["group"] for r in head.rows} == {"shop-agent-http (its model: scripted credulous)",
+                                               "shop-agent-http (its model: scripted careful)"}
+    one = [r for r in recs if r.agent == "credulous"]
+    head = next(t for t in all_tables(one) if t.title == "Headline per arm")
+    assert head.text().splitlines()[0] == "Headline per arm [shop-agent-http (its model: scripted credulous)]"
+    res = run_cli(["table", credulous])
+    ok(res)
+    assert "scripted credulous]" not in res.output and "shop-agent-http (its model: scripted" in res.output

@@ -2,6 +2,10 @@
 2, no traceback, nothing recorded), and what a valid spec says is what the arm does."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from click.testing import CliRunner
 
@@ -94,11 +98,50 @@ def test_mcp_serve_refuses_bad_options_with_exit_2():
     assert r.exit_code == 2 and "exactly one of --defence NAME or --broker" in r.output
     r = CliRunner().invoke(cli, ["mcp", "serve", "--broker", "--transport", "http"])
     assert r.exit_code == 2 and "--port" in r.output
-    r = CliRunner().invoke(cli, ["mcp", "serve", "--defence", "nosuch"], env={"PAYPAL_CLIENT_ID": "a",
-                                                                              "PAYPAL_CLIENT_SECRET": "b"})
+    r = CliRunner().invoke(cli, ["mcp", "serve", "--defence", "nosuch"], env={
+        "PAYPAL_CLIENT_ID": "a", "PAYPAL_CLIENT_SECRET": "b", "PAYPAL_API_BASE": "http://127.0.0.1:9"})
     assert r.exit_code == 2 and "unknown defence" in r.output
-    r = CliRunner().invoke(cli, ["mcp", "serve", "--broker"], env={"PAYPAL_CLIENT_ID": "", "PAYPAL_CLIENT_SECRET": ""})
-    assert r.exit_code == 2 and "PAYPAL_CLIENT_ID and PAYPAL_CLIENT_SECRET" in r.output
+
+
+ENV = {"PAYPAL_CLIENT_ID": "a", "PAYPAL_CLIENT_SECRET": "b", "PAYPAL_API_BASE": "http://127.0.0.1:9"}
+UNPROXIED = {"HTTPS_PROXY": None, "https_proxy": None}
+
+
+@pytest.mark.parametrize("what, unset", [
+    (["--broker"], ("PAYPAL_CLIENT_ID",)), (["--broker"], ("PAYPAL_CLIENT_SECRET",)),
+    (["--defence", "gate"], ("PAYPAL_API_BASE",)),
+    (["--defence", "gate"], ("PAYPAL_CLIENT_ID", "PAYPAL_CLIENT_SECRET", "PAYPAL_API_BASE"))])
+def test_mcp_serve_names_what_its_environment_lacks(unset, what):
+    """Before it serves (a client would otherwise meet the gap at its first call): one line, exit 2."""
+    env = {**ENV, **UNPROXIED, **{k: None for k in unset}}
+    r = subprocess.run([sys.executable, "-m", "guardbench", "mcp", "serve", *what], capture_output=True, text=True,
+                       env={k: v for k, v in {**os.environ, **env}.items() if v is not None}, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert lines[0].startswith("error: mcp serve: " + " and ".join(unset) + " not set in the environment")
+    assert not [k for k in ENV if k not in unset and k in lines[0]]          # names only what is missing
+
+
+def test_mcp_serve_help_names_its_environment():
+    out = CliRunner().invoke(cli, ["mcp", "serve", "--help"]).output
+    assert all(v in out for v in ENV) and "HTTPS_PROXY" in out and "sandbox serve" in out
+
+
+def test_mcp_serve_through_a_proxy_needs_no_base_url():
+    """PayPal's sandbox host through HTTPS_PROXY (an external arm's recording proxy) is the other route."""
+    from guardbench.cli.mcp import _check_environment
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PAYPAL_CLIENT_ID", "a")
+        mp.setenv("PAYPAL_CLIENT_SECRET", "b")
+        mp.delenv("PAYPAL_API_BASE", raising=False)
+        mp.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+        _check_environment(None)
+        mp.delenv("HTTPS_PROXY")
+        mp.delenv("https_proxy", raising=False)
+        _check_environment("http://127.0.0.1:9")                  # --paypal-base stands for PAYPAL_API_BASE
+        with pytest.raises(GuardbenchError, match="PAYPAL_API_BASE"):
+            _check_environment(None)
 
 
 @pytest.mark.parametrize("text, where, what", [
