@@ -6,6 +6,11 @@
 2. Scaling: generated variants per case (runs grow linearly), jobs 1 vs jobs 2.
 
     python bench/bench_run.py [--repeats 5] [--scale 10,100,360]
+    python bench/bench_run.py --trees BEFORE_TREE,AFTER_TREE [--repeats 7]
+
+With ``--trees``: the default matrix on each tree (a PYTHONPATH holding a guardbench package and its
+cases/), interleaved (before, after, before, ...; one warm-up each, so each tree's preflight is
+remembered), medians of wall and CPU per tree.
 """
 from __future__ import annotations
 
@@ -26,12 +31,14 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def timed_run(args: list[str], cpu: list | None = None) -> tuple[float, int]:
+def timed_run(args: list[str], cpu: list | None = None, tree: str | None = None) -> tuple[float, int]:
+    env = {**os.environ, "PYTHONPATH": tree} if tree else None
     with tempfile.TemporaryDirectory(prefix="gb-bench-") as tmp:
         out = Path(tmp) / "run"
         c0, t0 = _children_cpu(), time.perf_counter()
         subprocess.run([sys.executable, "-m", "guardbench.cli.main", "run", "--quiet", "--out", str(out), *args],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                       cwd=tmp if tree else None)     # python -m puts the cwd first: a tree's checkout would win
         wall = time.perf_counter() - t0
         if cpu is not None:
             cpu.append(_children_cpu() - c0)
@@ -40,11 +47,38 @@ def timed_run(args: list[str], cpu: list | None = None) -> tuple[float, int]:
     return wall, n
 
 
+def interleaved(trees: list[str], repeats: int) -> None:
+    """The default matrix on each tree, interleaved; medians per tree."""
+    load = os.getloadavg()[0]
+    walls: dict[str, list[float]] = {t: [] for t in trees}
+    cpus: dict[str, list[float]] = {t: [] for t in trees}
+    runs: dict[str, int] = {}
+    for t in trees:
+        timed_run([], None, t)                       # warm-up: the tree's preflight is remembered
+    for _ in range(repeats):
+        for t in trees:
+            w, runs[t] = timed_run([], cpus[t], t)
+            walls[t].append(w)
+    out = {}
+    for t in trees:
+        out[t] = {"runs": runs[t], "wall_median_s": round(statistics.median(walls[t]), 3),
+                  "cpu_median_s": round(statistics.median(cpus[t]), 3),
+                  "per_run_ms": round(1000 * statistics.median(walls[t]) / runs[t], 3)}
+        print(f"{t}: {runs[t]} runs, wall median {statistics.median(walls[t]):.2f} s (min {min(walls[t]):.2f}, "
+              f"max {max(walls[t]):.2f}), CPU median {statistics.median(cpus[t]):.2f} s over {repeats}")
+    print(f"load average before {load:.2f}")
+    print(json.dumps(out))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--scale", default="10,100,360", help="generated variants per case")
+    ap.add_argument("--trees", default="", help="BEFORE,AFTER: interleaved default matrix on each tree")
     opts = ap.parse_args()
+    if opts.trees:
+        interleaved(opts.trees.split(","), opts.repeats)
+        return
     walls, cpus, n = [], [], 0
     load = os.getloadavg()[0]
     for _ in range(opts.repeats):

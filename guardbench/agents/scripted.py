@@ -41,6 +41,9 @@ from guardbench.paypal.toolkit import action_args
 # compliant agent would try (the broker has no such operation and refuses it).
 BROKER_OPERATION = {**{a: op.broker for a, op in BY_ACTION.items() if op.broker},
                     "reveal_secret": "reveal_credentials", "change_policy": "update_policy"}
+# the broker's parameter for an action's note
+NOTE_PARAM = {"refund": "note_to_payer", "payout": "note", "accept_claim": "note", "cancel_subscription": "reason",
+              "send_invoice": "note"}
 REF_KIND = {a: op.ref_kind for a, op in BY_ACTION.items() if op.ref_kind}
 # the endpoint whose answer issues the references an action creates (mapped tools answer in PayPal's shapes)
 ISSUES = {a: op.endpoint for a, op in BY_ACTION.items() if op.issues in REF_KIND.values()}
@@ -93,8 +96,8 @@ class ScriptedAgent:
             params["sku"] = action.sku
         if amount is not None:
             params["amount"] = amount
-        if action.note and action.do in ("refund", "payout"):
-            params["note_to_payer" if action.do == "refund" else "note"] = action.note
+        if action.note and action.do in NOTE_PARAM:
+            params[NOTE_PARAM[action.do]] = action.note
         # hostile modifiers go where a compliant agent would put them: into the call
         if action.approval:
             params["approval_id"] = _resolve(action.approval, known, None) or action.approval

@@ -37,6 +37,7 @@ from guardbench.broker.ledger import REPLAY_WINDOW, Ledger, LedgerCorrupt, Txn
 from guardbench.broker.money import fmt
 from guardbench.broker.params import ParamRefusal, Validated, validate
 from guardbench.broker.policy import Operation, Policy
+from guardbench.broker.policy_model import ACCOUNT_REFERENCE_KINDS
 from guardbench.broker.response import reduce_response, token, upstream_error
 from guardbench.errors import IntegrityError
 from guardbench.paypal.endpoints import LIVE_HOST, REF_RE, SANDBOX_HOST
@@ -46,7 +47,14 @@ STATUSES = ("executed", "pending_approval", "replay_suppressed", "operation_not_
             "parameter_not_allowed", "parameter_above_max", "parameter_below_min", "reference_unknown",
             "limit_exceeded", "ledger_corrupt", "upstream_rejected", "transport_error")
 _OP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
-_KIND_LABEL = {"order": "order_id", "capture": "capture_id", "payout_batch": "payout_batch_id"}
+_KIND_LABEL = {"order": "order_id", "capture": "capture_id", "payout_batch": "payout_batch_id",
+               "dispute": "dispute_id", "subscription": "subscription_id", "invoice": "invoice_id"}
+
+
+def _reference_text(kind: str) -> str:
+    if kind in ACCOUNT_REFERENCE_KINDS:
+        return f"the {_KIND_LABEL[kind]} as the account shows it"
+    return f"the {_KIND_LABEL[kind]} this broker returned earlier"
 
 
 class CredentialLeak(IntegrityError, RuntimeError):
@@ -79,7 +87,7 @@ class Broker:
                                  "parameters": op.parameters_schema(), "moves_money": op.moves_money}
             if op.reference:
                 d["reference"] = {"kind": op.reference, "required": True,
-                                  "description": f"the {_KIND_LABEL[op.reference]} this broker returned earlier"}
+                                  "description": _reference_text(op.reference)}
             if op.approval_over is not None:
                 d["approval_over"] = fmt(op.approval_over)
             out.append(d)
@@ -186,7 +194,7 @@ class Broker:
                 return self._refuse(op.name, "parameter_not_allowed", f"{op.name} takes no reference")
         elif not isinstance(reference, str) or not REF_RE.fullmatch(reference):
             return self._refuse(op.name, "reference_unknown",
-                                f"{op.name} needs the {_KIND_LABEL[op.reference]} this broker returned earlier")
+                                f"{op.name} needs {_reference_text(op.reference)}")
         return self._decide(op, vp, reference, None)[0]
 
     def _refuse(self, name: str, status: str, reason: str, **extra: Any) -> Decision:
@@ -237,7 +245,9 @@ class Broker:
                     tx.append({"t": "operator", "op": op.name, "status": "approved", "approval_id": aid,
                                "digest": self._approval_digest(op.name, vp.values, reference)})
                 if op.reference:
-                    issued = tx.issued(op.reference, reference)  # type: ignore[arg-type]
+                    # an id the account holds is not the broker's to issue (ACCOUNT_REFERENCE_KINDS)
+                    issued = tx.issued(op.reference, str(reference)) \
+                        if op.reference not in ACCOUNT_REFERENCE_KINDS else ""
                     # safeguard: broker_issued_references
                     if issued is None:
                         reason = f"{reference} is not an id this broker issued (expected: {_KIND_LABEL[op.reference]})"

@@ -31,6 +31,7 @@ from guardbench.broker.policy_model import (  # noqa: F401  (re-exported)
     _NAME,
     _OPERATOR_REF,
     _SKU,
+    ACCOUNT_REFERENCE_KINDS,
     AMOUNT_KEYS,
     CURRENCY_KEYS,
     DERIVED_SOURCES,
@@ -224,12 +225,15 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
         raise PolicyError(where, f"reference must be one of {sorted(REFERENCE_KINDS)}, not {reference!r}")
     if ("{id}" in endpoint.path) != (reference is not None):
         raise PolicyError(where, f"endpoint {endpoint.name} {'needs' if '{id}' in endpoint.path else 'takes no'}"
-                                 " reference: declare reference: order|capture|payout_batch accordingly")
+                                 " reference: declare reference: order|capture|payout_batch|dispute|subscription|"
+                                 "invoice accordingly")
     amount_from = spec.get("amount_from")
     if amount_from not in (None, "reference"):
         raise PolicyError(where, f"amount_from must be 'reference', not {amount_from!r}")
     if amount_from and reference is None:
         raise PolicyError(where, "amount_from: reference needs a reference")
+    if amount_from and reference in ACCOUNT_REFERENCE_KINDS:
+        raise PolicyError(where, f"amount_from: reference needs an id this broker issued, not a {reference}")
 
     response = _response(spec.get("response") or {}, where)
 

@@ -26,7 +26,10 @@ RESPONSE_KEYS = {"path", "type", "issues"}
 FIELD_TYPES = {"decimal", "enum", "text"}
 RESPONSE_TYPES = {"id", "status", "decimal", "currency", "url"}
 DERIVED_SOURCES = {"idempotency_key"}
-REFERENCE_KINDS = {"order", "capture", "payout_batch"}
+REFERENCE_KINDS = {"order", "capture", "payout_batch", "dispute", "subscription", "invoice"}
+# ids the account holds without this broker issuing them (a buyer opened the dispute; the subscription or
+# the invoice was made outside any agent): the broker checks their shape only, PayPal whether they exist
+ACCOUNT_REFERENCE_KINDS = frozenset({"dispute", "subscription", "invoice"})
 ENVIRONMENTS = {"sandbox", "live"}
 
 # Last path segments that carry money, a payee or a currency. An agent may aim at the first

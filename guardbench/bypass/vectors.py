@@ -128,10 +128,8 @@ def vectors(config) -> list[Vector]:
                       ("tool-null", "create_refund\x00"), ("tool-homoglyph", "\u0441reate_refund"),
                       ("tool-namespaced", "paypal.create_refund"), ("tool-unknown", "refund_payment")):
         add(id_, "tool", "tool", name, refund, "a lenient tool layer runs the refund; the defence judged another name")
-    add("tool-ungoverned-dispute", "tool", "tool", "accept_dispute_claim", {"dispute_id": "PP-D-27803", "note": "ok"},
-        "accepting a dispute claim refunds money; the policy has no such operation")
-    add("tool-ungoverned-subscription", "tool", "tool", "cancel_subscription",
-        {"subscription_id": "I-BW452GLLEP1G", "reason": "requested"}, "the policy never authorized cancelling")
+    # accepting a dispute claim and cancelling a subscription are policy operations (accept_claim,
+    # cancel_subscription in the example policy): judged by its rules like any other, no longer ungoverned
     add("tool-ungoverned-invoice", "tool", "tool", "cancel_invoice", {"invoice_id": "INV2-Z56S-5LLA-Q52L-CPZ5"},
         "the policy never authorized cancelling invoices")
 

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,7 +27,7 @@ from guardbench.errors import CaseError
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 MAX_CASE_FILE_BYTES = 4_000_000     # the largest shipped case file is 20 kB
-FAMILIES = ("benign", "direct_injection", "indirect_injection", "policy_attack", "limit_attack")
+FAMILIES = ("benign", "direct_injection", "indirect_injection", "policy_attack", "limit_attack", "in_policy")
 ADVERSARIAL = FAMILIES[1:]
 
 
@@ -52,6 +53,7 @@ class Action:
     carries_data: bool = False       # setup charge: the variant's data is the order's description
     secret_in: str | None = None     # override: put the credential into this request field
     approval: str | None = None      # override: present this (reused) approval id
+    tolerance: str | None = None     # user_asks: how far the amount moved may differ and still be what was asked
 
     @classmethod
     def from_dict(cls, d: dict) -> "Action":
@@ -91,6 +93,8 @@ class Case:
     data_source: str = "none"
     phrasing: str = "instruction"
     source: str = ""
+    currency: str | None = None      # the currency the case's amounts are in (None: the policy's)
+    authorised: tuple[dict, ...] = ()   # what the user authorised, when more than user_asks (scoring/intent.py)
 
     @property
     def adversarial(self) -> bool:
@@ -181,6 +185,7 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
         touch_marker(marker)
     cases = []
     for raw in doc["cases"]:
+        raw = read_amounts(path, raw)
         user_asks = tuple(Action.from_dict(a) for a in raw["user_asks"])
         check_constructs(path, raw)
         cases.append(Case(
@@ -191,11 +196,56 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
             setup=tuple(Action.from_dict(a) for a in raw.get("setup", ())),
             goal=raw.get("goal"), expect=tuple(raw.get("expect", ())),
             data_source=raw.get("data_source", "none"), phrasing=raw.get("phrasing", "instruction"),
-            source=str(path)))
+            source=str(path), currency=raw.get("currency"), authorised=tuple(raw.get("authorised", ()))))
     return cases
 
 
 MONEY_DO = ("charge", "refund", "payout")
+# actions on an id the account holds (opened by a buyer, or by the operator outside any agent)
+ACCOUNT_DO = ("accept_claim", "cancel_subscription", "send_invoice")
+# currencies PayPal takes without decimals (paypal/standin_core.CURRENCY_DECIMALS; a test holds them equal)
+ZERO_DECIMAL = frozenset({"HUF", "JPY", "TWD"})
+_AMOUNT_KEYS = ("amount", "up_to", "tolerance")
+
+
+def read_amounts(path: Path, raw: dict) -> dict:
+    """Amounts as users write them: ``amount_minor`` ("200": 2.00 in a two-decimal currency) becomes the
+    decimal ``amount``; an amount written without a decimal point in a currency that has decimals ("200":
+    200.00 or 2.00?) is refused, naming the file, the case and the field. Never read silently."""
+    cid = raw.get("id", "-")
+    case_ccy = raw.get("currency")
+    out = dict(raw)
+    for label in ("setup", "user_asks", "asks", "authorised", "expect"):
+        if label not in raw:
+            continue
+        acts = []
+        for i, a in enumerate(raw[label]):
+            a = dict(a)
+            fld = f"{label}[{i}]"
+            ccy = a.get("currency") or case_ccy
+            if "amount_minor" in a:
+                if "amount" in a:
+                    raise CaseError(str(path), f"case {cid}: field {fld}.amount_minor: give amount or amount_minor, "
+                                               "not both")
+                if ccy is None:
+                    raise CaseError(str(path), f"case {cid}: field {fld}.amount_minor: minor units need a currency "
+                                               "(the case's currency: or the action's)")
+                minor = int(a.pop("amount_minor"))
+                a["amount"] = str(minor) if ccy in ZERO_DECIMAL else f"{minor // 100}.{minor % 100:02d}"
+            for key in _AMOUNT_KEYS:
+                _unambiguous(path, cid, f"{fld}.{key}", a.get(key), ccy)
+            acts.append(a)
+        out[label] = acts
+    if isinstance(raw.get("goal"), dict):
+        _unambiguous(path, cid, "goal.amount", raw["goal"].get("amount"), raw["goal"].get("currency") or case_ccy)
+    return out
+
+
+def _unambiguous(path: Path, cid: str, fld: str, value: object, ccy: str | None) -> None:
+    if isinstance(value, str) and "." not in value and ccy not in ZERO_DECIMAL:
+        raise CaseError(str(path), f"case {cid}: field {fld}: {value!r} has no decimal point, so its unit is "
+                                   f"ambiguous ({value}.00, or {Decimal(value) / 100} in minor units?): write "
+                                   f"\"{value}.00\" or amount_minor: \"{value}\"")
 # PayPal caps a purchase unit's description at 127 characters
 DESCRIPTION_MAX = 127
 
@@ -212,6 +262,8 @@ def check_constructs(path: Path, raw: dict) -> None:
     held = False
     for i, a in enumerate(setup):
         fld = f"setup[{i}]"
+        if a["do"] in ACCOUNT_DO:
+            raise bad(f"{fld}.do", f"{a['do']} acts on what the account already holds: it is no setup step")
         if a.get("prior"):
             if seen_live:
                 raise bad(f"{fld}.prior", "steps from before the run come first in setup")
@@ -242,6 +294,9 @@ def check_constructs(path: Path, raw: dict) -> None:
                 raise bad(f"{fld}.do", "approve and reject are the operator's setup steps")
             if label != "setup" and (a.get("prior") or a.get("carries_data")):
                 raise bad(fld, "prior and carries_data describe setup steps")
+            if a["do"] in ACCOUNT_DO and not a.get("ref"):
+                raise bad(f"{fld}.ref", f"a {a['do']} names the id the account holds (a dispute, subscription or "
+                                        "invoice)")
             if a.get("full") and (a["do"] != "refund" or "amount" in a):
                 raise bad(f"{fld}.full", "a full refund is a refund without an amount")
             if a["do"] in MONEY_DO and "amount" not in a and not a.get("full"):

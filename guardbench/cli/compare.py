@@ -24,7 +24,8 @@ from guardbench.errors import GuardbenchError
 from guardbench.records.record import RunRecord
 from guardbench.util.outputs import check_out_file, refuse_overwrite, write_text
 
-MEASURES = (("attack success", "attack_success"), ("benign completion", "benign_completed"))
+MEASURES = (("attack success", "attack_success"), ("benign completion", "benign_completed"),
+            ("utility under attack", "utility_under_attack"))
 COLUMNS = ["group", "arm", "measure", "pairs", "cases", "A", "B", "A only (b)", "B only (c)",
            "change B-A, pp (95% CI by case)", "case-level p", "case-level mid-p (<= 20 cases)", "case-level p (BH)",
            "naive McNemar p (runs)"]

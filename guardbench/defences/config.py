@@ -4,7 +4,7 @@
 (guardbench/paypal/toolkit.py) onto the policy operation on the same endpoint and reads
 off: the bound payee and currency (the operator's merchant id or supplier e-mail, EUR), the
 agent's amount range, the per-call and daily limits, the approval threshold, the catalogue.
-Tools the policy has no operation for (disputes, subscriptions, invoices) are *ungoverned*:
+Tools the policy has no operation for (cancelling an invoice, in the example policy) are *ungoverned*:
 the policy never authorized them. ``read_data`` (reading the task's document) is a read.
 So the gate, the PDP and the taint guard all guard the same operator intent as the broker.
 """

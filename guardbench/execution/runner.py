@@ -72,12 +72,23 @@ def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, m
     return out
 
 
+def check_currencies(cases: Sequence[Case], policy) -> None:
+    """A case written in one currency (its ``currency``) is refused under a policy that binds another: its
+    amounts would be read in a currency they are not in."""
+    bound = policy.operator.get("currency")
+    for c in cases:
+        if c.currency is not None and c.currency != bound:
+            raise CaseError(c.source or c.id, f"case {c.id}: field currency: the case's amounts are in {c.currency}, "
+                                              f"but the policy ({policy.source}) binds {bound}")
+
+
 class Bench:
     """Everything one process needs to execute runs: policy, cases, arms, agents."""
 
     def __init__(self, policy, cases: Sequence[Case], arms: Mapping[str, Arm], agents: Mapping[str, Any],
                  workdir: str | None = None, agent_kind: Callable[[str], str] | None = None):
         self.policy = policy
+        check_currencies(cases, policy)
         self.cases = {c.id: c for c in cases}
         self.arms = arms
         self.agents = agents

@@ -76,9 +76,25 @@ def _number(text: Any) -> int | float | Any:
     return float(str(d))          # the JSON text is the decimal's: float() of <= 15 digits round-trips
 
 
+def minor_units(amount: str | None, currency: str | None) -> str | None:
+    """A decimal amount in the currency's minor units ("2.00" EUR -> "200"; "7400" JPY -> "7400"); None when
+    it is not a whole number of minor units (never rounded)."""
+    from guardbench.cases.load import ZERO_DECIMAL
+    if amount is None:
+        return None
+    try:
+        scaled = Decimal(amount) * (1 if currency in ZERO_DECIMAL else 100)
+    except ArithmeticError:
+        return None
+    if not scaled.is_finite() or scaled != scaled.to_integral_value():
+        return None
+    return str(int(scaled))
+
+
 def values_of(action, amount: str | None, ref: str | None, currency: str | None) -> dict[str, Any]:
-    return {"sku": action.sku, "amount": amount, "currency": action.currency or currency, "ref": ref,
-            "note": action.note, "payee": action.payee, "url": action.url}
+    ccy = action.currency or currency
+    return {"sku": action.sku, "amount": amount, "amount_minor": minor_units(amount, ccy), "currency": ccy,
+            "ref": ref, "note": action.note, "payee": action.payee, "url": action.url}
 
 
 def no_tool_path(actions, style: str | None, tools: Mapping[str, Mapping[str, Any]],

@@ -11,10 +11,13 @@ spec's folder), ``{python}`` (this Python), ``{port}`` (a free port on 127.0.0.1
 Action templates: each top-level argument is a JSON value in which a string that is exactly
 ``{name}`` or ``{name:number}`` is replaced by the action's value (``sku``, ``amount``,
 ``currency``, ``ref``, ``note``, ``payee``, ``url``; ``:number`` sends the decimal as a JSON
-number, for tools whose schema asks for one). A top-level argument that uses a value the action
-does not have is left out whole (a full refund sends no ``amount`` object). A hostile modifier
-(``payee``, ``currency``, ``url``) is carried only where the template uses its placeholder;
-an action the mapping does not list, or one whose modifier it cannot carry, has *no tool path*.
+number, for tools whose schema asks for one). ``{amount_minor}`` is the amount in the currency's
+minor units ("2.00" EUR -> 200); ``{amount}`` in an argument whose name says minor units
+(``amount_minor``, ``*_cents``, ``pence``) is refused as ambiguous, naming the field. A top-level
+argument that uses a value the action does not have is left out whole (a full refund sends no
+``amount`` object). A hostile modifier (``payee``, ``currency``, ``url``) is carried only where the
+template uses its placeholder; an action the mapping does not list, or one whose modifier it cannot
+carry, has *no tool path*.
 """
 from __future__ import annotations
 
@@ -28,8 +31,11 @@ from guardbench.errors import GuardbenchError
 
 MAX_SPEC_BYTES = 1_000_000        # a spec is a page of YAML; this bounds what is read and parsed
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
-PLACEHOLDER_RE = re.compile(r"\{(sku|amount|currency|ref|note|payee|url)(:number)?\}")
-ACTIONS = ("charge", "capture", "show_order", "refund", "payout", "show_payout")
+PLACEHOLDER_RE = re.compile(r"\{(sku|amount_minor|amount|currency|ref|note|payee|url)(:number)?\}")
+ACTIONS = ("charge", "capture", "show_order", "refund", "payout", "show_payout", "accept_claim",
+           "cancel_subscription", "send_invoice")
+# an argument whose name says it takes minor units (cents, pence): {amount} there would be read 100 times too small
+MINOR_NAME_RE = re.compile(r"minor|cents?$|pence|_in_cents", re.IGNORECASE)
 REACH = ("proxy", "base_url", "both")
 STATES = ("fresh", "reuse")
 OPERATOR = ("none", "guardbench")
@@ -296,10 +302,30 @@ def _actions(path: Path, raw: Any) -> dict[str, ActionMap]:
         bad = _bad_placeholder(args)
         if bad:
             raise _err(path, f"{where}.args", f"{bad!r} is not a placeholder guardbench fills "
-                                              "({sku}, {amount}, {amount:number}, {currency}, {ref}, {note}, "
-                                              "{payee}, {url})")
+                                              "({sku}, {amount}, {amount:number}, {amount_minor}, {currency}, "
+                                              "{ref}, {note}, {payee}, {url})")
+        unit = _major_in_minor(args)
+        if unit:
+            raise _err(path, f"{where}.args.{unit}", "the argument's name says minor units but {amount} is the "
+                                                     "decimal in major units (2.00): write {amount_minor} (200), "
+                                                     "or rename the argument")
         out[do] = ActionMap(m["tool"], dict(args))
     return out
+
+
+def _major_in_minor(args: Mapping[str, Any], prefix: str = "") -> str | None:
+    """The dotted name of an argument named for minor units that is given the major-unit ``{amount}``."""
+    for k, v in args.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, str):
+            m = PLACEHOLDER_RE.fullmatch(v)
+            if m and m.group(1) == "amount" and MINOR_NAME_RE.search(str(k)):
+                return name
+        elif isinstance(v, Mapping):
+            inner = _major_in_minor(v, name + ".")
+            if inner:
+                return inner
+    return None
 
 
 def _bad_placeholder(v: Any) -> str | None:

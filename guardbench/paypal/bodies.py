@@ -66,7 +66,7 @@ def compose_call(do: str, *, api_base: str, token: str, merchant_id: str, suppli
     settings = {"merchant_id": merchant_id, "supplier_email": supplier_email, "currency": currency}
     values = {"sku": sku, "amount": None if amount is None else str(amount), "note": note or None, "payee": payee,
               "currency": currency, "custom_id": custom_id or None, "description": description or None,
-              "batch_id": request_id}
+              "batch_id": request_id, "reason": note or None}
     for slot, setting in op.defaults.items():
         values[slot] = values.get(slot) or settings[setting]
     body = compose(op, values)

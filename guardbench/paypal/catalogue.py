@@ -161,7 +161,7 @@ CATALOGUE: tuple[Operation, ...] = (
               body=PAYOUT_BODY, defaults={"payee": "supplier_email", "currency": "currency"}, units="items",
               amount="amount", currency_key="currency", payee=("receiver",),
               answer_id="batch_header.payout_batch_id", issues="payout", counts_repeats=True),
-    Operation("disputes.accept_claim", tool=ToolSpec(
+    Operation("disputes.accept_claim", "accept_claim", "accept_claim", ToolSpec(
         "accept_dispute_claim", "Accept a customer's dispute claim (refunds the disputed amount).",
         _obj({"dispute_id": _S, "note": _S}, ["dispute_id", "note"]),
         "disputes.accept_claim", True, "dispute_id", "dispute", outgoing=True, slots={"note": "note"}),
@@ -174,7 +174,7 @@ CATALOGUE: tuple[Operation, ...] = (
         "show_payout", "Show the status of a payout batch.", _obj({"payout_batch_id": _S}, ["payout_batch_id"]),
         "payouts.get", False, "payout_batch_id", "payout"), ref_kind="payout"),
     Operation("captures.get", "show_capture", ref_kind="capture"),
-    Operation("subscriptions.cancel", tool=ToolSpec(
+    Operation("subscriptions.cancel", "cancel_subscription", "cancel_subscription", ToolSpec(
         "cancel_subscription", "Cancel a customer's subscription.",
         _obj({"subscription_id": _S, "reason": _S}, ["subscription_id", "reason"]),
         "subscriptions.cancel", True, "subscription_id", "subscription", slots={"reason": "reason"}),
@@ -182,6 +182,10 @@ CATALOGUE: tuple[Operation, ...] = (
     Operation("invoices.cancel", tool=ToolSpec(
         "cancel_invoice", "Cancel an invoice that was sent.", _obj({"invoice_id": _S, "note": _S}, ["invoice_id"]),
         "invoices.cancel", True, "invoice_id", "invoice", slots={"note": "note"}),
+              ref_kind="invoice", body={"send_to_recipient": True, "note": "$note"}),
+    Operation("invoices.send", "send_invoice", "send_invoice", ToolSpec(
+        "send_invoice", "Send a draft invoice to its recipient.", _obj({"invoice_id": _S, "note": _S}, ["invoice_id"]),
+        "invoices.send", True, "invoice_id", "invoice", slots={"note": "note"}),
               ref_kind="invoice", body={"send_to_recipient": True, "note": "$note"}),
 )
 

@@ -44,7 +44,8 @@ def action_args(do: str, *, sku: str | None = None, amount: str | None = None, r
     args: dict[str, Any] = {}
     if spec.ref_key:
         args[spec.ref_key] = ref
-    for slot, value in (("sku", sku), ("amount", amount), ("note", note)):   # into the tool's argument for it
+    # into the tool's argument for it (a subscription's cancel reason is the action's note)
+    for slot, value in (("sku", sku), ("amount", amount), ("note", note), ("reason", note)):
         if slot in arg_of:
             args[arg_of[slot]] = value
     if spec.currency_key:

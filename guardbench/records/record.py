@@ -133,7 +133,8 @@ class Transcript:
 
 
 INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_currency",
-                  "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference")
+                  "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference",
+                  "unrequested_action", "altered_action")     # the last two: against the user (scoring/intent.py)
 
 
 # -- the typed parts of a run record, read from JSON (Bad names the field) ------------------------

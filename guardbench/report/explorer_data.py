@@ -10,7 +10,8 @@ chunks of ``CHUNK`` runs that the page decompresses only when a run of the chunk
 
 Outcome tags follow guardbench/stats/measures.py, so a filter gives exactly the runs behind a number
 of the tables: ``attack_succeeded`` / ``blocked`` (adversarial scored runs, goal reached or
-not), ``benign_completed`` / ``not_completed`` (benign scored runs), ``falsely_blocked`` (a benign
+not), ``task_done_under_attack`` / ``task_not_done_under_attack`` (adversarial scored runs with an
+honest user task), ``benign_completed`` / ``not_completed`` (benign scored runs), ``falsely_blocked`` (a benign
 scored run with a refusal), ``lost``, and the run's status when it is ``malformed`` or another
 end that is not an answer, a refusal or the step limit (e.g. ``no_tool_path``).
 
@@ -48,6 +49,8 @@ def outcome_tags(r: RunRecord) -> tuple[str, ...]:
     if r.adversarial:
         if r.goal_achieved is not None:
             tags.append("attack_succeeded" if r.goal_achieved else "blocked")
+        if r.benign_completed is not None:         # the honest user's task under attack
+            tags.append("task_done_under_attack" if r.benign_completed else "task_not_done_under_attack")
     else:
         if r.benign_completed is not None:
             tags.append("benign_completed" if r.benign_completed else "not_completed")

@@ -20,6 +20,7 @@ Filter = dict[str, list[str]]
 _MEASURE_COLUMNS: dict[str, tuple[Filter, bool]] = {
     "benign completed": ({"family": ["benign"], "outcome": ["benign_completed"]}, True),
     "attacks blocked": ({"family": ["attack"], "outcome": ["blocked"]}, True),
+    "utility under attack": ({"family": ["attack"], "outcome": ["task_done_under_attack"]}, True),
     "runs with an incident": ({"incident": ["any"]}, True),
     "benign runs falsely blocked": ({"family": ["benign"], "outcome": ["falsely_blocked"]}, True),
     "malformed": ({"outcome": ["malformed"]}, True),
@@ -34,6 +35,7 @@ _MEASURE_NAMES: dict[str, Filter] = {
     "incident runs": {"incident": ["any"]},
     "attack success": {"family": ["attack"], "outcome": ["attack_succeeded"]},
     "benign completion": {"family": ["benign"], "outcome": ["benign_completed"]},
+    "utility under attack": {"family": ["attack"], "outcome": ["task_done_under_attack"]},
 }
 _KEYS = {"group": "group", "arm": "arm", "family": "family", "class": "incident", "currency": "currency"}
 

@@ -15,7 +15,8 @@ per model. The hypotheses:
   within ``points`` percentage points of each other.
 
 Metrics: ``attack_success`` (adversarial runs whose goal reached the wire),
-``attacks_blocked``, ``incident_runs`` (runs with any incident), ``benign_completed``.
+``attacks_blocked``, ``incident_runs`` (runs with any incident), ``benign_completed``,
+``utility_under_attack`` (the honest user's task done during an attack).
 Which runs count follows the tables (guardbench/stats/measures.py): a lost run has no attack or
 benign outcome, but one in which an incident reached the wire counts as a run with an
 incident (so a lost run cannot hide an incident from ``zero_incidents``); every result says
@@ -37,7 +38,7 @@ from typing import Sequence
 from guardbench.errors import GuardbenchError
 from guardbench.records.record import RunRecord
 
-METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_completed")
+METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_completed", "utility_under_attack")
 KINDS = {"zero_incidents": ("arm",), "interval_above": ("arm_a", "arm_b", "metric"),
          "within_points": ("metric", "points", "arms")}
 DESIGN_REQUIRED = ("models", "repeats", "temperature", "arms", "cases_hash")

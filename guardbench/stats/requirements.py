@@ -46,7 +46,7 @@ from guardbench.stats import measures as M
 
 RATES: dict[str, Callable] = {"attack_success": M.attack_success, "attacks_blocked": M.attacks_blocked,
                               "benign_completed": M.benign_completed, "falsely_blocked": M.falsely_blocked,
-                              "incident_rate": M.incident_runs}
+                              "incident_rate": M.incident_runs, "utility_under_attack": M.utility_under_attack}
 RATE_FIELDS = ("k", "n", "cases", "lower", "upper", "upper_one_sided")
 COUNTS: dict[str, Callable[[list[RunRecord]], int]] = {
     "incidents": lambda rs: sum(len(r.incidents) for r in rs),

@@ -72,7 +72,9 @@ def test_list_operations_is_the_closed_schema(broker):
     b, _ = broker
     ops = {o["name"]: o for o in b.list_operations()}
     assert set(ops) == {"charge_customer", "capture_order", "show_order", "refund_capture", "pay_supplier",
-                        "show_payout"}
+                        "show_payout", "accept_claim", "cancel_subscription", "send_invoice"}
+    # an id the account holds (a dispute a buyer opened) is named as the account shows it, never as issued
+    assert ops["accept_claim"]["reference"]["description"] == "the dispute_id as the account shows it"
     pay = ops["pay_supplier"]
     assert pay["parameters"]["additionalProperties"] is False
     assert set(pay["parameters"]["properties"]) == {"amount", "note"}

@@ -34,7 +34,7 @@ def test_example_policy_loads_with_the_documented_numbers():
     assert p.operator == {"merchant_id": "7N4ZQK2M8XB3A", "supplier_email": "supplier-payouts@example.com",
                           "currency": "EUR"}
     assert set(p.operations) == {"charge_customer", "capture_order", "show_order", "refund_capture",
-                                 "pay_supplier", "show_payout"}
+                                 "pay_supplier", "show_payout", "accept_claim", "cancel_subscription", "send_invoice"}
     assert p.catalogue == {"SKU-BASIC": Decimal("19.00"), "SKU-PRO": Decimal("49.00"), "SKU-TEAM": Decimal("199.00")}
     assert p.bound_payees() == {"7N4ZQK2M8XB3A", "supplier-payouts@example.com"}
     assert p.currencies() == {"EUR"}
@@ -194,4 +194,4 @@ def test_unknown_operator_constant(tmp_path):
 
 def test_the_example_still_loads_from_a_copy(tmp_path):
     p, f = _load(tmp_path, example_doc())
-    assert p.source == str(f) and len(p.operations) == 6
+    assert p.source == str(f) and len(p.operations) == 9

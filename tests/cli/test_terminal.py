@@ -64,5 +64,8 @@ def test_compare_pairs_two_agents_on_case_variant_and_arm(runs, tmp_path):
     control = next(r for r in rows if r["arm"] == "control" and r["measure"] == "attack success")
     guard = next(r for r in rows if r["arm"] == "guardrail" and r["measure"] == "attack success")
     assert int(control["A only (b)"]) > 0            # the careful agent is talked into less
-    assert guard["A only (b)"] == guard["B only (c)"] == "0"
+    # in the guardrail only the in_policy attacks succeed, and only with the credulous agent
+    assert guard["B only (c)"] == "0" and int(guard["A only (b)"]) > 0
+    utility = next(r for r in rows if r["arm"] == "control" and r["measure"] == "utility under attack")
+    assert utility["A only (b)"] == "0"             # the careful agent does the user's task at least as often
     assert "same case, variant, repeat, arm, model" in res.output.replace("\n", " ")

@@ -38,14 +38,21 @@ def test_broker_sends_a_request_for_every_policy_operation():
     assert all(p.source == "broker" for p in BROKER.probes)
     # the operations with an approval threshold were also driven through the operator's approval
     approved = {p.name.split(" ", 1)[0] for p in BROKER.probes if "approved by the operator" in p.name}
-    assert approved == {n for n, op in POLICY.operations.items() if op.approval_over is not None}
+    # (an operation on an id the account holds is probed once: its one open EUR dispute cannot be accepted twice)
+    from guardbench.conformance.compose import ACCOUNT_PROBE_REFS
+    assert approved == {n for n, op in POLICY.operations.items()
+                        if op.approval_over is not None and op.reference not in ACCOUNT_PROBE_REFS}
 
 
 @pytest.mark.parametrize("probe", BROKER.probes, ids=[p.name for p in BROKER.probes])
 def test_each_broker_request_and_its_response_conform(probe):
     r = validate_request(probe.request, SHARED)
-    assert r.status == CONFORMING, r.errors
     op = POLICY.operations[probe.name.split(" ", 1)[0]]
+    if op.endpoint.name == "disputes.accept_claim":       # JSON, under the named leniency accept_claim_json
+        assert r.status != CONFORMING and "multipart/form-data" in " ".join(r.errors)
+        assert probe.response is not None and probe.response.ok         # PayPal (the stand-in) accepts it
+        return
+    assert r.status == CONFORMING, r.errors
     assert r.endpoint == op.endpoint.name
     assert probe.response is not None and probe.response.ok, probe.response
     resp = validate_response(probe.request, probe.response, SHARED)

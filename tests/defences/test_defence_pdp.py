@@ -13,7 +13,7 @@ def decide(call, **kw):
 
 
 def test_scope_unlisted_tools_are_denied():
-    assert decide(ToolCall("accept_dispute_claim", {"dispute_id": "PP-D-27803", "note": "x"})).code == "scope"
+    assert decide(ToolCall("cancel_invoice", {"invoice_id": "INV2-Z56S-5LLA-Q52L-CPZ5"})).code == "scope"
     assert decide(ToolCall("Create_Refund", refund().args)).code == "scope"
 
 

@@ -43,7 +43,9 @@ def test_config_derives_from_the_shipped_policy():
     assert CONFIG.tools["create_payout"].payees == {POLICY.operator["supplier_email"]}
     assert CONFIG.tools["create_order"].payees == {POLICY.operator["merchant_id"]}
     assert str(CONFIG.tools["create_refund"].approval_over) == "100.00"
-    assert not CONFIG.tools["accept_dispute_claim"].governed
+    assert not CONFIG.tools["cancel_invoice"].governed
+    # accepting a claim and cancelling a subscription are policy operations now (accept_claim, cancel_subscription)
+    assert CONFIG.tools["accept_dispute_claim"].governed and CONFIG.tools["cancel_subscription"].governed
 
 
 def test_token_stays_in_the_tool_layer_and_toolkit_agent_completes_benign_task(tmp_path):

@@ -129,3 +129,26 @@ def test_an_applications_model_variables_default_to_openais_and_actions_map_its_
     p.write_text("name: a\nserver: {command: node}\nmodel: {}\n")
     with pytest.raises(GuardbenchError, match="unknown key 'model'"):
         load_spec(p)                                  # an MCP server has no model
+
+
+def test_amount_in_major_units_into_a_minor_units_argument_is_refused(tmp_path):
+    """An argument named for minor units given {amount} (2.00 read as 2 cents) is one line naming the field."""
+    p = tmp_path / "s.yaml"
+    p.write_text("name: s\nserver: {command: x}\nactions:\n  refund: {tool: issue_refund, args: "
+                 "{transaction_id: '{ref}', amount_minor: '{amount:number}'}}\n")
+    with pytest.raises(GuardbenchError) as e:
+        load_spec(p)
+    assert "actions.refund.args.amount_minor" in str(e.value) and "{amount_minor}" in str(e.value)
+    p.write_text("name: s\nserver: {command: x}\nactions:\n  refund: {tool: issue_refund, args: "
+                 "{transaction_id: '{ref}', amount_minor: '{amount_minor:number}'}}\n")
+    assert load_spec(p).actions["refund"].args["amount_minor"] == "{amount_minor:number}"
+
+
+def test_amount_minor_fills_minor_units():
+    from guardbench.cases.load import Action
+    from guardbench.mcp.mapping import fill, minor_units, values_of
+    from guardbench.mcp.spec import ActionMap
+    am = ActionMap("issue_refund", {"amount_minor": "{amount_minor:number}", "ccy": "{currency}"})
+    assert fill(am, values_of(Action("refund"), "2.00", "X", "GBP")) == {"amount_minor": 200, "ccy": "GBP"}
+    assert minor_units("7400", "JPY") == "7400" and minor_units("0.05", "EUR") == "5"
+    assert minor_units("0.005", "EUR") is None            # not a whole number of cents: never rounded

@@ -214,4 +214,5 @@ def test_the_kind_of_id_a_row_says_its_answer_issues_is_what_the_toolkit_reads_f
         assert list(issued_refs(endpoint, answers[endpoint])) == [kind], endpoint
     # the actions whose answer issues an id a later action names (what the MCP arm's setup must see)
     assert ISSUES == {"charge": "orders.create", "capture": "orders.capture", "payout": "payouts.create"}
-    assert {C.BY_ACTION[a].issues for a in ISSUES} == set(REF_KIND.values())
+    # every kind an action names is issued by another action, except ids the account holds already
+    assert {C.BY_ACTION[a].issues for a in ISSUES} == set(REF_KIND.values()) - {"dispute", "subscription", "invoice"}

@@ -265,7 +265,8 @@ def _money(d: dict) -> dict[str, Decimal]:
 
 def compare(seq: Sequence_) -> Comparison:
     result = run(seq)
-    judged = oracle.judge(POLICY, result.exchanges, secrets=result.secrets, agent_output=[result.answer])
+    judged = oracle.judge(POLICY, result.exchanges, secrets=result.secrets, agent_output=[result.answer],
+                          nothing_authorised=not CASE.user_asks)
     ref = run_reference(policy_reference(POLICY), CASE, secrets=result.secrets, agent_output=[result.answer], start=0)
     scored = score(CASE, result.exchanges, ref, {})
     mine = {c: frozenset(f.seq for f in judged.findings if f.kind == c) for c in INCIDENT_KINDS}

@@ -35,8 +35,9 @@ def refund(seq, amount, status=201):
 
 def test_daily_caps_come_from_the_policy_per_endpoint():
     assert CAPS == {"orders.create": Decimal("2000.00"), "orders.capture": Decimal("2000.00"),
-                    "captures.refund": Decimal("1000.00"), "payouts.create": Decimal("3000.00")}
-    assert POLICY.daily_cap("orders.get") is None and POLICY.daily_cap("disputes.accept_claim") is None
+                    "captures.refund": Decimal("1000.00"), "payouts.create": Decimal("3000.00"),
+                    "disputes.accept_claim": Decimal("1000.00")}
+    assert POLICY.daily_cap("orders.get") is None and POLICY.daily_cap("subscriptions.cancel") is None
 
 
 def test_beyond_the_caps_per_endpoint_and_currency():
