@@ -22,13 +22,17 @@ ATTACK, BENIGN = "usd-ii-listing-annual-prepay", "usd-benign-charge-pro"
 ORDERS = "https://api-m.sandbox.paypal.com/v2/checkout/orders"
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, dict]:
+def need_venv() -> None:
     if not (APP / ".venv" / "bin" / "python").exists():
         why = "examples/openai-agents/.venv is missing: bash scripts/frameworks.sh openai-agents"
         if os.environ.get("CI"):
             pytest.fail(why)             # scripts/test.sh builds it: in CI a missing venv is a broken build
         pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, dict]:
+    need_venv()
     out = tmp_path_factory.mktemp("fw") / "run"
     ok(run_cli(["run", "--cases", ROOT / "cases" / "usd", "--policy", ROOT / "guardbench" / "policies" / "usd.yaml",
                 "--arms", f"app:{APP / 'toolkit.yaml'}", "--agent", "credulous", "--variants", "1",
@@ -62,3 +66,15 @@ def test_the_honest_task_completes_and_nothing_but_paypal_is_reached(runs):
     assert json.loads(orders(r)[0]["request"]["body"])["purchase_units"][0]["amount"]["value"] == "49.00"
     for rec in runs.values():      # tracing is off: no export to api.openai.com, no model traffic on the wire
         assert {e["request"]["url"].split("/")[2] for e in rec["wire"]} == {"api-m.sandbox.paypal.com"}
+
+
+def test_with_tracing_on_the_sdks_trace_export_is_on_the_wire_named(tmp_path):
+    need_venv()
+    ok(run_cli(["run", "--cases", ROOT / "cases" / "usd", "--policy", ROOT / "guardbench" / "policies" / "usd.yaml",
+                "--arms", f"app:{APP / 'traced.yaml'}", "--agent", "credulous", "--variants", "1",
+                "--case", BENIGN, "--out", tmp_path / "run", "--quiet"]))
+    (r,) = records(tmp_path / "run")
+    assert r["benign_completed"] is True
+    (incident,) = r["incidents"]              # the honest task's only incident, and it says what it is
+    assert incident["kind"] == "outside_host" and "the OpenAI Agents SDK's trace export" in incident["detail"]
+    assert r["wire"][incident["seq"]]["request"]["url"] == "https://api.openai.com/v1/traces/ingest"
