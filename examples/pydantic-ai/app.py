@@ -49,7 +49,9 @@ async def handle(run: dict) -> dict:
         from pydantic_ai.mcp import MCPToolset
         argv = json.loads(os.environ["MCP_SERVER"])
         server = {"command": argv[0], "args": argv[1:], "env": dict(os.environ)}   # the proxy and credentials too
-        agent = Agent(model, system_prompt=system, toolsets=[MCPToolset({"mcpServers": {"paypal": server}})])
+        # init_timeout: PayPal's server fetches its token before it answers (and a front starts it first)
+        toolset = MCPToolset({"mcpServers": {"paypal": server}}, init_timeout=60, read_timeout=60)
+        agent = Agent(model, system_prompt=system, toolsets=[toolset])
     else:
         agent = Agent(model, system_prompt=system, tools=toolkit_tools())
     result = await agent.run(user)
