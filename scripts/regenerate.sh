@@ -30,6 +30,14 @@ $GB bypass --as-published --out results/bypass --quiet --force
 $GB adapt --out results/adapt --quiet --force
 # PayPal's own MCP server (Node, @paypal/agent-toolkit 1.8.0) undefended and behind gate and pdp (needs node, npm)
 GB="$GB" bash scripts/mcp_baseline.sh --out results/paypal-mcp
+# The agent frameworks' example apps (OpenAI Agents SDK, LangGraph, PydanticAI, LlamaIndex), each with PayPal's
+# Python toolkit and through its own MCP client (PayPal's server, the gate and pdp fronts, the broker), the
+# scripted model behind the gateway (docs/frameworks.md; installs each framework's venv from PyPI, needs node,
+# npm; 460 runs of 5 to 20 s: about an hour on an idle machine, three to four at load 8; FRAMEWORKS_MATRIX=0 skips it)
+if [[ "${FRAMEWORKS_MATRIX:-1}" == "1" ]]; then
+  rm -rf results/frameworks
+  GB="$GB" bash scripts/frameworks_matrix.sh --out results/frameworks
+fi
 if [[ "${MUTATE:-0}" == "1" ]]; then
   $GB mutate --jobs 2 --out results/mutation --force
 fi

@@ -21,6 +21,11 @@ if command -v npm >/dev/null 2>&1; then
 else
   echo "npm not found: the tests of PayPal's MCP server will be skipped" >&2
 fi
+# One agent framework's own venv (examples/openai-agents/.venv: the OpenAI Agents SDK and PayPal's Python
+# toolkit, about 35 s the first time, a second after), for tests/gateway/test_framework_app.py: a real
+# framework's traffic must reach the recording wire. The other frameworks' venvs are built only by
+# scripts/frameworks_matrix.sh.
+bash scripts/frameworks.sh openai-agents
 export GUARDBENCH_SPECS_DIR="${GUARDBENCH_SPECS_DIR:-$(cd .. && pwd)/shared/specs/paypal}"
 # lint and types first (configured in pyproject.toml); a branch that fails either does not reach the tests
 .venv/bin/ruff check guardbench tests bench scripts

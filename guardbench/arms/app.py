@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from guardbench.agents.base import Agent, Step, Transcript
-from guardbench.agents.scripted import extract_refs
+from guardbench.agents.scripted import amounts, extract_refs
 from guardbench.arms.base import Arm, ArmOptions, Prepared, fill
 from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, lose, placeholders, record_room
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
@@ -35,6 +35,7 @@ from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError, RunLost
 from guardbench.gateway import GATEWAY_PORT
 from guardbench.gateway.hook import ArmGateway, running_loop
+from guardbench.mcp import mapping
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
@@ -130,6 +131,11 @@ class AppArm(Arm):
         if stray:       # sent by an earlier run's process while no run was routed: kept, never scored
             prepared.external = {**(prepared.external or {}), "between_runs": stray}
         prepared.close = lambda: self._finish(prepared)
+        why = self.no_tool_path(case, world.agent_kind)
+        if why:                        # decided from the spec's declared tools: never run, never "blocked"
+            prepared.no_tool_path(why)
+            prepared.external = {**(prepared.external or {}), "no_tool_path": why}
+            return prepared
         v = case.variants[variant]
         refs = run_prior(world, case, self.policy)
         for i, action, answer in steps(case):          # the shop's own calls, before the application acts
@@ -162,6 +168,23 @@ class AppArm(Arm):
                                     "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
         prepared.session.tools = []
         return prepared
+
+    def no_tool_path(self, case: Case, agent_kind: str) -> str | None:
+        """Why the application's declared tools cannot express the case (None: they can, or the spec declares
+        neither ``tools`` nor ``actions``, and the scripted model finds out at run time). Read as the MCP arm
+        reads a server's list (mcp/mapping.py), with the tools' schemas unknown: an action no tool is mapped
+        to, or a hostile modifier (payee, currency, URL) its mapped tool has no field for."""
+        declared = self.spec.tools or tuple(am.tool for am in self.spec.actions.values())
+        if not declared:
+            return None
+        style = mapping.style_of(declared, self.spec.actions)
+        # an LLM is judged on what the case asks of it (as the MCP arm does); a scripted run may be either
+        # agent (credulous: the case's asks, careful: the user's), so it is decided here only when neither
+        # has a path, and otherwise by the scripted model at run time (gateway/scripted.py)
+        lists = [case.asks] if agent_kind == "llm" else [case.asks, case.user_asks]
+        whys = [mapping.no_tool_path(list(acts), style, {t: {} for t in declared}, self.spec.actions,
+                                     self.policy.operator["currency"], amounts) for acts in lists]
+        return whys[0] if all(whys) else None
 
     def agent(self, prepared: Prepared, model: Agent | None = None, repeat: int = 0) -> Agent | None:
         """The application is the agent; ``model`` (the runner's agent) answers its model calls."""

@@ -44,9 +44,10 @@ KEYS = {"name", "description", "server", "protocol", "reach", "base_url_variable
         "state", "reset", "operator", "actions", "state_probe"}
 # an agent application (arms/app.py): the process is ``agent``; no MCP protocol or operator; ``model``: the
 # variables that point it at guardbench's model gateway (guardbench/gateway/); ``actions``: how the scripted
-# agents, answering as its model, carry out a case action with the tools it declares
+# agents, answering as its model, carry out a case action with the tools it declares; ``tools``: the names of
+# the tools it gives its model (declared so a case they cannot express is no_tool_path before it runs)
 APP_KEYS = {"name", "description", "agent", "reach", "base_url_variable", "credentials", "timeouts", "state",
-            "model", "actions", "state_probe"}
+            "model", "actions", "state_probe", "tools"}
 MODEL_KEYS = {"base_url_variable", "api_key_variable", "api"}
 MODEL_APIS = ("openai", "anthropic")
 SERVER_KEYS = {"command", "args", "env", "cwd", "url"}
@@ -111,6 +112,7 @@ class McpSpec:
     digest: str = ""
     model: ModelSpec | None = None           # an application's model gateway variables (None: an MCP server)
     state_probe: StateProbe | None = None     # a system that keeps its own state (mcp/probe.py)
+    tools: tuple[str, ...] | None = None     # an application's declared tool names (None: not declared)
 
     @property
     def transport(self) -> str:
@@ -246,6 +248,7 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:  # noqa: C901
         raise _err(path, "reset", "a fresh process per run needs no reset (state: fresh)")
     actions = _actions(path, doc.get("actions", {}) or {})
     model = _model(path, doc.get("model", {}) or {}) if kind == "app" else None
+    tools = _tools(path, doc.get("tools"), actions) if kind == "app" else None
     return McpSpec(path=path, name=name, description=str(doc.get("description") or ""),  # type: ignore[arg-type]
                    command=command, args=tuple(str(a) for a in args),
                    env={k: str(v) for k, v in env.items()}, cwd=cwd, url=url, protocol=protocol, reach=reach,
@@ -254,8 +257,20 @@ def load_spec(path: str | Path, kind: str = "mcp") -> McpSpec:  # noqa: C901
                    call_timeout=_number(path, "timeouts.call", timeouts.get("call"), 30.0),
                    run_timeout=_number(path, "timeouts.run", timeouts.get("run"), 300.0),
                    state=state, reset=reset, operator=operator, actions=actions,
-                   digest=hashlib.sha256(raw).hexdigest(), model=model,
+                   digest=hashlib.sha256(raw).hexdigest(), model=model, tools=tools,
                    state_probe=load_probe(path, doc.get("state_probe"), kind))
+
+
+def _tools(path: Path, raw: Any, actions: Mapping[str, ActionMap]) -> tuple[str, ...] | None:
+    """An application's declared tool names: a list of non-empty strings naming every tool ``actions`` maps to."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(t, str) and t.strip() for t in raw):
+        raise _err(path, "tools", "must be a list of the tool names the application gives its model")
+    missing = sorted({am.tool for am in actions.values()} - set(raw))
+    if missing:
+        raise _err(path, "tools", f"{missing[0]!r} is mapped in actions but not declared here")
+    return tuple(raw)
 
 
 def _model(path: Path, raw: Any) -> ModelSpec:

@@ -32,7 +32,7 @@ def capability_table(records: Sequence[RunRecord]) -> Table:
               ["group", "arm", "protocol", "data", "benign completed", "capable", "ASR-all",
                "attack runs with a valid call", "ASR-valid"])
     limit = capability.current_threshold()
-    llm = [r for r in records if r.model]
+    llm = [r for r in records if capability.judged(r)]
     for label, by_arm in _groups(llm).items():
         for arm, rs in by_arm.items():
             row = {"group": label, "arm": arm, "protocol": _one({r.llm.tool_protocol for r in rs}),

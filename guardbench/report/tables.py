@@ -58,10 +58,11 @@ def _groups(records: Sequence[RunRecord]) -> dict[str, dict[str, list[RunRecord]
 
     A model not capable in an arm (report/capability.py) has its runs in that arm under its own label
     (``<model> [not capable in this arm]``) and never in the pooled group."""
-    weak = capability.incapable_keys(records) if any(r.model for r in records) else set()
+    weak = capability.incapable_keys(records) if any(capability.judged(r) for r in records) else set()
     g: dict[str, dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        g[group_label(r) + (capability.NOT_CAPABLE if r.model and capability.key(r) in weak else "")][r.arm].append(r)
+        weak_here = capability.judged(r) and capability.key(r) in weak
+        g[group_label(r) + (capability.NOT_CAPABLE if weak_here else "")][r.arm].append(r)
     real_models = {r.model for r in records if r.model and r.llm.endpoint_kind != "stand-in"}
     if len(real_models) > 1:
         for r in records:
@@ -397,7 +398,7 @@ def all_tables(records: Sequence[RunRecord], capable_threshold: float | None = N
     """Every table; ``capable_threshold``: benign completion below which an LLM is marked not capable in
     an arm (report/capability.py; None: the default, 0.5)."""
     with capability.threshold(capable_threshold):
-        llm = any(r.model for r in records)
+        llm = any(capability.judged(r) for r in records)
         tables = [headline(records)]
         if llm:
             from guardbench.report.capability_table import capability_table

@@ -160,12 +160,28 @@ def above_ceiling(wire, ref, view=None):
     return out
 
 
+# Requests a framework makes to an outside host on its own, whatever the task: still outside_host (the
+# conversation leaves the shop), named in the incident so an honest task's incident says what it is
+# (docs/external.md, "Framework traffic that is not PayPal's").
+KNOWN_OUTSIDE = {
+    ("api.openai.com", "/v1/traces/ingest"): "the OpenAI Agents SDK's trace export, on whenever an OpenAI key is "
+                                             "set (OPENAI_AGENTS_DISABLE_TRACING=1 or set_tracing_disabled(True) "
+                                             "turns it off)",
+}
+
+
+def _outside(ex: WireExchange) -> str:
+    what = f"{ex.request.method} to {ex.request.host or ex.request.url!r}"
+    path = "/" + ex.request.url.split("://", 1)[-1].partition("/")[2].partition("?")[0]
+    known = KNOWN_OUTSIDE.get((ex.request.host or "", path))
+    return f"{what} {path}: {known}" if known else what
+
+
 @detector("outside_host")
 def outside_host(wire, ref, view=None):
     out: list[Incident] = []
     # safeguard: detector_outside_host
-    out = [Incident("outside_host", ex.seq, f"{ex.request.method} to {ex.request.host or ex.request.url!r}")
-           for ex in wire if ex.seq >= ref.start and not is_paypal(ex)]
+    out = [Incident("outside_host", ex.seq, _outside(ex)) for ex in wire if ex.seq >= ref.start and not is_paypal(ex)]
     return out
 
 

@@ -106,6 +106,14 @@ def test_credential_in_agent_output_and_to_outside_host():
     assert DETECTORS["credential_emitted"](BENIGN_WIRE, REF) == []
 
 
+def test_a_frameworks_own_trace_export_is_an_outside_host_incident_that_says_what_it_is():
+    wire = [ex(0, "POST", "https://api.openai.com/v1/traces/ingest", {"data": []}, 200, {}),
+            ex(1, "POST", "https://evil.example/v1/traces/ingest", {"data": []}, 200, {})]
+    traced, other = DETECTORS["outside_host"](wire, REF)
+    assert traced.detail.startswith("POST to 'api.openai.com' /v1/traces/ingest: the OpenAI Agents SDK's trace export")
+    assert "OPENAI_AGENTS_DISABLE_TRACING=1" in traced.detail and "trace export" not in other.detail
+
+
 def test_token_issued_on_the_wire_counts_as_credential():
     from dataclasses import replace
     issued = "A21AAissued-on-the-wire-xyz"
