@@ -59,10 +59,11 @@ def compare_records(a: Sequence[RunRecord], b: Sequence[RunRecord], *, ignore_mo
                     ignore_agent: bool = False, arm_map: dict[str, str] | None = None, label_a: str = "A",
                     label_b: str = "B"):
     """The paired comparison of run B against run A as a report Table (one row per group, arm, measure)."""
-    from guardbench.report.layout import VALUES
-    from guardbench.report.tables import MIDP_COLUMN, MIDP_NOTE, RATE_NOTE, Table, group_label, midp_cell, put_rate
+    from guardbench.report.cells import MIDP_COLUMN, MIDP_NOTE, RATE_NOTE, midp_cell, put_rate
+    from guardbench.report.layout import VALUES, Table
     from guardbench.stats import clustered
     from guardbench.stats import rates as stats
+    from guardbench.stats.groups import group_label
     from guardbench.stats.measures import outcome, pairable
     arm_map = dict(arm_map or {})
     for side, records, arms in (("A", a, list(arm_map)), ("B", b, list(arm_map.values()))):

@@ -144,7 +144,7 @@ class LLMRun:
         """Benign runs first (arm by arm, so a server's prefix cache keeps one arm's prompt), then the
         attacks. With --require-capable the attacks run only if the model is capable in every arm."""
         from guardbench.execution.llm_runner import LLMSweep
-        from guardbench.report.capability import incapable
+        from guardbench.stats.groups import incapable
         bench = self.bench
         assert bench is not None, "prepare() first"
         sweep = LLMSweep(bench, self.agents, self.meta, concurrency=self.o.concurrency)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from guardbench.records.record import RunRecord
-from guardbench.report import capability
-from guardbench.report.tables import RATE_NOTE, Table, _groups, _lost_note, put_rate
+from guardbench.report.cells import RATE_NOTE, lost_note, put_rate
+from guardbench.report.layout import Table
+from guardbench.stats import groups as G
 from guardbench.stats import measures as M
 
 
@@ -31,21 +32,21 @@ def capability_table(records: Sequence[RunRecord]) -> Table:
     t = Table("Capability and attack success over valid runs (ASR-valid, ASR-all)",
               ["group", "arm", "protocol", "data", "benign completed", "capable", "ASR-all",
                "attack runs with a valid call", "ASR-valid"])
-    limit = capability.current_threshold()
-    llm = [r for r in records if capability.judged(r)]
-    for label, by_arm in _groups(llm).items():
+    limit = G.current_threshold()
+    llm = [r for r in records if G.judged(r)]
+    for label, by_arm in G.groups(llm).items():
         for arm, rs in by_arm.items():
             row = {"group": label, "arm": arm, "protocol": _one({r.llm.tool_protocol for r in rs}),
                    "data": _one({r.llm.data_mode or ("tool" if r.llm.tool_protocol else None) for r in rs})}
             benign = put_rate(row, "benign completed", M.benign_completed(rs))
-            row["capable"] = ("no" if capability.NOT_CAPABLE in label else "yes") if benign.n else "no (no benign run)"
+            row["capable"] = ("no" if G.NOT_CAPABLE in label else "yes") if benign.n else "no (no benign run)"
             put_rate(row, "ASR-all", M.attack_success(rs))
             attacks = [r for r in M.scored(rs) if r.adversarial and r.goal_achieved is not None]
             judged = [r for r in attacks if r.llm.valid_call is not None]
             put_rate(row, "attack runs with a valid call", [(r.case, valid(r)) for r in judged])
             put_rate(row, "ASR-valid", M.attack_success(r for r in judged if valid(r)))
             t.rows.append(row)
-    t.note = _lost_note(llm, (
+    t.note = lost_note(llm, (
         f"{RATE_NOTE} Capable: benign completion at least {limit:g} of scored benign runs in the arm; a model "
         "below it is shown under '[not capable in this arm]' in every table, greyed in the figures, and never "
         "pooled. ASR-all: attack success over all scored attack runs. ASR-valid: over the attack runs in which "

@@ -95,7 +95,7 @@ class Row:
 
 def row_of(r: RunRecord, src: str) -> Row:
     from guardbench.report.defence_tables import reason_key
-    from guardbench.report.tables import group_label
+    from guardbench.stats.groups import group_label
     return Row(r.run_id, src, r.arm, r.case, r.family, r.variant, r.repeat, group_label(r), r.status,
                outcome_tags(r), dict(Counter(i.kind for i in r.incidents)),
                {c: str(a) for c, a in sorted(r.money_at_risk.items()) if a},

@@ -45,7 +45,7 @@ def _cell(row: Mapping, col: str) -> str:
 
 
 def pooled_groups(groups: Iterable[str]) -> list[str]:
-    """The groups a "pooled over N models" row pools: the real models (report/tables.py _groups)."""
+    """The groups a "pooled over N models" row pools: the real models (guardbench/stats/groups.py groups)."""
     return sorted(g for g in groups if not g.startswith("scripted ") and "[stand-in endpoint" not in g
                   and not g.startswith("pooled over "))
 

@@ -12,7 +12,9 @@ from collections import Counter
 from typing import Sequence
 
 from guardbench.records.record import RunRecord
-from guardbench.report.tables import LOST_RULE, RATE_NOTE, Table, _groups, _lost_note, put_rate, unmeasured
+from guardbench.report.cells import LOST_RULE, RATE_NOTE, lost_note, put_rate, unmeasured
+from guardbench.report.layout import Table
+from guardbench.stats import groups as G
 from guardbench.stats import measures as M
 
 
@@ -20,7 +22,7 @@ def external_table(records: Sequence[RunRecord]) -> Table:
     t = Table("External systems", ["group", "arm", "runs", "no tool path", "lost", "unmeasured", "benign completed",
                                    "attacks blocked", "runs with an incident"])
     reasons: Counter = Counter()
-    for label, by_arm in _groups(records).items():
+    for label, by_arm in G.groups(records).items():
         for arm, rs in by_arm.items():
             ntp = [r for r in rs if r.status == "no_tool_path"]
             for r in ntp:
@@ -33,7 +35,7 @@ def external_table(records: Sequence[RunRecord]) -> Table:
             put_rate(row, "runs with an incident", M.incident_runs(rs))
             t.rows.append(row)
     why = "; ".join(f"{arm}: {n} x {reason}" for (arm, reason), n in sorted(reasons.items()))
-    t.note = _lost_note(records, f"{RATE_NOTE} Rates are over the runs each arm could express: a run with no "
+    t.note = lost_note(records, f"{RATE_NOTE} Rates are over the runs each arm could express: a run with no "
                                  "tool path (the arm's tools cannot express the case, decided from its tool list "
                                  "before the run) is never run and never counted as blocked; an unmeasured attack "
                                  "run (its system sent traffic its room could not capture and the goal was not "

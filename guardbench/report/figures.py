@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from guardbench.records.record import RunRecord
-from guardbench.report import capability
 from guardbench.report import tables as T
 from guardbench.report.layout import VALUES
+from guardbench.stats.groups import NOT_CAPABLE
 
 # Okabe-Ito colours (colour-blind safe, distinct in luminance), markers and hatches per arm
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -116,13 +116,13 @@ def _headline_rows(runs) -> list[dict]:
 
 
 NOT_CAPABLE_GREY = "0.8"
-GREY_NOTE = (" Grey: a model not capable in that arm (benign completion below the threshold, report/capability.py):"
+GREY_NOTE = (" Grey: a model not capable in that arm (benign completion below the threshold, stats/groups.py):"
              " its blocks are not evidence of the defence.")
 
 
 def _colour(style: "_Style", entry: dict) -> str:
-    """The arm's colour; grey for a model not capable in the arm (report/capability.py)."""
-    return NOT_CAPABLE_GREY if capability.NOT_CAPABLE in str(entry.get("group", "")) else style.colour(entry["arm"])
+    """The arm's colour; grey for a model not capable in the arm (stats/groups.py)."""
+    return NOT_CAPABLE_GREY if NOT_CAPABLE in str(entry.get("group", "")) else style.colour(entry["arm"])
 
 
 def _row_labels(entries: Sequence[dict], runs, with_arm: bool = True) -> list[str]:

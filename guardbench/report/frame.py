@@ -82,7 +82,7 @@ def run_labels(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[str]:
 
 
 def capable_threshold_of(manifest) -> float | None:
-    """The capability threshold the run was made with (report/capability.py), when its manifest says."""
+    """The capability threshold the run was made with (stats/groups.py), when its manifest says."""
     v = (manifest or {}).get("capable_threshold") if isinstance(manifest, dict) else None
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 else None
 
@@ -120,7 +120,7 @@ def _usage(rec: RunRecord) -> dict:
 
 def row(rec: RunRecord, currencies: Sequence[str] = ()) -> dict:
     """One record as a flat row (plain Python values; None where missing); a money column per currency."""
-    from guardbench.report.tables import group_label
+    from guardbench.stats.groups import group_label
     from guardbench.stats.measures import money_of, money_text
     lost = rec.lost
     none = rec.unscored              # no outcome: lost, or no tool path (measures.scored)

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from guardbench.records.record import RunRecord
-from guardbench.report.tables import LOST_RULE, RATE_NOTE, Table, _groups, _lost_note, put_rate
+from guardbench.report.cells import LOST_RULE, RATE_NOTE, lost_note, put_rate
+from guardbench.report.layout import Table
+from guardbench.stats import groups as G
 
 KINDS = ("must_call", "must_not_call", "contains", "excludes")
 
@@ -24,7 +26,7 @@ def scenario_met(rs: Iterable[RunRecord]) -> list[tuple[str, bool]]:
 def scenario_table(records: Sequence[RunRecord]) -> Table:
     t = Table("Scenario expectations", ["group", "arm", "scenario expectations met"] + list(KINDS)
               + ["answers with PII"])
-    for label, by_arm in _groups(records).items():
+    for label, by_arm in G.groups(records).items():
         for arm, rs in by_arm.items():
             with_s = [r.scenario for r in rs if r.scenario is not None and not r.unscored]
             row = {"group": label, "arm": arm}
@@ -34,7 +36,7 @@ def scenario_table(records: Sequence[RunRecord]) -> Table:
                 row[k] = f"{sum(held)}/{len(held)}" if held else "-"
             row["answers with PII"] = str(sum(1 for r in rs if any(i.kind == "pii_emitted" for i in r.incidents)))
             t.rows.append(row)
-    t.note = _lost_note(records, f"{RATE_NOTE} Runs of cases that declare scenario expectations (must_call in "
+    t.note = lost_note(records, f"{RATE_NOTE} Runs of cases that declare scenario expectations (must_call in "
                                  "order, must_not_call, phrases the answer contains / excludes); the columns per "
                                  "expectation count the runs in which it held. A task counts as completed only "
                                  "when its expectations hold. Answers with PII: runs whose final answer showed a "

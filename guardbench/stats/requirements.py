@@ -40,9 +40,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from guardbench.errors import GuardbenchError
 from guardbench.records.record import INCIDENT_KINDS, RunRecord
-from guardbench.report.capability import NOT_CAPABLE
 from guardbench.stats import clustered
 from guardbench.stats import measures as M
+from guardbench.stats.groups import NOT_CAPABLE
+from guardbench.stats.groups import groups as group_runs
 
 RATES: dict[str, Callable] = {"attack_success": M.attack_success, "attacks_blocked": M.attacks_blocked,
                               "benign_completed": M.benign_completed, "falsely_blocked": M.falsely_blocked,
@@ -187,8 +188,7 @@ def _measure(req: Requirement, rs: list[RunRecord]) -> tuple[object | None, str]
 def evaluate(records: Sequence[RunRecord], requirements: Iterable[Requirement]) -> list[Verdict]:
     """A verdict per requirement, group and arm it applies to; a GuardbenchError when one names an arm or
     group the run does not have."""
-    from guardbench.report.tables import _groups
-    groups = _groups(records)
+    groups = group_runs(records)
     arms = list(dict.fromkeys(r.arm for r in records))
     out: list[Verdict] = []
     for req in requirements:
@@ -209,7 +209,7 @@ def evaluate(records: Sequence[RunRecord], requirements: Iterable[Requirement]) 
                     out.append(Verdict(req, label, arm, False, shown))
                     continue
                 if label.endswith(NOT_CAPABLE) and req.metric in ATTACK_METRICS:
-                    # a block the model was never able to fail is not evidence (report/capability.py)
+                    # a block the model was never able to fail is not evidence (stats/groups.py)
                     out.append(Verdict(req, label, arm, False, f"{shown}, but the model is not capable in this arm"))
                     continue
                 threshold = (Fraction(req.threshold) if isinstance(value, (Fraction, int)) else

@@ -1,7 +1,7 @@
 """An agent application's declared tools (arms/app.py ``no_tool_path``, the spec's ``tools`` and
 ``actions``): a case they cannot express is no_tool_path before the application starts, for an LLM as
 for the scripted agents, never a run that fails or is "blocked"; and an application's runs are judged
-for capability whatever its model (report/capability.py)."""
+for capability whatever its model (stats/groups.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,7 +15,7 @@ from guardbench.errors import GuardbenchError
 from guardbench.execution.bench import arm_options
 from guardbench.mcp.spec import load_spec
 from guardbench.records.record import RunRecord
-from guardbench.report import capability
+from guardbench.stats import groups as capability
 from tests.gateway.gatewaytest_support import SHOP, ok, records, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]

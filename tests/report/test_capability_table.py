@@ -4,10 +4,10 @@ from __future__ import annotations
 from report_synth import record
 
 from guardbench.records.record import RunRecord
-from guardbench.report.capability import NOT_CAPABLE, incapable
 from guardbench.report.layout import VALUES
 from guardbench.report.tables import all_tables
 from guardbench.stats import rates as stats
+from guardbench.stats.groups import NOT_CAPABLE, incapable
 
 
 def _recs(model: str, arm: str, benign_ok: list[bool], attacks: list[tuple[bool, bool]]) -> list[RunRecord]:
