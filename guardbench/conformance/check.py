@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Iterable
 
 from guardbench.conformance import corpus, loader
-from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, OBSERVED, REJECT, VALID, Probe
-from guardbench.conformance.corpus_more import leniency_probes
+from guardbench.conformance.probe import DOCUMENTS_ACCEPT, OBSERVED, REJECT, VALID, Probe
 from guardbench.conformance.recordings import from_runs
-from guardbench.conformance.rules import DOCUMENT_GAPS, business_rule_probes, business_rules
+from guardbench.conformance.rules import DOCUMENT_GAPS, business_rule_probes, business_rules, leniency_probes
 from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import CONFORMING, NO_ROUTE, NONCONFORMING, Result, Validator
 from guardbench.paypal.endpoints import ENDPOINTS

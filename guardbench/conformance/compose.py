@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from guardbench.conformance.corpus import REJECT, VALID, Probe
+from guardbench.conformance.probe import REJECT, VALID, Probe
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.paypal.leniency import LENIENCIES
 

@@ -93,7 +93,7 @@ class _Server:
 
 def _setup(srv: _Server) -> tuple[str, dict[str, str]]:
     """A bearer token and, per path parameter of each endpoint, an id that exists."""
-    from guardbench.conformance.corpus import order_body, payout_body
+    from guardbench.conformance.probe import order_body, payout_body
     from guardbench.paypal import standin as s
 
     basic = base64.b64encode(f"{s.BENCH_CLIENT_ID}:{s.BENCH_CLIENT_SECRET}".encode()).decode()

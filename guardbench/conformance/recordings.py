@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from guardbench.conformance.probe import OBSERVED, Probe
 from guardbench.errors import SpecError
 from guardbench.records.record import Incident, RunRecord, WireExchange
 
@@ -121,8 +122,6 @@ def read_recording(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded
 
 def from_runs(path: str | Path):
     """Every recorded exchange (a run folder or a recording) as an observed probe."""
-    from guardbench.conformance.corpus import OBSERVED, Probe
-
     for _lineno, rec, wire in read_recording(path):
         for ex in wire:
             label = f"{rec.arm}:{rec.case}:{ex.run_id}#{ex.seq}" if rec.case else f"{rec.arm}:{ex.run_id}#{ex.seq}"

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from guardbench.conformance.check import SOURCE_LABEL, Report
-from guardbench.conformance.corpus import DOCUMENTS_ACCEPT, REJECT, VALID
+from guardbench.conformance.probe import DOCUMENTS_ACCEPT, REJECT, VALID
 from guardbench.conformance.render_helpers import WIDTH, _grid, _md_cell, _n, _pct, _table, fit_lines  # noqa: F401
 from guardbench.paypal.leniency import leniencies, money_fields
 from guardbench.util.outputs import check_out_dir, write_text

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 from urllib.parse import urlsplit
 
-from guardbench.conformance.corpus import REFS, REJECT, VALID, Probe, order_body, payout_body
+from guardbench.conformance.probe import REFS, REJECT, VALID, Probe, order_body, payout_body
 from guardbench.paypal.endpoints import SANDBOX_HOST, match
 from guardbench.records.record import WireRequest
 

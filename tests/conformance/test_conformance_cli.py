@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from guardbench.cli.main import cli
-from guardbench.conformance import corpus
+from guardbench.conformance import corpus, rules
 from guardbench.conformance.check import run_check
-from guardbench.conformance.corpus import REJECT, VALID, Probe
+from guardbench.conformance.probe import REJECT, VALID, Probe
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
 from guardbench.paypal.leniency import LENIENCIES
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
@@ -83,7 +83,7 @@ def test_builtin_check_passes_and_writes_outputs(tmp_path):
     assert s["negative_controls_rejected"] == [n_controls + 1, n_controls + 1]
     assert s["policy_operations_covered"] == [9, 9] and s["benign_cases_covered"][0] == s["benign_cases_covered"][1]
     assert s["patches_applied"] == 6 and s["documents"] == 6 and s["documents_untouched"] == 5
-    assert s["business_rules_listed"] == len(corpus.business_rules())
+    assert s["business_rules_listed"] == len(rules.business_rules())
     assert s["standin"]["new_gaps"] == 0 and s["standin"]["closed_gaps"] == 0
     assert s["passed"] is True and data["failures"] == []
     md = (out / "conformance.md").read_text()
@@ -166,7 +166,8 @@ def test_malformed_runs_file_exits_2(tmp_path):
 def test_importing_the_cli_does_not_import_openapi_core():
     code = ("import sys, guardbench.cli.main, guardbench.cli.specs, guardbench.cli.conformance, "
             "guardbench.conformance.specs, guardbench.conformance.loader, guardbench.conformance.validate, "
-            "guardbench.conformance.corpus, guardbench.conformance.check, guardbench.conformance.render, "
+            "guardbench.conformance.corpus, guardbench.conformance.probe, guardbench.conformance.rules, "
+            "guardbench.conformance.check, guardbench.conformance.render, "
             "guardbench.conformance.runs, guardbench.conformance.replay, guardbench.conformance.compose; "
             "heavy = [m for m in ('openapi_core', 'openapi_spec_validator', 'jsonschema_path', 'httpx') "
             "if m in sys.modules]; print(heavy); sys.exit(1 if heavy else 0)")

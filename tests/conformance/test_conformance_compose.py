@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from guardbench.broker import load_policy
-from guardbench.conformance import compose, corpus, loader, replay
+from guardbench.conformance import compose, corpus, loader, replay, rules
 from guardbench.conformance.check import builtin_check, run_check
 from guardbench.conformance.validate import (
     CONFORMING,
@@ -141,7 +141,7 @@ def test_stand_in_gaps_are_exactly_the_pinned_ones(report):
 
 def test_a_new_stand_in_gap_fails_the_check():
     """The same replays against an empty pinned list: every difference is a failure."""
-    probes = replay.standin_probes(corpus.business_rule_probes())    # ORDER_NOT_APPROVED is not enforced
+    probes = replay.standin_probes(rules.business_rule_probes())    # ORDER_NOT_APPROVED is not enforced
     rep = run_check(probes, SHARED, known_gaps=[])
     assert rep.failed
     assert any("not a known gap" in f["why"] for f in rep.failures())
@@ -150,14 +150,14 @@ def test_a_new_stand_in_gap_fails_the_check():
 
 
 def test_stand_in_enforces_state_dependent_rules_after_set_up():
-    rule = next(p for p in corpus.business_rule_probes() if p.name.startswith("ORDER_ALREADY_CAPTURED"))
+    rule = next(p for p in rules.business_rule_probes() if p.name.startswith("ORDER_ALREADY_CAPTURED"))
     answered = replay.replay(rule)
     assert answered.response.status == 422
     assert answered.response.json()["details"][0]["issue"] == "ORDER_ALREADY_CAPTURED"
 
 
 def test_error_text_names_the_branch_for_the_issue_sent():
-    rule = next(p for p in corpus.business_rule_probes() if p.name.startswith("REFUND_CAPTURE_CURRENCY"))
+    rule = next(p for p in rules.business_rule_probes() if p.name.startswith("REFUND_CAPTURE_CURRENCY"))
     answered = replay.replay(rule)
     assert validate_response(answered.request, answered.response, SHARED).status == CONFORMING
     # the same answer with the description worded otherwise (a final full stop the document lacks)
@@ -224,7 +224,7 @@ def test_shared_format_checker_gives_openapi_cores_own_verdicts():
 
     from guardbench.conformance.validate import _describe, _OARequest, _OAResponse, _run
 
-    probes = (corpus.builtin_valid() + corpus.negative_controls() + corpus.business_rule_probes()
+    probes = (corpus.builtin_valid() + corpus.negative_controls() + rules.business_rule_probes()
               + replay.standin_probes(corpus.builtin_valid() + corpus.negative_controls()))
     compared = 0
     for name in loader.load_lock().names:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from guardbench.conformance import corpus
+from guardbench.conformance import corpus, rules
 from guardbench.conformance.validate import (
     CONFORMING,
     NO_ROUTE,
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/spe
 
 VALID = corpus.builtin_valid()
 CONTROLS = corpus.negative_controls()
-RULE_PROBES = corpus.business_rule_probes()
+RULE_PROBES = rules.business_rule_probes()
 EXPECTED_OPS = {
     "orders.create": ("checkout_orders_v2", "orders.create"),
     "orders.get": ("checkout_orders_v2", "orders.get"),
@@ -178,10 +178,10 @@ def test_validate_exchange_skips_responses_out_of_scope():
 
 def test_accept_claim_json_is_a_documented_gap_not_a_control():
     """The document describes accept-claim only as multipart/form-data."""
-    r = validate_request(corpus.accept_claim_json(), SHARED)
+    r = validate_request(rules.accept_claim_json(), SHARED)
     assert r.status == NONCONFORMING and "multipart/form-data" in r.errors[0]
     assert not any("accept-claim" in p.name and "JSON" in p.name for p in CONTROLS)
-    assert any(g["document"] == "customer_disputes_v1" for g in corpus.DOCUMENT_GAPS)
+    assert any(g["document"] == "customer_disputes_v1" for g in rules.DOCUMENT_GAPS)
 
 
 def test_request_ids_are_unique_per_probe():

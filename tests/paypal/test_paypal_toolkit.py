@@ -109,9 +109,9 @@ def test_the_toolkits_nulls_are_a_named_leniency_and_nothing_else_is(api, served
     """PayPal's toolkit sends JSON null for the optional fields it was not given (model_dump()); the
     documents declare them without `nullable`. What PayPal's own toolkit sends is evidence of what PayPal
     accepts: the stand-in reads them as absent under the named leniencies null_as_absent.* (the probes in
-    conformance/corpus_more.py are these bodies, byte for byte). Its default page_size=100 for plans
+    conformance/rules.py are these bodies, byte for byte). Its default page_size=100 for plans
     contradicts the document, the Node toolkit and its own parameter (le=20): still refused."""
-    from guardbench.conformance.corpus_more import TOOLKIT_NULL_BODIES
+    from guardbench.conformance.rules import TOOLKIT_NULL_BODIES
     from guardbench.paypal.leniency import NULL_AS_ABSENT
 
     _base, record, _proc = served

@@ -353,11 +353,11 @@ CLOSED = (
 @pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/specs/paypal")
 @pytest.mark.parametrize("name", CLOSED)
 def test_closed_gap_answers_as_documented(name):
-    from guardbench.conformance import corpus, replay
+    from guardbench.conformance import corpus, replay, rules
     from guardbench.conformance.validate import CONFORMING, validate_response
 
     assert name not in {g["probe"] for g in replay.STANDIN_GAPS}
-    probes = corpus.builtin_valid() + corpus.negative_controls() + corpus.business_rule_probes()
+    probes = corpus.builtin_valid() + corpus.negative_controls() + rules.business_rule_probes()
     answered = replay.replay(next(p for p in probes if f"{replay.PREFIX[p.source]}: {p.name}" == name))
     resp = answered.response
     assert resp.ok if answered.standin == "accept" else resp.status >= 400, (name, resp.status, resp.body[:200])

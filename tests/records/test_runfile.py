@@ -71,7 +71,7 @@ def test_conformance_run_refuses_a_run_recorded_twice(doubled, monkeypatch):
 
 
 def test_every_reading_function_refuses_it(doubled):
-    from guardbench.conformance.corpus import from_runs
+    from guardbench.conformance.recordings import from_runs
     from guardbench.records.runfile import read_run
     from guardbench.report.frame import load, read_runs
     for call in (lambda: read_records(doubled / "runs.jsonl"), lambda: read_records(doubled / "runs.jsonl", True),
