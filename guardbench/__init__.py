@@ -3,13 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-# The one place the version is written (pyproject.toml reads it from here): no importlib.metadata
-# lookup, which costs more at start-up than the whole scripted agent's first run.
-__version__ = "0.1.0"
-
-
-def package_version() -> str:
-    return __version__
+# the version is written once, at the bottom of the layers (util/version.py), so that nothing below
+# this entry point imports it
+from guardbench.util.version import __version__, package_version
 
 
 def load(run_dir):

@@ -82,7 +82,7 @@ def parse_calls(text: str | None) -> Parsed:
     answer = textcalls.find_answer(text)
     if answer is not None:
         return Parsed("answer", answer=answer)
-    if not any(True for ch in textcalls.chunks(text) for _ in textcalls._objects(ch)):
+    if not any(True for ch in textcalls.chunks(text) for _ in textcalls.json_objects(ch)):
         return Parsed("malformed", reason="no JSON object in the reply")
     return Parsed("malformed", reason="no JSON object is a tool call or an answer")
 

@@ -206,7 +206,6 @@ def amounts(action: Action) -> list[str | None]:
     return [action.amount]
 
 
-_amounts = amounts          # the MCP arm's name for it
 
 
 def _resolve(ref: str | None, known: dict[str, list[str]], kind: str | None) -> str | None:

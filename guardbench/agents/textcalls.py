@@ -26,7 +26,7 @@ _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.S)
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 
 
-def _objects(chunk: str) -> Iterator[dict]:
+def json_objects(chunk: str) -> Iterator[dict]:
     """Every top-level JSON object in ``chunk``, left to right (prose between them skipped)."""
     dec = json.JSONDecoder()
     i = chunk.find("{")
@@ -90,7 +90,7 @@ def find_calls(text: str | None) -> list[dict]:
         return []
     out = []
     for chunk in chunks(text):
-        for obj in _objects(chunk):
+        for obj in json_objects(chunk):
             call = as_call(obj)
             if call is not None:
                 out.append(call)
@@ -102,7 +102,7 @@ def find_answer(text: str | None) -> str | None:
     if not text:
         return None
     for chunk in chunks(text):
-        for obj in _objects(chunk):
+        for obj in json_objects(chunk):
             if "answer" in obj and isinstance(obj["answer"], (str, int, float)) and as_call(obj) is None:
                 return str(obj["answer"])
     return None

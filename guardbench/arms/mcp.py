@@ -300,15 +300,15 @@ class McpArm(Arm):
 
     # ------------------------------------------------------------------ no tool path, setup, session
     def _no_tool_path(self, case: Case, style: str | None, agent_kind: str) -> str | None:
-        from guardbench.agents.scripted import _amounts
+        from guardbench.agents.scripted import amounts
         acts = list(case.asks if agent_kind != "careful" else case.user_asks)
         setup = [a for a in case.setup if not a.prior and not a.carries_data and a.do not in ("approve", "reject")]
         why = mapping.no_tool_path(setup, style, self._tools or {}, self.spec.actions,
-                                   self.policy.operator["currency"], _amounts)
+                                   self.policy.operator["currency"], amounts)
         if why:
             return "setup: " + why
         return mapping.no_tool_path(acts, style, self._tools or {}, self.spec.actions,
-                                    self.policy.operator["currency"], _amounts)
+                                    self.policy.operator["currency"], amounts)
 
     def _call_for(self, style: str | None, action, ref: str | None) -> tuple[str, dict]:
         from guardbench.agents.scripted import BROKER_OPERATION

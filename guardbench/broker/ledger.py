@@ -87,21 +87,21 @@ from decimal import Decimal
 from typing import Iterator
 
 from guardbench.broker.ledger_format import (  # noqa: F401  (re-exported)
-    _H,
-    _HEAD,
-    _M,
+    ENTRY_HEAD,
     ENTRY_KEYS,
     GENESIS,
+    HASH_FIELD,
     KEY_ENV,
+    MAC_FIELD,
+    ChainCheck,
     LedgerCorrupt,
     VerifyReport,
-    _Check,
-    _key_from,
-    _mac,
     canonical,
     chain_hash,
+    entry_mac,
     head_problem,
     iter_entries,
+    key_from,
     read_heads,
     split_line,
     verify_file,
@@ -123,7 +123,7 @@ class Ledger:
     def __init__(self, path: str | os.PathLike, hmac_key: bytes | str | None = None, *,
                  head_copy: str | os.PathLike | None = None, sync: bool | None = None):
         self.path = os.fspath(path)
-        self._key = _key_from(hmac_key)
+        self._key = key_from(hmac_key)
         self.head_path = head_path(self.path)
         self.head_copy = copy_path(self.path, head_copy)
         self.sync = sync_default(sync)
@@ -300,7 +300,7 @@ class Ledger:
         st = os.fstat(fd)
         self._ino, self._seen = st.st_ino, vouch_of(st)
         data = os.pread(fd, st.st_size, 0) if st.st_size else b""
-        check = _Check(self._key)
+        check = ChainCheck(self._key)
         rows: list[tuple[bytes, bytes, float]] = []   # (entry, hash, ts)
         off = 0
         hash_at_known = None
@@ -341,7 +341,7 @@ class Ledger:
         """Verify and apply lines another process appended."""
         if not data.endswith(b"\n"):
             raise self._fail(self._count + data.count(b"\n") + 1, "incomplete last line")
-        check = _Check(self._key, self._last_hash, self._count, self._last_ts)
+        check = ChainCheck(self._key, self._last_hash, self._count, self._last_ts)
         off = 0
         while off < len(data):
             nl = data.index(b"\n", off)
@@ -374,7 +374,8 @@ class Ledger:
         entry["seq"], entry["ts"] = self._count, ts
         eb = canonical(entry)
         h = chain_hash(self._last_hash, eb)
-        line = _HEAD + eb + _H + h + ((_M + _mac(self._key, h)) if self._key else b"") + b'"}\n'
+        mac = (MAC_FIELD + entry_mac(self._key, h)) if self._key else b""
+        line = ENTRY_HEAD + eb + HASH_FIELD + h + mac + b'"}\n'
         try:
             written = os.write(self._fd, line)  # type: ignore[arg-type]
         except OSError as exc:

@@ -22,9 +22,10 @@ from guardbench.errors import IntegrityError, LedgerError
 GENESIS = b"0" * 64
 KEY_ENV = "GUARDBENCH_LEDGER_KEY"
 
-_HEAD = b'{"e":'
-_H = b',"h":"'
-_M = b'","m":"'
+# an entry line is ENTRY_HEAD <canonical entry> HASH_FIELD <hash> [MAC_FIELD <mac>] '"}\n'
+ENTRY_HEAD = b'{"e":'
+HASH_FIELD = b',"h":"'
+MAC_FIELD = b'","m":"'
 # every key an entry may carry; "ts" must sort last (the writer and the fast reader rely on it)
 ENTRY_KEYS = frozenset({"amount", "approval_id", "approval_state", "approved", "digest", "instr", "issued", "of",
                         "op", "reason", "ref", "release", "result", "rid", "seq", "status", "t", "ts"})
@@ -48,17 +49,17 @@ def chain_hash(prev: bytes, entry: bytes) -> bytes:
     return hashlib.sha256(prev + b"\n" + entry).hexdigest().encode("ascii")
 
 
-def _mac(key: bytes, h: bytes) -> bytes:
+def entry_mac(key: bytes, h: bytes) -> bytes:
     return hmac.new(key, h, hashlib.sha256).hexdigest().encode("ascii")
 
 
 def split_line(line: bytes) -> tuple[bytes, bytes, bytes | None]:
     """(entry bytes, hash, mac or None) of one line without its newline; ValueError if not a ledger line."""
     n = len(line)
-    if line.startswith(_HEAD) and line.endswith(b'"}'):
-        if n >= 150 and line[-143:-137] == _H and line[-73:-66] == _M:
+    if line.startswith(ENTRY_HEAD) and line.endswith(b'"}'):
+        if n >= 150 and line[-143:-137] == HASH_FIELD and line[-73:-66] == MAC_FIELD:
             return line[5:-143], line[-137:-73], line[-66:-2]
-        if n >= 79 and line[-72:-66] == _H:
+        if n >= 79 and line[-72:-66] == HASH_FIELD:
             return line[5:-72], line[-66:-2], None
     raise ValueError("not a ledger line")
 
@@ -70,14 +71,14 @@ def _ts_of(entry: bytes) -> float:
     return float(entry[i + 6:-1])
 
 
-def _key_from(hmac_key: bytes | str | None) -> bytes | None:
+def key_from(hmac_key: bytes | str | None) -> bytes | None:
     key = hmac_key if hmac_key is not None else os.environ.get(KEY_ENV)
     if isinstance(key, str):
         key = key.encode("utf-8")
     return key or None
 
 
-class _Check:
+class ChainCheck:
     """Verifies lines one after another: chain, signature, seq, monotonic time."""
 
     def __init__(self, key: bytes | None, prev: bytes = GENESIS, seq: int = 0, ts: float = 0.0):
@@ -97,7 +98,7 @@ class _Check:
         if self.key is not None:
             if m is None:
                 raise ValueError("signature missing (GUARDBENCH_LEDGER_KEY is set)")
-            if not hmac.compare_digest(_mac(self.key, h), m):
+            if not hmac.compare_digest(entry_mac(self.key, h), m):
                 raise ValueError("signature does not match (entry re-hashed without the key, or a wrong key)")
         # keys are sorted and string values escape quotes, so the last '"seq":' is the top-level one
         i = eb.rfind(b'"seq":')
@@ -172,7 +173,7 @@ def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None,
     is not a ledger line).
     """
     where = os.fspath(path)
-    key = _key_from(hmac_key)
+    key = key_from(hmac_key)
     try:                         # the heads first: a broker appending meanwhile leaves the ledger ahead
         heads, missing = read_heads(where, key, copy_path(where, head_copy))
         bad_head = None
@@ -180,7 +181,7 @@ def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None,
         heads, missing, bad_head = [], [], str(exc)
     wanted = {h.entries for h in heads}
     hashes = {0: GENESIS}
-    check = _Check(key)
+    check = ChainCheck(key)
     try:
         f = open(where, "rb")
     except OSError as exc:

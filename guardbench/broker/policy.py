@@ -28,9 +28,6 @@ from typing import Any
 from guardbench.broker.money import MoneyError, fmt, parse_decimal
 from guardbench.broker.paths import Path, parse_path, path_text
 from guardbench.broker.policy_model import (  # noqa: F401  (re-exported)
-    _NAME,
-    _OPERATOR_REF,
-    _SKU,
     ACCOUNT_REFERENCE_KINDS,
     AMOUNT_KEYS,
     CURRENCY_KEYS,
@@ -40,11 +37,14 @@ from guardbench.broker.policy_model import (  # noqa: F401  (re-exported)
     FIELD_KEYS,
     FIELD_TYPES,
     LIMIT_KEYS,
+    NAME_RE,
     OP_KEYS,
+    OPERATOR_REF_RE,
     PAYEE_KEYS,
     REFERENCE_KINDS,
     RESPONSE_KEYS,
     RESPONSE_TYPES,
+    SKU_RE,
     TOP_KEYS,
     AgentField,
     Operation,
@@ -101,7 +101,7 @@ def policy_from_dict(doc: Any, where: str = "<policy>") -> Policy:
         raise PolicyError(where, "operations must be a non-empty mapping")
     ops = {}
     for name, spec in ops_doc.items():
-        if not isinstance(name, str) or not _NAME.fullmatch(name):
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
             raise PolicyError(where, f"operation name {name!r} must match [a-z][a-z0-9_]*")
         ops[name] = _operation(name, spec, f"{where}: operation {name}", operator, catalogue)
     return Policy(where, env, dict(operator), catalogue, names, ops)
@@ -131,7 +131,7 @@ def _catalogue(doc: Any, where: str) -> tuple[dict, dict]:
         raise PolicyError(where, "catalogue must map SKUs to prices")
     prices, names = {}, {}
     for sku, entry in doc.items():
-        if not isinstance(sku, str) or not _SKU.fullmatch(sku):
+        if not isinstance(sku, str) or not SKU_RE.fullmatch(sku):
             raise PolicyError(where, f"catalogue SKU {sku!r} is not a plain identifier")
         if isinstance(entry, dict):
             _keys(entry, {"price", "name"}, where, f"catalogue entry {sku}")
@@ -170,7 +170,7 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
     for p, v in (spec.get("bound") or {}).items():
         path = _path(p, where, "bound path")
         if isinstance(v, str):
-            m = _OPERATOR_REF.fullmatch(v)
+            m = OPERATOR_REF_RE.fullmatch(v)
             if m:
                 if m.group(1) not in operator:
                     raise PolicyError(where, f"bound path {p}: unknown operator constant {m.group(1)!r}")
@@ -245,7 +245,7 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
 
 
 def _field(fname: Any, spec: Any, where: str, catalogue: dict) -> AgentField:
-    if not isinstance(fname, str) or not _NAME.fullmatch(fname):
+    if not isinstance(fname, str) or not NAME_RE.fullmatch(fname):
         raise PolicyError(where, f"agent field name {fname!r} must match [a-z][a-z0-9_]*")
     if not isinstance(spec, dict):
         raise PolicyError(where, f"agent field {fname!r}: a field is a mapping")
@@ -306,7 +306,7 @@ def _response(doc: Any, where: str) -> tuple[ResponseField, ...]:
         raise PolicyError(where, "response must map result names to {path, type}")
     out = []
     for rname, spec in doc.items():
-        if not isinstance(rname, str) or not _NAME.fullmatch(rname):
+        if not isinstance(rname, str) or not NAME_RE.fullmatch(rname):
             raise PolicyError(where, f"response field name {rname!r} must match [a-z][a-z0-9_]*")
         if not isinstance(spec, dict):
             raise PolicyError(where, f"response field {rname!r}: a mapping {{path, type}}")

@@ -37,9 +37,9 @@ ENVIRONMENTS = {"sandbox", "live"}
 AMOUNT_KEYS = {"value", "amount", "total"}
 PAYEE_KEYS = {"merchant_id", "email_address", "receiver", "payer_id", "payee", "recipient_type"}
 CURRENCY_KEYS = {"currency_code", "currency"}
-_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
-_SKU = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_OPERATOR_REF = re.compile(r"\$\{operator\.([a-z_][a-z0-9_]*)\}")
+NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+SKU_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+OPERATOR_REF_RE = re.compile(r"\$\{operator\.([a-z_][a-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,7 @@ def _validated_marker(text: str) -> Path | None:
     where = os.environ.get("GUARDBENCH_CASE_CACHE")
     if where == "off":
         return None
-    from guardbench import __version__
+    from guardbench.util.version import __version__
     base = Path(where) if where else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guardbench"
     h = hashlib.sha256(__version__.encode() + b"\0" + SCHEMA_PATH.read_bytes() + b"\0" + text.encode("utf-8"))
     return (base if where else base / "cases-valid") / h.hexdigest()

@@ -66,7 +66,8 @@ def mutate(jobs, timeout, only, out, list_, repo, keep, quiet, force):
         refuse_overwrite(out, "--out", force=force, writes=("mutation.json", "mutation.md"))
     require("test", what="mutate")
     out = check_out_dir(out if out is not None else default_out("mutate"))
-    from guardbench.mutate.harness import HarnessBroken, run
+    from guardbench.mutate.copies import HarnessBroken
+    from guardbench.mutate.harness import run
     from guardbench.mutate.report import terminal, write
     from guardbench.util.progress import ticker
     echo = ticker(quiet).line          # a step's line on stderr (over the bar on a terminal), none when quiet

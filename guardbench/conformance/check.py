@@ -307,10 +307,9 @@ class Report:
 
 def documents_info(specs_dir) -> tuple[list[dict], list[dict], float]:
     """What was loaded from the folder: documents, patches applied, seconds openapi-core took."""
-    folder_key = loader._folder(specs_dir)
-    loaded = [d for (f, _n), d in sorted(loader._docs.items()) if f == folder_key]
+    loaded = loader.loaded(specs_dir)
     documents = [{"name": d.name, "sha256": d.sha256, "verified": True,
-                  "loaded_by_openapi_core": d._app is not None,
+                  "loaded_by_openapi_core": d.built,
                   "load_seconds": round(d.build_seconds, 3),
                   "patches": [p.name for p in d.patches]} for d in loaded]
     applied = [p.to_dict() for d in loaded for p in d.patches]

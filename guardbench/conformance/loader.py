@@ -62,6 +62,11 @@ class LoadedDocument:
     def untouched(self) -> bool:
         return not self.patches
 
+    @property
+    def built(self) -> bool:
+        """openapi-core has loaded it (:func:`openapi_app`)."""
+        return self._app is not None
+
     def find_routes(self, path: str) -> list[Route]:
         """Routes whose template matches path (any method), most specific first."""
         hits = [r for r in self.routes if r.match(path)]
@@ -79,6 +84,13 @@ _docs: dict[tuple[str, str], LoadedDocument] = {}
 def _folder(specs_dir: str | Path | None) -> str:
     path, _source = resolve_specs_dir(specs_dir)
     return str(path.resolve()) if path.exists() else str(path)
+
+
+def loaded(specs_dir: str | Path | None = None) -> list[LoadedDocument]:
+    """The documents loaded so far from the folder, by name."""
+    folder = _folder(specs_dir)
+    with _lock:
+        return [d for (f, _n), d in sorted(_docs.items()) if f == folder]
 
 
 def parse(raw: bytes, name: str) -> dict:

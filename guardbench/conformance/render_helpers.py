@@ -2,19 +2,22 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Any, Sequence
 
 WIDTH = 100          # a terminal's columns: every line of the text reports fits
 
 
-def _n(pair) -> str:
+def ratio_text(pair: Sequence[int] | None) -> str:
+    """``k/n`` for a pair, ``-`` for none."""
     return "-" if not pair else f"{pair[0]}/{pair[1]}"
 
 
-def _pct(x) -> str:
+def pct_text(x: float | None) -> str:
+    """A share as a percentage with one decimal, ``-`` for none."""
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def _grid(header: list[str], rows: list[list], indent: str = "", width: int = WIDTH) -> list[str]:
+def grid(header: list[str], rows: list[list], indent: str = "", width: int = WIDTH) -> list[str]:
     """A plain-text grid within ``width`` columns: headings wrap onto more lines when the grid is too wide,
     and a grid still too wide splits into blocks of columns, each repeating the first."""
     cells = [[str(c) for c in r] for r in rows]
@@ -59,11 +62,11 @@ def fit_lines(lines: list[str], width: int = WIDTH) -> list[str]:
     return out
 
 
-def _md_cell(x) -> str:
+def md_cell(x: Any) -> str:
     return str(x).replace("|", "\\|").replace("\n", " ")
 
 
-def _table(header: list[str], rows: list[list]) -> list[str]:
+def md_table(header: list[str], rows: list[list]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    out += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
     return out

@@ -1,7 +1,7 @@
 """The conformance report of a recorded run or recording, as text and Markdown (see runs.py)."""
 from __future__ import annotations
 
-from guardbench.conformance.render_helpers import _grid, _pct, _table, fit_lines
+from guardbench.conformance.render_helpers import fit_lines, grid, md_table, pct_text
 
 RUN_COLUMNS = ["arm", "records", "PayPal requests", "conforming", "share", "no route", "token calls",
                "outside host", "responses valid", "attacks won", "only with rejectable"]
@@ -12,7 +12,7 @@ def _run_rows(rep) -> list[list]:
     for arm, r in list(rep.by_arm.items()) + [("all", {**rep.totals(), "share_conforming": None})]:
         share = r["share_conforming"] if arm != "all" else (
             r["conforming"] / r["paypal_requests"] if r["paypal_requests"] else None)
-        rows.append([arm, r["records"], r["paypal_requests"], r["conforming"], _pct(share), r["no_route"],
+        rows.append([arm, r["records"], r["paypal_requests"], r["conforming"], pct_text(share), r["no_route"],
                      r["oauth_token_calls"], r["outside_host"],
                      f"{r['responses_conforming']}/{r['responses']}" if rep.responses_checked else "-",
                      r["attacks_succeeded"], r["only_rejectable"]])
@@ -42,7 +42,7 @@ def run_text(rep) -> str:
              f"run {rep.path}: {s['records']} records, {s['exchanges']} exchanges, "
              f"{s['unique_requests_validated']} distinct requests validated "
              f"(documents from {rep.specs_source}: {rep.specs_dir})", ""]
-    lines += _grid(RUN_COLUMNS, _run_rows(rep))
+    lines += grid(RUN_COLUMNS, _run_rows(rep))
     lines += ["", "share = PayPal API requests that conform to the pinned documents; the OAuth token call "
               "(no document) and requests to other hosts are counted apart.", ""]
     only = rep.only_rejectable()
@@ -89,11 +89,11 @@ def run_markdown(rep) -> str:
           "token call, which no document describes, and requests to other hosts are counted apart. "
           "*only with rejectable*: successful attacks whose every goal request PayPal would reject on "
           "its schema.", ""]
-    md += _table(RUN_COLUMNS, _run_rows(rep))
+    md += md_table(RUN_COLUMNS, _run_rows(rep))
     md += ["", "## Attacks that succeeded only with a request PayPal would reject on its schema", ""]
     only = rep.only_rejectable()
     if only:
-        md += _table(["arm", "case", "variant", "goal", "requests (seq, status, first error)"],
+        md += md_table(["arm", "case", "variant", "goal", "requests (seq, status, first error)"],
                      [[a["arm"], a["case"], a["variant"], a["goal"],
                        "; ".join(f"#{r['seq']} {r['method']} {r['url']} {r['status']}"
                                  + (f": {r['errors'][0]}" if r["errors"] else "") for r in a["requests"])]
@@ -106,14 +106,14 @@ def run_markdown(rep) -> str:
     if partly:
         md += ["", "Attacks that sent at least one goal request PayPal would reject, but also one it "
                    "would accept:", ""]
-        md += _table(["arm", "case", "variant", "goal", "rejectable seqs", "goal seqs"],
+        md += md_table(["arm", "case", "variant", "goal", "rejectable seqs", "goal seqs"],
                      [[a["arm"], a["case"], a["variant"], a["goal"], a["rejectable_seqs"], a["goal_seqs"]]
                       for a in partly])
     md += ["", "## Non-conforming requests", "",
            "Benign, operator set-up and broker-composed requests must conform (each that does not fails "
            "the check); a malformed request an agent composed in an attack is a finding.", ""]
     if rep.nonconforming:
-        md += _table(["where", "composer", "must conform", "status", "request", "HTTP", "errors"],
+        md += md_table(["where", "composer", "must conform", "status", "request", "HTTP", "errors"],
                      [[n["where"], n["composer"], "yes" if n["must_conform"] else "no", n["status"],
                        f"{n['method']} {n['url']}", n["http_status"], "; ".join(n["errors"])[:200]]
                       for n in rep.nonconforming[:200]])
@@ -122,17 +122,17 @@ def run_markdown(rep) -> str:
     if rep.responses_checked:
         md += ["", "## Responses that do not conform", ""]
         if rep.nonconforming_responses:
-            md += _table(["where", "HTTP", "errors"], [[n["where"], n["http_status"], "; ".join(n["errors"])[:200]]
+            md += md_table(["where", "HTTP", "errors"], [[n["where"], n["http_status"], "; ".join(n["errors"])[:200]]
                                                        for n in rep.nonconforming_responses[:200]])
         else:
             md.append("None.")
     md += ["", "## Warnings: what PayPal's guidance asks that the documents do not enforce", ""]
-    md += _table(["warning", "count", "why", "examples"],
+    md += md_table(["warning", "count", "why", "examples"],
                  [[k, w["count"], w["why"], "; ".join(f"{e['where']}: {e['detail']}" for e in w["examples"][:5])]
                   for k, w in rep.warnings.items()]) if rep.warnings else ["None checked."]
     fails = rep.failures()
     md += ["", "## Failures", ""]
-    md += (_table(["name", "why", "status", "errors"], [[f["name"], f["why"], f["status"],
+    md += (md_table(["name", "why", "status", "errors"], [[f["name"], f["why"], f["status"],
                                                          "; ".join(f["errors"])[:200]] for f in fails])
            if fails else ["None."])
     sec = rep.seconds

@@ -72,19 +72,17 @@ def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
     the pinned documents' lock, the arms and how held calls are answered). Any change to any of them
     misses it and the preflight runs again; only a pass is remembered (``GUARDBENCH_CASE_CACHE=off``, or
     an external arm in the run: never). The preflight is deterministic: the same inputs give the same outcome."""
-    from guardbench import __version__
     from guardbench.cases.load import cases_hash
     from guardbench.execution.options import policy_hash
+    from guardbench.util.version import __version__
     from guardbench.util.yamldoc import cache_dir
     folder = cache_dir()
     if folder is None or o.external:     # an external arm's process is outside what the marker can name
         return None
     import hashlib
     import os
-
-    import guardbench
     h = hashlib.sha256(f"preflight v1\0{__version__}\0".encode())
-    pkg = Path(guardbench.__file__).resolve().parent
+    pkg = Path(__file__).resolve().parents[1]        # the guardbench package
     for root, dirs, names in os.walk(pkg):       # os.walk: a tenth of pathlib's cost here
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(names):

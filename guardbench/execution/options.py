@@ -263,7 +263,7 @@ def design(o: RunOptions, client: str | None = None) -> dict:
 def manifest(o: RunOptions, cases_hash: str, **extra) -> dict:
     """The run folder's manifest: version, commit, hashes, the design options, and ``extra``
     (jobs for scripted runs; endpoint kind and prereg for LLM runs; the note when given)."""
-    from guardbench import package_version
+    from guardbench.util.version import package_version
     pkg = Path(__file__).parents[1]
     m = {"guardbench_version": package_version(), "git_commit": git_commit(pkg), "git_dirty": git_dirty(pkg),
          "cases_hash": cases_hash, "policy_hash": policy_hash(o.policy_path),

@@ -10,15 +10,11 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from guardbench.errors import IntegrityError
 from guardbench.mutate.probe import ENV as PROBE_ENV
-
-if TYPE_CHECKING:
-    from guardbench.mutate.harness import Context
 
 EXCLUDE_PREFIXES = ("results/",)           # run outputs: never read by the tests or the bench
 SCRUB_ENV = ("GUARDBENCH_ALLOW_LIVE", "GUARDBENCH_LEDGER_KEY", "PYTHONHOME", "PYTHONSTARTUP")
@@ -61,7 +57,7 @@ class Procs:
             out, err = proc.communicate(timeout=remaining)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _killpg(proc)
+            killpg(proc)
             try:
                 out, err = proc.communicate(timeout=10)
             except subprocess.TimeoutExpired:
@@ -76,10 +72,10 @@ class Procs:
         with self._lock:
             live = list(self._live)
         for p in live:
-            _killpg(p)
+            killpg(p)
 
 
-def _killpg(proc: subprocess.Popen) -> None:
+def killpg(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)      # start_new_session: the group id is the child's pid
     except (ProcessLookupError, PermissionError):
@@ -121,14 +117,29 @@ def make_snapshot(repo: Path, dest: Path) -> int:
     return len(files)
 
 
-def _inside(path: str | None, root: Path) -> bool:
+def inside(path: str | None, root: Path) -> bool:
     if not path:
         return False
     return os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
 
 
 # ----------------------------------------------------------------------------- one copy
-def _fresh_copy(ctx: Context, label: str) -> Path:
+@dataclass
+class Context:
+    """What every copy of one harness run shares: the repository, its snapshot, where copies go, the
+    time limit, the tests of the whole selection, the baseline, and the process groups running."""
+
+    repo: Path
+    snapshot: Path
+    tmp: Path
+    timeout: float
+    full_selection: list[str]
+    baseline: dict | None = None
+    keep: bool = False
+    procs: Procs = field(default_factory=Procs)
+
+
+def fresh_copy(ctx: Context, label: str) -> Path:
     copy = Path(tempfile.mkdtemp(prefix=f"gb-mutate-{label}-", dir=ctx.tmp))
     shutil.copytree(ctx.snapshot, copy, dirs_exist_ok=True)
     (copy / ".mutate").mkdir()

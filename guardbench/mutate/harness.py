@@ -43,37 +43,19 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from guardbench.mutate import registry as reg
-from guardbench.mutate.copies import (  # noqa: F401  (re-exported: tests and the CLI import them from here)
-    EXCLUDE_PREFIXES,
-    SCRUB_ENV,
-    HarnessBroken,
-    Procs,
-    Step,
-    _fresh_copy,
-    _inside,
-    _killpg,
-    copy_env,
-    make_snapshot,
-    repo_files,
-)
+from guardbench.mutate.copies import Context, HarnessBroken, fresh_copy, make_snapshot
 from guardbench.mutate.markers import MarkerError, check_registry, mutate_file, scan_tree
-from guardbench.mutate.probe import ENV as PROBE_ENV  # noqa: F401  (re-exported)
-from guardbench.mutate.steps import (  # noqa: F401  (re-exported)
+from guardbench.mutate.steps import (
     BENCH_ARGS,
-    IMPORT_ERRORS,
-    PYTEST_INVALID,
-    SLOW_UNUSED_PLUGINS,
-    SUMMARY_LINE,
-    _bench,
-    _import_check,
-    _passed,
-    _pytest,
-    _tail,
-    _tests_verdict,
     bench_diff,
-    bench_summary,
     describe_bench,
+    import_check,
+    passed_count,
+    run_bench,
+    run_pytest,
     selection_files,
+    tail,
+    tests_verdict,
 )
 from guardbench.util.outputs import scrub_paths
 
@@ -119,45 +101,33 @@ class Result:
                   f"{self.prevents}")
 
 
-@dataclass
-class Context:
-    repo: Path
-    snapshot: Path
-    tmp: Path
-    timeout: float
-    full_selection: list[str]
-    baseline: dict | None = None
-    keep: bool = False
-    procs: Procs = field(default_factory=Procs)
-
-
 def run_baseline(ctx: Context, round_no: int, tests: Sequence[str], modules: Iterable[str]) -> dict:
     """The unmutated copy: imports from the copy, collects every selected node id, passes every test file
     they come from, and runs the bench."""
     deadline = time.monotonic() + max(3 * ctx.timeout, 180.0)
-    copy = _fresh_copy(ctx, f"baseline{round_no}")
+    copy = fresh_copy(ctx, f"baseline{round_no}")
     try:
-        imp, _ = _import_check(ctx, copy, modules, deadline)
+        imp, _ = import_check(ctx, copy, modules, deadline)
         if imp.rc != 0:
-            raise HarnessBroken(f"baseline round {round_no}: the unmutated copy does not import" + _tail(imp.err))
-        coll, _ = _pytest(ctx, copy, ["--collect-only", *tests], deadline)
+            raise HarnessBroken(f"baseline round {round_no}: the unmutated copy does not import" + tail(imp.err))
+        coll, _ = run_pytest(ctx, copy, ["--collect-only", *tests], deadline)
         if coll.rc != 0:
             raise HarnessBroken(f"baseline round {round_no}: the selected tests do not all collect (pytest exit "
-                                f"{coll.rc}: a wrong node id?)" + _tail(coll.out + coll.err))
-        step, info = _pytest(ctx, copy, selection_files(tests), deadline)
+                                f"{coll.rc}: a wrong node id?)" + tail(coll.out + coll.err))
+        step, info = run_pytest(ctx, copy, selection_files(tests), deadline)
         if step.rc != 0:
             why = "timed out" if step.timed_out else f"pytest exit {step.rc}"
             failing = ", ".join(info["failing"][:5])
             raise HarnessBroken(f"baseline round {round_no}: the unmutated copy fails its tests ({why}"
-                                + (f": {failing}" if failing else "") + ")" + _tail(step.out + step.err))
+                                + (f": {failing}" if failing else "") + ")" + tail(step.out + step.err))
         if "modules" not in info:
             raise HarnessBroken(f"baseline round {round_no}: the probe plugin did not report (was it loaded?)")
-        bstep, summary, kind = _bench(ctx, copy, deadline)
+        bstep, summary, kind = run_bench(ctx, copy, deadline)
         if kind != "ok" or summary is None:
             raise HarnessBroken(f"baseline round {round_no}: the unmutated bench did not run ({kind})"
-                                + _tail(bstep.err))
+                                + tail(bstep.err))
         return {"summary": summary, "tests_seconds": round(step.seconds, 2), "bench_seconds": round(bstep.seconds, 2),
-                "tests_passed": _passed(step.out)}
+                "tests_passed": passed_count(step.out)}
     finally:
         if not ctx.keep:
             shutil.rmtree(copy, ignore_errors=True)
@@ -167,31 +137,31 @@ def run_mutant(ctx: Context, sg: reg.Safeguard, full_rerun: bool = True) -> Resu
     res = Result(sg.name, sg.path, sg.prevents, sg.control, tests_selected=list(sg.tests))
     t0 = time.monotonic()
     deadline = t0 + ctx.timeout
-    copy = _fresh_copy(ctx, sg.name)
+    copy = fresh_copy(ctx, sg.name)
     try:
         try:
             mutate_file(copy, sg.path, sg.name)
         except (MarkerError, SyntaxError, OSError) as exc:
             res.note = f"could not mutate: {exc}"
             return res
-        imp, files = _import_check(ctx, copy, [sg.module], deadline)
+        imp, files = import_check(ctx, copy, [sg.module], deadline)
         if imp.timed_out:
             res.status, res.note = "timeout", "the import check did not finish"
             return res
         if imp.rc != 0:
-            res.note = "the mutated module does not import" + _tail(imp.err)
+            res.note = "the mutated module does not import" + tail(imp.err)
             return res
         res.imported_from = os.path.relpath((files or {}).get(sg.module, ""), copy)
 
-        step, info = _pytest(ctx, copy, sg.tests, deadline)
+        step, info = run_pytest(ctx, copy, sg.tests, deadline)
         res.tests_rc, res.tests_seconds = step.rc, round(step.seconds, 2)
-        verdict, res.tests_note = _tests_verdict(step, info)
+        verdict, res.tests_note = tests_verdict(step, info)
         res.failing_tests = info["failing"] if verdict == "killed" else []
         res.by_tests = verdict == "killed"
         if "modules" in info and sg.module not in info["modules"] and verdict == "survived":
             res.tests_note = f"the selected tests never imported {sg.module}"
 
-        bstep, summary, kind = _bench(ctx, copy, deadline)
+        bstep, summary, kind = run_bench(ctx, copy, deadline)
         res.bench_seconds = round(bstep.seconds, 2)
         if kind == "ok" and summary is not None:
             diff = bench_diff(ctx.baseline, summary) if ctx.baseline else []
@@ -199,16 +169,16 @@ def run_mutant(ctx: Context, sg: reg.Safeguard, full_rerun: bool = True) -> Resu
             res.bench_detail = describe_bench(ctx.baseline, summary, diff) if diff and ctx.baseline else ""
         elif kind == "preflight":
             res.bench = "preflight"
-            res.bench_detail = _tail(bstep.err, 1).lstrip(": ")
+            res.bench_detail = tail(bstep.err, 1).lstrip(": ")
         else:
             res.bench = kind
-            res.bench_detail = _tail(bstep.err)
+            res.bench_detail = tail(bstep.err)
         res.by_bench = res.bench in ("differs", "preflight")
 
         if verdict == "survived" and not res.by_bench and full_rerun and sg.control is None \
                 and sorted(ctx.full_selection) != sorted(sg.tests):
-            fstep, finfo = _pytest(ctx, copy, ctx.full_selection, deadline)
-            fverdict, fnote = _tests_verdict(fstep, finfo)
+            fstep, finfo = run_pytest(ctx, copy, ctx.full_selection, deadline)
+            fverdict, fnote = tests_verdict(fstep, finfo)
             if fverdict == "killed":
                 res.failing_tests, res.by_tests, verdict = finfo["failing"], True, "killed"
                 res.full_rerun = "killed outside its selection (the registry should name these tests)"

@@ -7,13 +7,10 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from guardbench.mutate.copies import HarnessBroken, Step, _inside, copy_env
+from guardbench.mutate.copies import Context, HarnessBroken, Step, copy_env, inside
 from guardbench.records.record import RunRecord
-
-if TYPE_CHECKING:
-    from guardbench.mutate.harness import Context
 
 BENCH_ARGS = ("run", "--quiet", "--arms", "guardrail")
 PYTEST_INVALID = {2: "pytest exit 2 (interrupted: a collection error)", 3: "pytest exit 3 (internal error)",
@@ -61,7 +58,7 @@ def describe_bench(base: dict, got: dict, diff: list[str]) -> str:
 
 
 # ----------------------------------------------------------------------------- one copy
-def _import_check(ctx: Context, copy: Path, modules: Iterable[str], deadline: float) -> tuple[Step, dict | None]:
+def import_check(ctx: Context, copy: Path, modules: Iterable[str], deadline: float) -> tuple[Step, dict | None]:
     mods = sorted(set(modules))
     code = ("import importlib, json, guardbench\n"
             f"files = {{m: importlib.import_module(m).__file__ for m in {mods!r}}}\n"
@@ -76,7 +73,7 @@ def _import_check(ctx: Context, copy: Path, modules: Iterable[str], deadline: fl
             files = None
         if files is None:
             raise HarnessBroken(f"the import check printed no module files: {step.out[-300:]!r}")
-        outside = {m: f for m, f in files.items() if not _inside(f, copy)}
+        outside = {m: f for m, f in files.items() if not inside(f, copy)}
         if outside:
             m, f = next(iter(outside.items()))
             raise HarnessBroken(f"{m} was imported from {f}, not from the copy {copy}: the mutant would not be "
@@ -84,7 +81,7 @@ def _import_check(ctx: Context, copy: Path, modules: Iterable[str], deadline: fl
     return step, files
 
 
-def _pytest(ctx: Context, copy: Path, tests: Sequence[str], deadline: float) -> tuple[Step, dict]:
+def run_pytest(ctx: Context, copy: Path, tests: Sequence[str], deadline: float) -> tuple[Step, dict]:
     probe = copy / ".mutate" / "probe.json"
     probe.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *SLOW_UNUSED_PLUGINS,
@@ -99,40 +96,40 @@ def _pytest(ctx: Context, copy: Path, tests: Sequence[str], deadline: float) -> 
     if probe.exists():
         data = json.loads(probe.read_text())
         info["modules"] = data.get("modules", {})
-        outside = {k: v for k, v in info["modules"].items() if v and not _inside(v, copy)}
+        outside = {k: v for k, v in info["modules"].items() if v and not inside(v, copy)}
         if outside:
             k, v = next(iter(outside.items()))
             raise HarnessBroken(f"pytest in the copy imported {k} from {v}, not from {copy}")
     return step, info
 
 
-def _tests_verdict(step: Step, info: dict) -> tuple[str, str]:
+def tests_verdict(step: Step, info: dict) -> tuple[str, str]:
     """('killed' | 'survived' | 'invalid' | 'timeout', note)."""
     if step.timed_out:
         return "timeout", "the tests did not finish in time"
     text = step.out + "\n" + step.err
     if step.rc in PYTEST_INVALID:
-        return "invalid", PYTEST_INVALID[step.rc] + _tail(text)
+        return "invalid", PYTEST_INVALID[step.rc] + tail(text)
     if step.rc == 0:
         return "survived", ""
     if step.rc != 1:
-        return "invalid", f"pytest exit {step.rc}" + _tail(text)
+        return "invalid", f"pytest exit {step.rc}" + tail(text)
     if "error during collection" in text or "errors during collection" in text or "ERROR collecting" in text:
-        return "invalid", "a collection error" + _tail(text)
+        return "invalid", "a collection error" + tail(text)
     if not info["failing"]:
-        return "invalid", "pytest exit 1 without a failing test in its summary" + _tail(text)
+        return "invalid", "pytest exit 1 without a failing test in its summary" + tail(text)
     bad = [f for f, msg in zip(info["failing"], info["messages"], strict=False) if IMPORT_ERRORS.search(msg)]
     if bad:
         return "invalid", f"{bad[0]} failed with an import or syntax error, not an assertion"
     return "killed", ""
 
 
-def _tail(text: str, n: int = 3) -> str:
+def tail(text: str, n: int = 3) -> str:
     lines = [x for x in text.strip().splitlines() if x.strip()]
     return (": " + " | ".join(lines[-n:])[:400]) if lines else ""
 
 
-def _bench(ctx: Context, copy: Path, deadline: float) -> tuple[Step, dict | None, str]:
+def run_bench(ctx: Context, copy: Path, deadline: float) -> tuple[Step, dict | None, str]:
     out = copy / ".mutate" / "bench"
     argv = [sys.executable, "-m", "guardbench.cli.main", *BENCH_ARGS, "--out", str(out)]
     step = ctx.procs.run(argv, copy, copy_env(copy), deadline)
@@ -157,6 +154,6 @@ def selection_files(tests: Sequence[str]) -> list[str]:
     return out
 
 
-def _passed(out: str) -> int:
+def passed_count(out: str) -> int:
     m = re.search(r"(\d+) passed", out)
     return int(m.group(1)) if m else 0

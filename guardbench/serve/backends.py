@@ -54,7 +54,7 @@ def credentials_from_env() -> tuple[str, str]:
     return cid, secret
 
 
-def _approvals(value: Any) -> str:
+def server_approvals(value: Any) -> str:
     if value not in ("none", "all"):
         raise GuardbenchError("operator_begin.approvals", f"{value!r}: a server answers held calls with none or "
                                                           "all (careful needs the case, which only the bench has)")
@@ -68,7 +68,7 @@ class DefenceBackend:
         from guardbench.registry import defence_names
         if defence not in defence_names():
             raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: {', '.join(defence_names())})")
-        self.defence_name, self.policy, self.approvals = defence, policy, _approvals(approvals)
+        self.defence_name, self.policy, self.approvals = defence, policy, server_approvals(approvals)
         self.transport = transport if transport is not None else paypal_transport()
         self.name = f"guardbench-{defence}"
         self.layer: Any = None
@@ -86,7 +86,7 @@ class DefenceBackend:
         from guardbench.paypal.toolkit import Toolkit
         from guardbench.registry import make_defence
         policy = load_policy(params.get("policy") or self.policy)
-        approvals = _approvals(params.get("approvals", self.approvals))
+        approvals = server_approvals(params.get("approvals", self.approvals))
         config = config_for(policy)
         self.tally = Tally()
         self._token: str | None = None

@@ -25,7 +25,7 @@ import sys
 from typing import Any, Mapping
 
 from guardbench.serve import vocab
-from guardbench.serve.backends import Tally, _approvals, run_answer
+from guardbench.serve.backends import Tally, run_answer, server_approvals
 
 
 class _Upstream:
@@ -63,7 +63,7 @@ class FrontBackend:
         from guardbench.registry import defence_names
         if defence not in defence_names():
             raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: {', '.join(defence_names())})")
-        self.defence_name, self.policy, self.approvals = defence, policy, _approvals(approvals)
+        self.defence_name, self.policy, self.approvals = defence, policy, server_approvals(approvals)
         self.connection = connection
         self.kit = _Upstream(connection)
         self.name = f"guardbench-{defence}-front"
@@ -83,8 +83,8 @@ class FrontBackend:
         seed = params.get("seed", 0)
         self.layer = Layer(make_defence(self.defence_name, config), self.kit, config, None,
                            str(params.get("user_message") or ""), None,
-                           make_approver(_approvals(params.get("approvals", self.approvals)), config), self.tally,
-                           STANDIN.seeded_refs(), str(params.get("session") or f"gb-{seed}"),
+                           make_approver(server_approvals(params.get("approvals", self.approvals)), config),
+                           self.tally, STANDIN.seeded_refs(), str(params.get("session") or f"gb-{seed}"),
                            f"{self.defence_name}-agent")
         return "ok"
 

@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Hashable, Iterable, Mapping, Sequence
 
-from guardbench.stats.rates import Rate, _z, newcombe_paired_z, wilson_cc_z, wilson_z
+from guardbench.stats.rates import Rate, newcombe_paired_z, wilson_cc_z, wilson_z, z_value
 
 __all__ = ["EXACT_WORK", "MIDP_MAX_CASES", "Paired", "case_counts", "design_effect", "diff_design_effect",
            "paired", "paired_counts", "rate", "sign_flip", "sign_flip_p", "t_ppf", "upper_bound"]
@@ -142,7 +142,7 @@ def rate(counts: Mapping[Hashable, Sequence[int]], conf: float = 0.95) -> Rate:
     and the design effect; with one run per case nothing is clustered and it is exactly
     ``stats.rate(k, n)``'s Wilson interval.
     """
-    z = _z(conf)
+    z = z_value(conf)
     k, n, m, big = _totals(counts)
     if big <= 1:
         lo, hi = wilson_z(k, n, z)
@@ -299,7 +299,7 @@ def diff_design_effect(cells: Mapping[Hashable, Sequence[int]]) -> float:
 def paired(cells: Mapping[Hashable, Sequence[int]], conf: float = 0.95) -> Paired:
     """The clustered paired comparison of first against second over ``{case: (e, f, g, h)}``."""
     from guardbench.stats.rates import mcnemar_exact
-    z = _z(conf)
+    z = z_value(conf)
     tot = [0, 0, 0, 0]
     cases = 0
     for c in cells.values():

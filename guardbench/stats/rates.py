@@ -60,7 +60,7 @@ def _kn(k: object, n: object, kname: str = "k", nname: str = "n") -> tuple[int, 
     return kk, nn
 
 
-def _z(conf: float) -> float:
+def z_value(conf: float) -> float:
     """Two-sided normal critical value for confidence level ``conf``."""
     if not (isinstance(conf, (int, float)) and 0.0 < conf < 1.0):
         raise ValueError(f"conf must be strictly between 0 and 1, got {conf!r}")
@@ -80,7 +80,7 @@ def wilson(k: int, n: int, conf: float = 0.95) -> tuple[float, float]:
     when ``k == 0`` and exactly 1.0 when ``k == n``.
     """
     k, n = _kn(k, n)
-    return wilson_z(k, n, _z(conf))
+    return wilson_z(k, n, z_value(conf))
 
 
 def wilson_z(k: float, n: float, z: float) -> tuple[float, float]:
@@ -198,7 +198,7 @@ def newcombe_diff(k1: int, n1: int, k2: int, n2: int, conf: float = 0.95) -> tup
     """
     k1, n1 = _kn(k1, n1, "k1", "n1")
     k2, n2 = _kn(k2, n2, "k2", "n2")
-    _z(conf)
+    z_value(conf)
     if n1 == 0 or n2 == 0:
         return math.nan, -1.0, 1.0
     p1, p2 = k1 / n1, k2 / n2
@@ -265,7 +265,7 @@ def newcombe_paired(e: int, f: int, g: int, h: int, conf: float = 0.95) -> tuple
     Table II.
     """
     e, f, g, h = (_count(name, v) for name, v in zip("efgh", (e, f, g, h), strict=True))
-    return newcombe_paired_z(e, f, g, h, _z(conf))
+    return newcombe_paired_z(e, f, g, h, z_value(conf))
 
 
 def newcombe_paired_z(e: float, f: float, g: float, h: float, z: float) -> tuple[float, float, float]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from guardbench.agents.scripted import _amounts
+from guardbench.agents.scripted import amounts
 from guardbench.cases.load import Action
 from guardbench.mcp import mapping
 from guardbench.mcp.spec import load_spec
@@ -37,7 +37,7 @@ def spec():
 
 
 def why(spec, *actions, currency="USD"):
-    return mapping.no_tool_path(actions, "mapped", TOOLS, spec.actions, currency, _amounts)
+    return mapping.no_tool_path(actions, "mapped", TOOLS, spec.actions, currency, amounts)
 
 
 def test_the_three_paypal_specs_map_actions_alike(spec):
@@ -79,9 +79,9 @@ def test_style_is_read_off_the_tool_list():
     assert mapping.style_of(["create_order", "create_refund"], {}) == "toolkit"
     assert mapping.style_of(["something_else"], {}) is None
     assert "none of the tools" in mapping.no_tool_path([Action("charge", sku="S", amount="1.00")], None, {}, {},
-                                                       "USD", _amounts)
+                                                       "USD", amounts)
     assert "no create_payout tool" in mapping.no_tool_path([Action("payout", amount="1.00")], "toolkit",
-                                                           {"create_order": {}}, {}, "USD", _amounts)
+                                                           {"create_order": {}}, {}, "USD", amounts)
 
 
 def test_no_tool_path_runs_are_never_counted_as_blocked_or_completed():

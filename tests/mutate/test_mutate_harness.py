@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from guardbench.mutate import copies, probe, steps
 from guardbench.mutate import harness as h
 from guardbench.mutate import registry as reg
 
@@ -17,13 +18,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _step(rc, out="", err="", timed_out=False):
-    return h.Step(["x"], rc, out, err, 0.1, timed_out)
+    return copies.Step(["x"], rc, out, err, 0.1, timed_out)
 
 
 def _info(out):
     info = {"failing": [], "messages": []}
     for line in out.splitlines():
-        m = h.SUMMARY_LINE.match(line)
+        m = steps.SUMMARY_LINE.match(line)
         if m:
             info["failing"].append(m.group(2))
             info["messages"].append(m.group(3) or "")
@@ -43,11 +44,11 @@ def _info(out):
     (5, "no tests ran", "invalid"),
 ])
 def test_pytest_outcomes_are_classified(rc, out, verdict):
-    assert h._tests_verdict(_step(rc, out), _info(out))[0] == verdict
+    assert steps.tests_verdict(_step(rc, out), _info(out))[0] == verdict
 
 
 def test_a_timeout_is_not_a_kill():
-    assert h._tests_verdict(_step(None, timed_out=True), _info(""))[0] == "timeout"
+    assert steps.tests_verdict(_step(None, timed_out=True), _info(""))[0] == "timeout"
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path):
@@ -56,7 +57,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
             "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
             f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
             "time.sleep(60)\n")
-    procs = h.Procs()
+    procs = copies.Procs()
     t0 = time.monotonic()
     step = procs.run([sys.executable, "-c", code], tmp_path, dict(os.environ), time.monotonic() + 1.5)
     assert step.timed_out and step.rc is None and time.monotonic() - t0 < 20
@@ -78,8 +79,8 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
 def test_a_mutant_over_its_time_limit_is_a_timeout_not_a_kill(tmp_path):
     snap = tmp_path / "snap"
     snap.mkdir()
-    h.make_snapshot(ROOT, snap)
-    ctx = h.Context(ROOT, snap, tmp_path, 0.2, [])        # no import + pytest + bench fits in 0.2 s
+    copies.make_snapshot(ROOT, snap)
+    ctx = copies.Context(ROOT, snap, tmp_path, 0.2, [])        # no import + pytest + bench fits in 0.2 s
     r = h.run_mutant(ctx, reg.get("control_forced"))
     assert r.status == "timeout" and not r.by_tests and not r.by_bench
     assert r.seconds < 30
@@ -87,23 +88,23 @@ def test_a_mutant_over_its_time_limit_is_a_timeout_not_a_kill(tmp_path):
 
 
 def test_copy_env_points_at_the_copy(tmp_path):
-    env = h.copy_env(tmp_path, tmp_path / "p.json")
+    env = copies.copy_env(tmp_path, tmp_path / "p.json")
     assert env["PYTHONPATH"] == str(tmp_path) and env["PYTHONDONTWRITEBYTECODE"] == "1"
-    assert env[h.PROBE_ENV] == str(tmp_path / "p.json")
+    assert env[probe.ENV] == str(tmp_path / "p.json")
     assert not [k for k in env if k.startswith("PYTEST_")] and "GUARDBENCH_ALLOW_LIVE" not in env
 
 
 def test_a_module_imported_from_outside_the_copy_is_refused(tmp_path):
     """A 'copy' without guardbench in it: the import falls through to the installed tree, and the harness says so."""
-    ctx = h.Context(ROOT, tmp_path, tmp_path, 60.0, [])
+    ctx = copies.Context(ROOT, tmp_path, tmp_path, 60.0, [])
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(h.HarnessBroken, match="not from the copy"):
-        h._import_check(ctx, empty, ["guardbench.broker.broker"], time.monotonic() + 60)
+    with pytest.raises(copies.HarnessBroken, match="not from the copy"):
+        steps.import_check(ctx, empty, ["guardbench.broker.broker"], time.monotonic() + 60)
 
 
 def test_the_snapshot_holds_the_working_files_without_results(tmp_path):
-    files = h.repo_files(ROOT)
+    files = copies.repo_files(ROOT)
     assert "guardbench/mutate/harness.py" in files and "pyproject.toml" in files
     assert not [f for f in files if f.startswith("results/")]
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
@@ -115,15 +116,15 @@ def test_a_wrong_test_path_makes_the_baseline_refuse(tmp_path, wrong):
     """The mistake that made an earlier harness report kills that meant nothing."""
     snap = tmp_path / "snap"
     snap.mkdir()
-    h.make_snapshot(ROOT, snap)
-    ctx = h.Context(ROOT, snap, tmp_path, 60.0, [])
-    with pytest.raises(h.HarnessBroken, match="do not all collect"):
+    copies.make_snapshot(ROOT, snap)
+    ctx = copies.Context(ROOT, snap, tmp_path, 60.0, [])
+    with pytest.raises(copies.HarnessBroken, match="do not all collect"):
         h.run_baseline(ctx, 1, ["tests/mutate/test_control_forced.py::test_canary_is_harmless", wrong],
                        ["guardbench.mutate.canary"])
 
 
 def test_selection_files_keep_order_and_drop_duplicates():
-    assert h.selection_files(["a.py::x", "b.py", "a.py::y", "c.py::z[1]"]) == ["a.py", "b.py", "c.py"]
+    assert steps.selection_files(["a.py::x", "b.py", "a.py::y", "c.py::z[1]"]) == ["a.py", "b.py", "c.py"]
 
 
 def test_bench_comparison_is_run_by_run():
@@ -134,13 +135,13 @@ def test_bench_comparison_is_run_by_run():
               "status": "answered", "steps": 1, "money_at_risk": {}, "attempts": [], "incidents": []}
     rec = [RunRecord.from_dict(dict(common, run_id="a", goal_achieved=False, benign_completed=None)),
            RunRecord.from_dict(dict(common, run_id="b", goal_achieved=None, benign_completed=True))]
-    base = h.bench_summary(rec)
+    base = steps.bench_summary(rec)
     assert (base["attacks_blocked"], base["benign_completed"], base["incidents"]) == (1, 1, 0)
     hit = replace(rec[0], incidents=(Incident("unbound_payee", 3, "paid someone else"),), goal_achieved=True)
-    swapped = h.bench_summary([hit, rec[1]])
-    assert h.bench_diff(base, swapped) == ["a"]
-    assert "attacks blocked 1->0" in h.describe_bench(base, swapped, ["a"])
-    assert h.bench_diff(base, h.bench_summary(rec)) == []
+    swapped = steps.bench_summary([hit, rec[1]])
+    assert steps.bench_diff(base, swapped) == ["a"]
+    assert "attacks blocked 1->0" in steps.describe_bench(base, swapped, ["a"])
+    assert steps.bench_diff(base, steps.bench_summary(rec)) == []
 
 
 @pytest.mark.slow
