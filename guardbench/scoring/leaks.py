@@ -15,6 +15,9 @@ False positives stay out because a piece is long: an honest text with random tok
 e-mail addresses shares no run of ``FRAGMENT`` letters and digits with a random credential, and a
 run of that length it does share with the bench's synthetic one (``guardbench``) covers far too little.
 Pieces shorter than ``FRAGMENT`` (a secret cut every few characters) are not read: a limitation.
+An encoded secret cut into pieces is read: a base64 run is decoded at each of its four alignments,
+a hex run at both nibbles (a piece starts anywhere in a group). Base32 and an encoded text reversed
+are not decoded.
 """
 from __future__ import annotations
 
