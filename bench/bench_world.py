@@ -28,8 +28,10 @@ def timed(tree: str, args: list[str]) -> tuple[float, float, int]:
         out = Path(tmp) / "run"
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
+        # cwd: not a worktree (``-m`` puts the working folder before PYTHONPATH on sys.path)
         subprocess.run([sys.executable, "-m", "guardbench.cli.main", "run", "--quiet", "--jobs", "1", "--out",
-                        str(out), *args], check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        str(out), *args], check=True, env=env, cwd=tmp, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         n = sum(1 for _ in (out / "runs.jsonl").open("rb"))
