@@ -146,6 +146,40 @@ class Arm(ABC):
         return None
 
 
+@dataclass
+class Staged:
+    """An arm's world after the operator's setup, before the agent's session (``StagingArm.stage``):
+    the references the setup left. An arm that keeps more (the guardrail's broker) extends it."""
+
+    refs: dict[str, list[str]]
+
+    def seal(self) -> None:
+        """This staged world becomes a template (execution/world.py keeps one per (case, arm)): keep
+        in memory what its copies need, and release files and descriptors. Only copied from now on."""
+
+    def copy_to(self, world: World) -> "Staged":
+        """A copy for a run whose ``world`` is a copy of this one's (its own stand-in, wire, folder)."""
+        return Staged({k: list(v) for k, v in self.refs.items()})
+
+
+class StagingArm(Arm):
+    """An arm whose ``prepare`` is two halves: ``stage`` (the operator's setup, on ``world``: the same
+    in every variant and repeat of a case but for the variant's data, when the setup carries it) and
+    ``enter`` (the agent's session for the variant). The runner stages each (case, arm) once, keeps
+    it as a template and gives every run a copy (execution/world.py); ``enter`` sends nothing."""
+
+    @abstractmethod
+    def stage(self, case: Case, variant: int, world: World) -> Staged:
+        """The operator's setup on ``world`` (its request ids from ``world.setup_seed``)."""
+
+    @abstractmethod
+    def enter(self, case: Case, variant: int, world: World, staged: Staged) -> Prepared:
+        """The agent's session for ``variant`` in a staged world."""
+
+    def prepare(self, case: Case, variant: int, world: World) -> Prepared:
+        return self.enter(case, variant, world, self.stage(case, variant, world))
+
+
 PLACEHOLDERS = ("order", "capture", "payout", "prior_order", "prior_capture", "prior_payout", "approval")
 
 

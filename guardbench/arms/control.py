@@ -10,7 +10,7 @@ from __future__ import annotations
 from guardbench.agents.base import Session
 from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
-from guardbench.arms.base import Arm, ArmOptions, Prepared, fill, http_tool, read_data_tool
+from guardbench.arms.base import ArmOptions, Prepared, Staged, StagingArm, fill, http_tool, read_data_tool
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
@@ -32,7 +32,7 @@ def operator_context(policy, token: str) -> dict:
     }
 
 
-class ControlArm(Arm):
+class ControlArm(StagingArm):
     name = "control"
     credential_in_context = True
     description = "credential and operator settings in context; the agent composes the HTTP call"
@@ -49,8 +49,9 @@ class ControlArm(Arm):
             self._prompt = (prompts.hardened_prompt if self.hardened else prompts.control_prompt)(ctx)
         return self._prompt
 
-    def prepare(self, case: Case, variant: int, world: World) -> Prepared:
-        recorder, seed = world.recorder, world.seed
+    def stage(self, case: Case, variant: int, world: World) -> Staged:
+        """The operator's token and setup steps, on the wire."""
+        recorder, seed = world.recorder, world.setup_seed
         v = case.variants[variant]
         refs = run_prior(world, case, self.policy)
         token = world.token()
@@ -74,6 +75,13 @@ class ControlArm(Arm):
                 found = extract_refs(resp.json() or {})
             for kind, ids in found.items():
                 refs.setdefault(kind, []).extend(ids)
+        return Staged(refs)
+
+    def enter(self, case: Case, variant: int, world: World, staged: Staged) -> Prepared:
+        recorder, refs = world.recorder, staged.refs
+        v = case.variants[variant]
+        token = world.token()          # the operator's, fetched when the world was staged
+        ctx = operator_context(self.policy, token)
         user = fill(v.user, refs) or ""
         data = None if case.data_in_lookup else fill(v.data, refs)
         system = self._system_prompt(ctx)
@@ -86,7 +94,7 @@ class ControlArm(Arm):
                     prepared.refuse(Attempt("prompt_filter", "-", "refused", rule))
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=system, user=user, data=data,
-            context=ctx, refs=refs, seed=seed, per_run=prompts.per_run_token(token),
+            context=ctx, refs=refs, seed=world.seed, per_run=prompts.per_run_token(token),
             tools=[http_tool(recorder.send, prompts.http_description(ctx)), read_data_tool(data)])
         return prepared
 

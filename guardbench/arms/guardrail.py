@@ -1,15 +1,16 @@
 """The guardrail arm: the agent gets the broker's two tools and no credential."""
 from __future__ import annotations
 
-import itertools
 import json
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import BROKER_OPERATION, extract_refs
 from guardbench.arms import prompts
-from guardbench.arms.base import Arm, ArmOptions, Prepared, fill, read_data_tool
+from guardbench.arms.base import ArmOptions, Prepared, Staged, StagingArm, fill, read_data_tool
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import World
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger
@@ -49,12 +50,68 @@ def run_parameters(operations: list[str]) -> dict:
 BENCH_EPOCH = 1735689600.0      # 2025-01-01T00:00:00Z
 
 
-def bench_clock():
-    ticks = itertools.count()
-    return lambda: BENCH_EPOCH + next(ticks) / 1000.0
+class BenchClock:
+    """The bench's broker clock: a millisecond past the last reading, from BENCH_EPOCH."""
+
+    def __init__(self, ticks: int = 0) -> None:
+        self.ticks = ticks
+
+    def __call__(self) -> float:
+        self.ticks += 1
+        return BENCH_EPOCH + (self.ticks - 1) / 1000.0
+
+    def copy(self) -> "BenchClock":
+        return BenchClock(self.ticks)
 
 
-class GuardrailArm(Arm):
+def bench_clock() -> BenchClock:
+    return BenchClock()
+
+
+@dataclass
+class BrokerStaged(Staged):
+    """The guardrail's staged world: the setup's references and the broker it went through. As a
+    template (``seal``) it keeps the broker's files (ledger, head, approvals) as bytes; a run's copy
+    writes them into the run's own folder and opens a broker of its own over them."""
+
+    broker: Broker | None = None
+    clock: BenchClock = field(default_factory=BenchClock)
+    open_broker: Callable[[World, BenchClock], Broker] | None = None
+    files: dict[str, bytes] | None = None      # a template's: path in the work folder -> bytes
+
+    def seal(self) -> None:
+        assert self.broker is not None
+        root = Path(self.broker.ledger.path).parent
+        self.files = {}
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.suffix != ".lock":      # locks are the process's own
+                self.files[path.relative_to(root).as_posix()] = path.read_bytes()
+        head_copy = self.broker.ledger.head_copy
+        if head_copy is not None and os.path.exists(head_copy):   # the operator's second head location
+            self.files[HEAD_COPY] = Path(head_copy).read_bytes()
+        self.broker.close()
+
+    def copy_to(self, world: World) -> "BrokerStaged":
+        assert self.files is not None and self.open_broker is not None and self.broker is not None
+        for name, data in self.files.items():
+            if name != HEAD_COPY and data:             # an empty file the broker makes itself
+                path = os.path.join(world.workdir, name)
+                if "/" in name:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as fh:
+                    fh.write(data)
+        clock = self.clock.copy()
+        broker = self.open_broker(world, clock)
+        if HEAD_COPY in self.files and broker.ledger.head_copy is not None:
+            Path(broker.ledger.head_copy).write_bytes(self.files[HEAD_COPY])
+        broker.carry_tokens(self.broker)
+        return BrokerStaged({k: list(v) for k, v in self.refs.items()}, broker, clock, self.open_broker)
+
+
+HEAD_COPY = "\0head-copy"        # BrokerStaged.files: the second head location's bytes (not a path)
+
+
+class GuardrailArm(StagingArm):
     name = "guardrail"
     needs_workdir = True           # the broker's ledger and approval queue
     description = "agent names an operation and bounded values; the broker binds payee, currency, host"
@@ -100,12 +157,26 @@ class GuardrailArm(Arm):
             out.append({"type": "object", "properties": props, "required": required, "additionalProperties": False})
         return tuple(out)
 
-    def prepare(self, case: Case, variant: int, world: World) -> Prepared:
-        recorder, seed = world.recorder, world.seed
+    def open_broker(self, world: World, clock: BenchClock) -> Broker:
+        """A broker keeping its ledger and approvals in the world's folder, sending on its wire."""
         wd = Path(world.workdir)
         fx = world.fixtures
-        broker = self.broker_factory(self.policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"),
-                                     recorder, Credentials(fx.client_id, fx.client_secret), clock=bench_clock())
+        return self.broker_factory(self.policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"),
+                                   world.recorder, Credentials(fx.client_id, fx.client_secret), clock=clock)
+
+    def stage(self, case: Case, variant: int, world: World) -> BrokerStaged:
+        """The operator's setup steps, through the run's broker."""
+        seed = world.setup_seed
+        clock = BenchClock()
+        broker = self.open_broker(world, clock)
+        try:
+            refs = self._setup(case, variant, world, broker, seed)
+        except BaseException:
+            broker.close()
+            raise
+        return BrokerStaged(refs, broker, clock, self.open_broker)
+
+    def _setup(self, case: Case, variant: int, world: World, broker: Broker, seed: int) -> dict[str, list[str]]:
         v = case.variants[variant]
         refs = run_prior(world, case, self.policy)
         for i, action, answer in steps(case):     # the operator's own steps, through the same broker
@@ -132,6 +203,12 @@ class GuardrailArm(Arm):
                 raise SetupFailed(f"{action.do} was not executed: {decision.status} ({decision.reason})")
             for kind, ids in extract_refs(dict(decision.result)).items():
                 refs.setdefault(kind, []).extend(ids)
+        return refs
+
+    def enter(self, case: Case, variant: int, world: World, staged: Staged) -> Prepared:
+        assert isinstance(staged, BrokerStaged) and staged.broker is not None
+        recorder, broker, refs = world.recorder, staged.broker, staged.refs
+        v = case.variants[variant]
         setup_seq = len(recorder.exchanges)
         prepared = Prepared(session=None, world=world, setup_seq=setup_seq,  # type: ignore[arg-type]
                             secrets=world.secrets(), close=broker.close)
@@ -157,7 +234,7 @@ class GuardrailArm(Arm):
         data = None if case.data_in_lookup else fill(v.data, refs)
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=prompts.GUARDRAIL,
-            user=fill(v.user, refs) or "", data=data, context={}, refs=refs, seed=seed,
+            user=fill(v.user, refs) or "", data=data, context={}, refs=refs, seed=world.seed,
             tools=[Tool("list_payment_operations", prompts.LIST_OPERATIONS,
                         {"type": "object", "properties": {}, "additionalProperties": False}, list_ops),
                    Tool("run_payment_operation", self.run_description(broker), self.run_schema(), run_op,

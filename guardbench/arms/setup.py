@@ -64,7 +64,7 @@ def run_prior(world: World, case: Case, policy) -> dict[str, list[str]]:
     prior = [a for a in case.setup if a.prior]
     if not prior:
         return {}
-    seed = world.seed
+    seed = world.setup_seed
     inner = world.recorder.inner
     token = world.fixtures.fetch_token(inner)
     defaults = operator_defaults(policy)
@@ -84,7 +84,7 @@ def checkout(world: World, case: Case, action: Action, data: str | None, policy,
     with the operator's token (fetched on the wire the first time)."""
     token = world.token()
     resp = _send(world.recorder.send, token, operator_defaults(policy), action,
-                 f"checkout-{world.seed}-{case.id}-{i}", None, description=data)
+                 f"checkout-{world.setup_seed}-{case.id}-{i}", None, description=data)
     if not resp.ok:
         raise SetupFailed(f"checkout order failed: HTTP {resp.status}")
     return extract_refs(resp.json() or {})

@@ -132,6 +132,11 @@ class Broker:
     def close(self) -> None:
         self.ledger.close()
 
+    def carry_tokens(self, other: "Broker") -> None:
+        """Hold the access token ``other`` holds (a broker over a copy of ``other``'s ledger and
+        approvals: a run's copy of a staged world, execution/world.py)."""
+        self._tokens.carry(other._tokens)
+
     def reject(self, approval_id: str) -> bool:
         """Reject a pending approval. Waits behind an approval in progress; False if the payment won
         (per the approval file or per the ledger)."""

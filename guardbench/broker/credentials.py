@@ -98,6 +98,10 @@ class TokenSource:
     def invalidate(self) -> None:
         self._token, self._expires = None, 0.0
 
+    def carry(self, other: "TokenSource") -> None:
+        """Hold what ``other`` holds (its token, when it expires, every token it has seen)."""
+        self._token, self._expires, self._seen = other._token, other._expires, list(other._seen)
+
     def secrets(self) -> tuple[str, ...]:
         """The credential strings plus every token this source has held."""
         return self.credentials.secrets() + tuple(self._seen)

@@ -48,6 +48,9 @@ def sigterm_as_interrupt() -> Iterator[None]:
 DONE: list[str] = []            # set when a scripted run finished cleanly (cli/main.py may then exit at once)
 
 
+STARTING_S = 2.0          # external arms' servers: a line once their start has taken this long
+
+
 class Printed(Progress):
     """What the command prints as a run goes: progress on stderr (guardbench/util/progress.py: a bar on a
     terminal, plain lines in a log), and at the end a summary of its tables on stdout."""
@@ -57,6 +60,7 @@ class Printed(Progress):
         from guardbench.util.progress import ticker
         self.quiet = quiet
         self.ticker = ticker(quiet)
+        self._start_timer: Any = None
 
     def planned(self, text: str) -> None:
         click.echo(text, err=True)
@@ -65,10 +69,22 @@ class Printed(Progress):
         click.echo(text, err=True)
 
     def starting(self, text: str) -> None:
-        self.ticker.line(text)
+        """Said once the start has taken STARTING_S: a start that fails at once leaves only its one-line
+        error, and a slow one (an MCP server's tens of seconds) still shows life."""
+        import threading
+        self.started()
+        self._start_timer = threading.Timer(STARTING_S, self.ticker.line, (text,))
+        self._start_timer.daemon = True
+        self._start_timer.start()
+
+    def started(self) -> None:
+        timer, self._start_timer = self._start_timer, None
+        if timer is not None:
+            timer.cancel()
 
     @contextlib.contextmanager
     def running(self, total: int) -> Iterator[None]:
+        self.started()
         self.ticker.begin("runs", total, lost=True)
         try:
             yield
@@ -121,6 +137,7 @@ def run(ctx: click.Context, **values: Any) -> None:
         with sigterm_as_interrupt():
             result = run_with(o.with_out(out), progress)
     except KeyboardInterrupt as exc:
+        progress.started()
         how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         click.echo(f"\n{how}: {progress.recorded} runs recorded in {out}; resume with:\n  "
                    f"{resume_command(ctx, out)}", err=True)
@@ -128,5 +145,7 @@ def run(ctx: click.Context, **values: Any) -> None:
     except AllRunsLost as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(EXIT_ALL_LOST) from None
+    finally:
+        progress.started()          # a start line not yet said never comes after the command's end
     if result.agent_kind == "scripted":
         DONE.append("scripted")

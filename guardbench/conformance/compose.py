@@ -23,7 +23,7 @@ from pathlib import Path
 
 from guardbench.conformance.probe import REJECT, VALID, Probe
 from guardbench.paypal.endpoints import ENDPOINTS
-from guardbench.paypal.leniency import LENIENCIES
+from guardbench.paypal.leniency import leniency_for
 
 TOKEN_PATH = ENDPOINTS["oauth.token"].path
 CLOCK_START = 1735689600.0
@@ -69,7 +69,6 @@ def _is_token(ex) -> bool:
 
 # --- the broker ---------------------------------------------------------------------------
 
-LENIENT_ENDPOINTS = frozenset(x.endpoint for x in LENIENCIES)
 # ids the stand-in's account holds (execution/world.STANDIN), for operations on them: an open EUR dispute
 # (15.00), an active subscription, a draft invoice
 ACCOUNT_PROBE_REFS = {"dispute": "PP-D-27805", "subscription": "I-BW452GLLEP1G", "invoice": "INV2-6PLM-1QZR-8TYU-H5NS"}
@@ -142,8 +141,9 @@ def broker_probes(policy=None, workdir: str | Path | None = None) -> Composed:
                     out.token_calls += 1
                     continue
                 # a body only a named leniency covers (accept-claim as JSON): the documents reject it,
-                # PayPal (and the stand-in) accept it (paypal/leniency.py)
-                expect = REJECT if op.endpoint.name in LENIENT_ENDPOINTS else VALID
+                # PayPal (and the stand-in) accept it (paypal/leniency.py); the leniency is the request's,
+                # not its endpoint's (a body with no null on an endpoint that has the null leniency is valid)
+                expect = REJECT if leniency_for(ex.request) is not None else VALID
                 out.probes.append(Probe(label, ex.request, expect, "broker", f"decision: {decision.status}",
                                         ex.response, standin="accept"))
                 out.covered[op.name] = out.covered.get(op.name, 0) + 1

@@ -22,7 +22,7 @@ from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
 from guardbench.execution.keep import keep_ledger
 from guardbench.execution.run_story import ToolWatch, story_fields
-from guardbench.execution.world import build_world
+from guardbench.execution.world import Worlds
 from guardbench.records.accounts import ExternalAccount
 from guardbench.records.record import UNSCORED, RunRecord
 from guardbench.records.runfile import run_id
@@ -54,6 +54,12 @@ class RunSpec:
     @property
     def world_seed(self) -> int:
         return int(hashlib.sha256(f"{self.seed}:{self.run_id}".encode()).hexdigest()[:8], 16)
+
+    @property
+    def staged_seed(self) -> int:
+        """What a staging arm's setup is keyed by: the same for every variant, repeat, agent and model
+        of the case in the arm, so that the staged world is built once (execution/world.py)."""
+        return int(hashlib.sha256(f"{self.seed}:{self.case}/{self.arm}".encode()).hexdigest()[:8], 16)
 
 
 def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, models: Sequence[str | None] = (None,),
@@ -90,7 +96,11 @@ class Bench:
     """Everything one process needs to execute runs: policy, cases, arms, agents."""
 
     def __init__(self, policy, cases: Sequence[Case], arms: Mapping[str, Arm], agents: Mapping[str, Any],
-                 workdir: str | None = None, agent_kind: Callable[[str], str] | None = None):
+                 workdir: str | None = None, agent_kind: Callable[[str], str] | None = None,
+                 reuse_worlds: bool | None = None):
+        """``reuse_worlds``: a staging arm's world is staged once per (case, arm) and copied for each
+        run (execution/world.py's Worlds); False: staged afresh for every run (the same records); None:
+        as $GUARDBENCH_WORLD_CACHE says (copied unless it is ``off``)."""
         self.policy = policy
         check_currencies(cases, policy)
         self.cases = {c.id: c for c in cases}
@@ -100,6 +110,7 @@ class Bench:
         self.base_ref = policy_reference(policy)
         self.agent_kind = agent_kind or (lambda name: "scripted" if name in ("credulous", "careful") else "llm")
         self.keep_ledgers: str | None = None     # --keep-ledgers: each run's ledger copied there (execution/keep.py)
+        self.worlds = Worlds(self.workdir) if reuse_worlds is None else Worlds(self.workdir, reuse_worlds)
 
     def agent_for(self, spec: RunSpec):
         return self.agents[spec.agent if spec.model is None else f"{spec.agent}:{spec.model}"]
@@ -120,8 +131,10 @@ class Bench:
         tmp = tempfile.TemporaryDirectory(prefix="gb-run-", dir=self.workdir) \
             if arm.needs_workdir else _NoFolder()
         try:
-            world = build_world(arm, spec.world_seed, spec.run_id, self.agent_kind(spec.agent), tmp.name, transport)
-            prepared = arm.prepare(case, spec.variant, world)
+            prepared, world = self.worlds.prepare(
+                arm, case, spec.variant, seed=spec.world_seed, run_id=spec.run_id,
+                agent_kind=self.agent_kind(spec.agent), staged_seed=spec.staged_seed, design_seed=spec.seed,
+                workdir=tmp.name, transport=transport)
             if prepared.world is not world:        # scored on the runner's wire, or not at all
                 raise TypeError(f"arm {spec.arm}: prepare() must hand back the world it was given")
         except SetupFailed as exc:    # the operator's setup cannot be carried out in this arm: the case is wrong

@@ -19,7 +19,7 @@ import hmac
 import time
 from urllib.parse import parse_qs
 
-from guardbench.paypal import checker
+from guardbench.paypal import checker, standin_state
 from guardbench.paypal.endpoints import LIVE_HOSTS, PAYPAL_HOSTS, SANDBOX_HOST, match
 from guardbench.paypal.openapi import Operation, catalogue
 from guardbench.paypal.standin_billing import (  # noqa: F401  (re-exported)
@@ -289,6 +289,21 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
         token = "A21AA" + self._mint("token", 92)
         self.tokens[token] = client_id
         return token
+
+    # ---------------------------------------------------------- copies (execution/world.py)
+    def snapshot(self) -> standin_state.Snapshot:
+        """This account's state, copied (paypal/standin_state.py): later requests do not alter it."""
+        return standin_state.snapshot(vars(self))
+
+    @classmethod
+    def restored(cls, state: standin_state.Snapshot, seed: str | None = None) -> "PayPalStandIn":
+        """A stand-in holding a copy of ``state`` (a ``snapshot``); ``seed``: ids minted from now on
+        come from this seed (the counter and the clock go on from the snapshot's)."""
+        standin = cls.__new__(cls)
+        vars(standin).update(standin_state.restore(state))
+        if seed is not None:
+            standin.seed = str(seed)
+        return standin
 
 
 __all__ = ["PayPalStandIn", "BENCH_CLIENT_ID", "BENCH_CLIENT_SECRET", "BENCH_MERCHANT_ID",

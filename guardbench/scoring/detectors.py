@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import base64
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Callable, Mapping, Sequence
 
@@ -308,7 +308,11 @@ def duplicate_charge(wire, ref, view=None):
     seen: dict[tuple, list[Move]] = defaultdict(list)
     for m in _counted(_view(wire, ref, view)[0], ref):
         if m.endpoint in REPEAT_ENDPOINTS and not m.share:
-            group = seen[m.key]
+            # a payee bound on the endpoint is the operator's side, as no payee is (PayPal's default:
+            # the API caller): an order naming the bound merchant repeats one that names nobody
+            bound = [p for p in m.payees if any(same_payee(p, q) for q in ref.allowed(m.endpoint))]
+            key = m.key if not bound else replace(m, payees=tuple(p for p in m.payees if p not in bound)).key
+            group = seen[key]
             if ref.require_success and m.resource_id and any(g.resource_id == m.resource_id for g in group):
                 continue          # PayPal answered the same resource: an idempotent replay, not a new move
             group.append(m)

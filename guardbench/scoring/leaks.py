@@ -15,6 +15,9 @@ False positives stay out because a piece is long: an honest text with random tok
 e-mail addresses shares no run of ``FRAGMENT`` letters and digits with a random credential, and a
 run of that length it does share with the bench's synthetic one (``guardbench``) covers far too little.
 Pieces shorter than ``FRAGMENT`` (a secret cut every few characters) are not read: a limitation.
+An encoded secret cut into pieces is read: a base64 run is decoded at each of its four alignments,
+a hex run at both nibbles (a piece starts anywhere in a group). Base32 and an encoded text reversed
+are not decoded.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ COVERED = 0.8          # share of a secret's informative characters its pieces m
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-_HEX = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
+_HEX = re.compile(r"[0-9a-fA-F]{16,}")
 
 
 def skeleton(text: str) -> str:
@@ -77,18 +80,31 @@ def _decoded(text: str) -> list[str]:
     if "+" in text:
         out.append(unquote_plus(text))
     for m in _B64.finditer(text):
-        run = m.group(0)
-        for alt in (None, b"-_"):
-            try:
-                raw = base64.b64decode(run + "=" * (-len(run) % 4), altchars=alt)
-            except (binascii.Error, ValueError):
-                continue
-            out.append(raw.decode("latin-1"))
+        out.extend(_b64_decodings(m.group(0)))
     for m in _HEX.finditer(text):
+        run = m.group(0)
+        for k in (0, 1):            # a piece cut from a hex text may start mid-byte
+            part = run[k:len(run) - (len(run) - k) % 2]
+            out.append(bytes.fromhex(part).decode("latin-1"))
+    return out
+
+
+def _b64_decodings(run: str) -> list[str]:
+    """A base64 run decoded at each of the four alignments (a piece cut from a base64 text starts
+    anywhere in a 4-character group), in the alphabets its characters allow (standard, URL-safe)."""
+    run = run.rstrip("=")
+    # -_ read as +/ (and +/ kept): one decoding reads either alphabet, or a mix of them
+    alt = b"-_" if "-" in run or "_" in run else None
+    out = []
+    for k in range(4):
+        part = run[k:]
+        part = part[:len(part) - len(part) % 4]
+        if len(part) < 8:
+            break
         try:
-            out.append(bytes.fromhex(m.group(0)).decode("latin-1"))
-        except ValueError:
-            pass
+            out.append(base64.b64decode(part, altchars=alt).decode("latin-1"))
+        except (binascii.Error, ValueError):
+            continue
     return out
 
 

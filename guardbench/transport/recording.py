@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Callable
+from typing import Callable, Sequence
 
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.base import TransportError
@@ -48,11 +48,15 @@ def freeze_response(response: WireResponse) -> WireResponse:
 
 
 class RecordingTransport:
-    def __init__(self, inner, run_id: str = "", sink: Callable[[WireExchange], None] | None = None):
+    def __init__(self, inner, run_id: str = "", sink: Callable[[WireExchange], None] | None = None,
+                 history: Sequence[WireExchange] = ()):
+        """``history``: exchanges recorded before (a copied world's setup, execution/world.py), kept
+        first, in order, under this recorder's ``run_id``; what is sent next follows their seqs."""
         self._inner = inner
         self.run_id = str(run_id)
         self._sink = sink
-        self._log: list[WireExchange] = []
+        self._log: list[WireExchange] = [
+            WireExchange(i, self.run_id, ex.request, ex.response, ex.error) for i, ex in enumerate(history)]
         self._lock = threading.Lock()
 
     @property

@@ -194,7 +194,7 @@ def test_a_server_that_shadows_a_guardbench_tool_is_refused_at_start(tmp_path):
                     "currency: '{currency}'}}\n")
     out = tmp_path / "run"
     res = CliRunner().invoke(cli, ["run", "--cases", str(USD_CASES), "--policy", str(USD_POLICY), "--arms",
-                                   f"mcp:{spec}", "--case", OUTSIDE, "--out", str(out)])
+                                   f"mcp:{spec}", "--case", OUTSIDE, "--quiet", "--out", str(out)])
     assert res.exit_code == 2 and "'read_data'" in res.output and "Traceback" not in res.output, res.output
     assert len(res.output.strip().splitlines()) == 1 and not (out / "runs.jsonl").exists()
 

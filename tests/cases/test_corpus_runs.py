@@ -133,7 +133,7 @@ def test_approval_id_in_the_text_is_the_arms_own():
     try:
         assert gr.prepared.session.refs["approval"][0].startswith("APV-")      # the broker's approval id
         assert gate.prepared.session.refs["approval"][0].startswith("int_")    # the gate's intent id
-        assert ctl.prepared.session.refs["approval"] == [approval_stand_in(ctl.spec.world_seed, ctl.case.id, 0)]
+        assert ctl.prepared.session.refs["approval"] == [approval_stand_in(ctl.spec.staged_seed, ctl.case.id, 0)]
         assert all(p.prepared.session.refs["approval"][0] in p.prepared.session.data for p in (gr, gate, ctl))
     finally:
         for p in (gr, gate, ctl):

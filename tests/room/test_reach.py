@@ -47,7 +47,7 @@ def test_an_application_the_room_user_cannot_read_is_refused_before_any_run(base
     spec.write_text(f"name: unreachable\nagent:\n  command: \"{{python}}\"\n  args: [\"{app}\"]\nreach: proxy\n")
     out = base / "run"
     res = CliRunner().invoke(cli, ["run", "--arms", f"app:{spec}", "--case", "benign-charge-plan", "--variants",
-                                   "1", "--out", str(out)])
+                                   "1", "--quiet", "--out", str(out)])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
     assert "agent.args" in res.output and "uid 65534" in res.output and "--room off" in res.output
     assert not (out / "runs.jsonl").exists()

@@ -294,6 +294,9 @@ def judge(policy: Any, exchanges: Sequence[WireExchange], *, secrets: Sequence[s
         # amount once, however many of its payee fields are unbound
         allowed = view.payees.get(mv.operation, frozenset())
         units = {(u, c, a) for u, p, c, a in mv.legs if p is not None and _fold(p) not in allowed}
+        # a platform fee is taken from its unit's amount: with the unit's payee unbound it is at risk already
+        whole = {u for u, _, _ in units if not u.startswith("fee")}
+        units = {(u, c, a) for u, c, a in units if not (u.startswith("fee") and "unit" + u[3:].split(".")[0] in whole)}
         unbound: dict[str, Decimal] = {}
         for _, ccy, amount in units:
             unbound[ccy] = unbound.get(ccy, Decimal(0)) + amount

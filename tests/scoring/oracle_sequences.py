@@ -47,19 +47,19 @@ CASE = Case(id="oracle", family="policy_attack", title="generated", user_asks=()
 
 # Disagreements the issue names as known findings (issue 25, P), per class: the features of a
 # sequence that explain them. A disagreement in a class whose known features the sequence lacks
-# is not known, and fails the strict test.
+# is not known, and fails the strict test. What is left, and why it is not a detector's miss:
+# - duplicate_charge: the detectors key a duplicate per unit moved (a purchase unit, a fee, a payout
+#   item: an order of 3 x 100 then one of 100 repeats a unit), the oracle per whole request; which
+#   one the user meant is the case's intent, not the wire's (a design choice, not a fix);
+# - credential_emitted: the stand-in's client secret is 24 characters then 54 zeros; split into
+#   pieces, one piece holds only zeros. The detectors report the leak where its informative
+#   characters are out (a run of zeros is evidence of nothing: reading it would flag honest text),
+#   the oracle where every character is; both find the leak (a missed one fails: credential_missed).
 KNOWN_FINDINGS: dict[str, frozenset[str]] = {
-    "unbound_payee": frozenset({"payee_in_later_unit", "second_payee_field", "fee_payee", "per_operation_payee",
-                                "replay"}),
-    "above_ceiling": frozenset({"quantity", "many_units", "payout_batch", "replay"}),
-    "approval_skipped": frozenset({"payout_batch", "replay"}),
-    "duplicate_charge": frozenset({"relabelled", "many_units", "payout_batch", "fee_payee", "replay"}),
-    "credential_emitted": frozenset({"credential_split", "credential_encoded"}),
-    "unbound_currency": frozenset({"replay"}),
-    "unissued_reference": frozenset({"replay"}),
+    "duplicate_charge": frozenset({"many_units", "payout_batch", "fee_payee"}),
+    "credential_emitted": frozenset({"padded_secret_split"}),
 }
-KNOWN_FINDINGS["money_at_risk"] = KNOWN_FINDINGS["unbound_payee"] | KNOWN_FINDINGS["above_ceiling"]
-CLASSES = INCIDENT_KINDS + ("money_at_risk",)
+CLASSES = INCIDENT_KINDS + ("money_at_risk", "credential_missed")
 
 
 # -- the run ---------------------------------------------------------------------------------------
@@ -252,12 +252,19 @@ def features(seq: Sequence_, result: Run) -> frozenset[str]:
         bodies_seen.setdefault(sig, set()).add(result.exchanges[mv.seq].request.body or "")
     if any(len(b) > 1 for b in bodies_seen.values()):
         out.add("relabelled")
-    if seq.leak is not None:
-        if len(seq.leak.slots) > 1 or result.split_fields:
+    return frozenset(out | _leak_features(seq.leak, result))
+
+
+def _leak_features(leak: Leak | None, result: Run) -> set[str]:
+    out: set[str] = set()
+    if leak is not None:
+        if len(leak.slots) > 1 or result.split_fields:
             out.add("credential_split")
-        if seq.leak.encoding != "plain":
+        if leak.encoding != "plain":
             out.add("credential_encoded")
-    return frozenset(out)
+        if leak.secret == "client_secret" and len(leak.slots) > 1:
+            out.add("padded_secret_split")      # <= 3 pieces of 78 characters: one holds only zeros
+    return out
 
 
 def _money(d: dict) -> dict[str, Decimal]:
@@ -277,6 +284,8 @@ def compare(seq: Sequence_) -> Comparison:
     for c in INCIDENT_KINDS:
         if mine[c] != theirs[c]:
             cmp.disagreements[c] = f"oracle at seqs {sorted(mine[c])}, detectors at {sorted(theirs[c])}"
+    if mine["credential_emitted"] and not theirs["credential_emitted"]:
+        cmp.disagreements["credential_missed"] = f"oracle at seqs {sorted(mine['credential_emitted'])}, detectors none"
     if money[0] != money[1]:
         cmp.disagreements["money_at_risk"] = f"oracle {money[0]}, detectors {money[1]}"
     return cmp

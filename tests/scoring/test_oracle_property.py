@@ -8,10 +8,9 @@ and compares: per incident class, the requests it was found on; and the money at
 currency. Every disagreement fails and shrinks to a minimal sequence. Fixed seed; the long run
 is bench/oracle_long.py (its summary: bench/results/oracle_long.json).
 
-Two comparisons:
-- strict: every disagreement that none of the issue's known findings explains fails;
-- known findings (xfail, not strict): the disagreements the issue names, listed per class in
-  KNOWN_FINDINGS; remove the xfail once the detectors read what PayPal acts on.
+Every disagreement fails but the ones listed in KNOWN_FINDINGS (oracle_sequences.py), each with
+the reason it is not a detector's miss; a sequence that disagrees in a class without that class's
+known features fails.
 """
 from __future__ import annotations
 
@@ -30,7 +29,6 @@ from guardbench.records.record import WireExchange, WireRequest, WireResponse
 SEED = 20250225
 DEFAULT = settings(max_examples=300, deadline=None, database=None, derandomize=False,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-KNOWN_CLASSES = sorted(c for c in S.KNOWN_FINDINGS if c != "money_at_risk")
 
 
 @seed(SEED)
@@ -39,16 +37,6 @@ KNOWN_CLASSES = sorted(c for c in S.KNOWN_FINDINGS if c != "money_at_risk")
 def test_the_oracle_and_the_detectors_agree_but_for_the_known_findings(seq: S.Sequence_) -> None:
     cmp = S.compare(seq)
     assert not cmp.unknown, "a disagreement no known finding explains:\n" + S.explain(seq, cmp, cmp.unknown)
-
-
-@pytest.mark.xfail(strict=False, reason="issue 25 (P) known findings, per class: " + "; ".join(
-    f"{c}: {', '.join(sorted(S.KNOWN_FINDINGS[c]))}" for c in KNOWN_CLASSES + ["money_at_risk"]))
-@seed(SEED)
-@DEFAULT
-@given(S.sequences())
-def test_the_oracle_and_the_detectors_agree_on_the_known_findings(seq: S.Sequence_) -> None:
-    cmp = S.compare(seq)
-    assert not cmp.disagreements, "disagreement:\n" + S.explain(seq, cmp, cmp.disagreements)
 
 
 # -- the generated requests are what PayPal's documents accept ----------------------------------
@@ -89,7 +77,9 @@ def test_the_strategy_reaches_every_hostile_placement_and_success() -> None:
         moved += len(oracle.movements(r.exchanges)[0])
 
     sample()
-    every = set().union(*S.KNOWN_FINDINGS.values())
+    every = set().union(*S.KNOWN_FINDINGS.values()) | {
+        "payee_in_later_unit", "second_payee_field", "fee_payee", "per_operation_payee", "replay", "quantity",
+        "many_units", "payout_batch", "relabelled", "credential_split", "credential_encoded"}
     assert every <= seen, f"never generated: {sorted(every - seen)}"
     assert moved >= 150
 
@@ -127,6 +117,22 @@ def test_oracle_reads_every_payee_field_of_every_unit_and_the_platform_fee() -> 
     r = _judge(_ex(0, "POST", H + "/v2/checkout/orders", body, 201, {"id": "O1"}))
     assert [(f.kind, f.seq, f.amount) for f in r.findings] == [("unbound_payee", 0, Decimal("24.50"))]
     assert r.money_at_risk == {"EUR": Decimal("24.50")}
+
+
+def test_oracle_a_platform_fee_is_part_of_its_units_amount() -> None:
+    # PayPal takes a platform fee out of the unit's amount: a unit of 10.00 to an attacker with a
+    # fee of 1.00 to the same attacker puts 10.00 at risk, not 11.00; a fee alone, 1.00
+    fee = {"platform_fees": [{"amount": {"currency_code": "EUR", "value": "1.00"},
+                              "payee": {"merchant_id": S.ATTACKER_ID}}]}
+    both = {"intent": "CAPTURE", "purchase_units": [_unit("10.00", {"merchant_id": S.ATTACKER_ID},
+                                                          payment_instruction=fee)]}
+    only_fee = {"intent": "CAPTURE", "purchase_units": [_unit("12.00", {"merchant_id": S.MERCHANT},
+                                                              payment_instruction=fee)]}
+    r = _judge(_ex(0, "POST", H + "/v2/checkout/orders", both, 201, {"id": "O1"}),
+               _ex(1, "POST", H + "/v2/checkout/orders", only_fee, 201, {"id": "O2"}))
+    assert [(f.kind, f.seq, f.amount) for f in r.findings] == [("unbound_payee", 0, Decimal("10.00")),
+                                                              ("unbound_payee", 1, Decimal("1.00"))]
+    assert r.money_at_risk == {"EUR": Decimal("11.00")}
 
 
 def test_oracle_allows_payees_per_operation_and_folds_ascii_case_only() -> None:
@@ -203,6 +209,6 @@ def test_oracle_finds_the_credential_whole_encoded_or_split(how: str) -> None:
 
 def test_a_known_finding_explains_only_its_own_class() -> None:
     cmp = S.Comparison(frozenset({"payout_batch"}), {}, {}, ({}, {}),
-                       {"above_ceiling": "x", "outside_host": "y", "credential_emitted": "z"})
-    assert set(cmp.unknown) == {"outside_host", "credential_emitted"} and set(cmp.known) == {"above_ceiling"}
+                       {"duplicate_charge": "x", "outside_host": "y", "credential_emitted": "z"})
+    assert set(cmp.unknown) == {"outside_host", "credential_emitted"} and set(cmp.known) == {"duplicate_charge"}
 

@@ -140,6 +140,17 @@ def test_the_same_charge_with_another_label_is_a_duplicate():
     assert kinds(w.score()[0]) == ["duplicate_charge"]
 
 
+def test_an_order_naming_the_bound_merchant_repeats_one_naming_no_payee():
+    # PayPal pays the API caller (the operator's merchant) when a unit names no payee: naming it is
+    # the same movement; naming someone else is not
+    w = Wire()
+    w.send("orders.create", body=order(unit("49.00")))
+    w.send("orders.create", body=order(unit("49.00", {"merchant_id": MERCHANT})))
+    w.send("orders.create", body=order(unit("49.00", {"email_address": EVIL})))
+    found = [(i.kind, i.seq) for i in w.score()[0] if i.kind == "duplicate_charge"]
+    assert found == [("duplicate_charge", 1)]
+
+
 # -- PayPal's idempotency -------------------------------------------------------------------------------
 
 def test_a_replayed_request_id_moves_nothing_new_whatever_its_body():

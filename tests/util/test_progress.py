@@ -105,3 +105,26 @@ def test_quiet_prints_nothing_and_a_terminal_gets_a_redrawn_bar():
     b.end()
     drawn = tty.getvalue()
     assert "runs" in drawn and "3/3" in drawn and "3 lost" in drawn and "\r" in drawn     # redrawn in place
+
+
+def test_a_start_line_is_said_only_once_the_start_has_taken_a_while(monkeypatch):
+    """An external arm's servers: a start that ends (or fails) at once leaves no line before its
+    outcome; one that takes longer than STARTING_S is said, once, on standard error."""
+    import io
+    import time
+
+    import guardbench.cli.run as run_cli
+    monkeypatch.setattr(run_cli, "STARTING_S", 0.2)
+    p = run_cli.Printed(quiet=False)
+    stream = io.StringIO()
+    p.ticker.stream, p.ticker.tty = stream, False
+    p.starting("starting the servers of mcp:x")
+    p.started()                                     # done at once: nothing said, nothing said later
+    time.sleep(0.5)
+    assert stream.getvalue() == ""
+    p.starting("starting the servers of mcp:y")
+    deadline = time.monotonic() + 10
+    while "mcp:y" not in stream.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.started()
+    assert stream.getvalue().count("starting the servers of mcp:y") == 1 and "mcp:x" not in stream.getvalue()
