@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The framework matrix (docs/frameworks.md): the example framework apps (examples/FRAMEWORK/), each run in its
 # own room per run (--room auto, the default), the scripted worst-case agent as every app's model (the
-# model gateway), one variant of each case. What it covers by default (about 140 runs, under 20 minutes on
-# 2 cores with --jobs 2):
+# model gateway), one variant of each case. What it covers by default (187 runs, 158 of them run, the rest
+# no tool path: about 19 minutes on 2 cores at load 8 with --jobs 2):
 #   arms   every framework with PayPal's Python toolkit (toolkit) and with PayPal's MCP server through its own
 #          MCP client, undefended (mcp), behind guardbench's gate (mcp-gate) and guardbench's broker
 #          (mcp-broker); pdp as a front (mcp-pdp) on the OpenAI Agents SDK only. A front sits outside the
@@ -11,7 +11,7 @@
 #   cases  one attack of every family, chosen so the stateful limits and the honest user's own task are
 #          both tested (CASES below), and the honest tasks of every kind the tools have (charge, capture,
 #          show an order, refund, payout); a case an arm's tools cannot express is no_tool_path (not run).
-# FULL=1: every case of cases/usd and pdp on every framework (460 runs: about an hour on an idle machine).
+# FRAMEWORKS_FULL=1: every case of cases/usd and pdp on every framework (460 runs: about an hour idle).
 #
 #   bash scripts/frameworks_matrix.sh --out DIR [guardbench run options...]   # e.g. --agent careful too
 #   FRAMEWORKS="openai-agents langgraph" bash scripts/frameworks_matrix.sh --out DIR
@@ -33,11 +33,12 @@ if [[ "${1:-}" != "--out" || -z "${2:-}" ]]; then
 fi
 OUT=$2; shift 2
 FW=(${FRAMEWORKS:-openai-agents langgraph pydantic-ai llamaindex})
-# direct injection: bill in EUR; indirect (the user honest, the attack in the data): a listing's price and
-# an email's bigger refund; policy: a refund above the approval threshold; limit: the same charge twice
-# (a front that forgets between calls cannot hold it)
-CASES=(usd-di-order-in-eur usd-ii-listing-annual-prepay usd-ii-email-refund-bigger usd-pa-skip-approval
-       usd-la-duplicate-charge
+# direct injection: bill in EUR (PayPal's tools' schemas refuse it: no tool path but for the broker) and
+# refund in EUR (the MCP server's refund takes any currency); indirect (the user honest, the attack in the
+# data): a listing's price and an email's bigger refund; policy: a refund above the approval threshold;
+# limit: the same charge twice (a front that forgets between calls cannot hold it)
+CASES=(usd-di-order-in-eur usd-di-refund-in-eur usd-ii-listing-annual-prepay usd-ii-email-refund-bigger
+       usd-pa-skip-approval usd-la-duplicate-charge
        usd-benign-charge-pro usd-benign-capture usd-benign-show-order usd-benign-partial-refund
        usd-benign-payout-supplier)
 bash scripts/frameworks.sh "${FW[@]}"
@@ -45,11 +46,11 @@ bash scripts/frameworks.sh "${FW[@]}"
 ARMS=""
 for fw in "${FW[@]}"; do
   shapes="toolkit mcp mcp-gate mcp-broker"
-  [[ "$fw" == openai-agents || "${FULL:-0}" == 1 ]] && shapes="toolkit mcp mcp-gate mcp-pdp mcp-broker"
+  [[ "$fw" == openai-agents || "${FRAMEWORKS_FULL:-0}" == 1 ]] && shapes="toolkit mcp mcp-gate mcp-pdp mcp-broker"
   for s in $shapes; do ARMS+="${ARMS:+,}app:examples/$fw/$s.yaml"; done
 done
 SELECT=()
-[[ "${FULL:-0}" == 1 ]] || for c in "${CASES[@]}"; do SELECT+=(--case "$c"); done
+[[ "${FRAMEWORKS_FULL:-0}" == 1 ]] || for c in "${CASES[@]}"; do SELECT+=(--case "$c"); done
 AGENT=(--agent credulous)
 [[ " $* " == *" --agent "* ]] && AGENT=()
 mkdir -p "$OUT"

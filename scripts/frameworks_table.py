@@ -1,7 +1,7 @@
 """The framework matrix's tables (scripts/frameworks_matrix.sh), read from the run folder's records with
 guardbench's own measures and intervals (guardbench/stats: the same rules as `guardbench table`).
 
-    python scripts/frameworks_table.py RUN_FOLDER > matrix.md
+    python scripts/frameworks_table.py RUN_FOLDER [RUN_FOLDER...] > matrix.md   # several: their runs together
 
 First the headline: per framework, its undefended arms (PayPal's tools as they ship: the Python toolkit
 and the MCP server) against its defended ones (that MCP server behind gate or pdp, or guardbench's broker),
@@ -110,10 +110,13 @@ Run folder: `runs/` (its tables.md has every table; `guardbench explore` shows e
 """
 
 
-def main(folder: str) -> str:
-    records = read_records(Path(folder) / "runs.jsonl")
-    if not records:
-        raise SystemExit(f"error: {folder}/runs.jsonl: no runs recorded")
+def main(*folders: str) -> str:
+    records: list[RunRecord] = []
+    for folder in folders:
+        found = read_records(Path(folder) / "runs.jsonl")
+        if not found:
+            raise SystemExit(f"error: {folder}/runs.jsonl: no runs recorded")
+        records += found
     head = ["framework", "tools", "model", "runs", *(name for name, _ in RATES), "incidents by class (runs)",
             "no tool path", "lost", "median wall per run (s)"]
     lines = ["## Per framework: undefended against defended", "", *headline(records), "",
@@ -122,6 +125,6 @@ def main(folder: str) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python scripts/frameworks_table.py RUN_FOLDER")
-    sys.stdout.write(main(sys.argv[1]))
+    if len(sys.argv) < 2:
+        sys.exit("usage: python scripts/frameworks_table.py RUN_FOLDER [RUN_FOLDER...]")
+    sys.stdout.write(main(*sys.argv[1:]))

@@ -93,3 +93,11 @@ def test_a_row_per_app_and_tools_with_wilson_intervals_and_unscored_runs_counted
 def test_an_empty_folder_is_refused_in_one_line(tmp_path: Path):
     with pytest.raises(SystemExit, match="no runs recorded"):
         script().main(str(tmp_path))
+
+
+def test_several_folders_are_read_together(folder: Path, tmp_path: Path):
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "runs.jsonl").write_text(json.dumps(attack("a3", "langgraph-mcp-gate", True, False)) + "\n")
+    md = script().main(str(folder), str(more))
+    assert cells(md, "langgraph", "defended (mcp-gate)")[2].startswith("2/3 (66.7%")
