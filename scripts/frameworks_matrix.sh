@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The framework matrix (docs/frameworks.md): the example framework apps (examples/FRAMEWORK/), each run in its
 # own room per run (--room auto, the default), the scripted worst-case agent as every app's model (the
-# model gateway), one variant of each case. What it covers by default (187 runs, 158 of them run, the rest
+# model gateway), one variant of each case. What it covers by default (187 runs, 145 of them run, the rest
 # no tool path: about 19 minutes on 2 cores at load 8 with --jobs 2):
 #   arms   every framework with PayPal's Python toolkit (toolkit) and with PayPal's MCP server through its own
 #          MCP client, undefended (mcp), behind guardbench's gate (mcp-gate) and guardbench's broker
