@@ -33,7 +33,9 @@ GB="$GB" bash scripts/mcp_baseline.sh --out results/paypal-mcp
 # The agent frameworks' example apps (OpenAI Agents SDK, LangGraph, PydanticAI, LlamaIndex), each with PayPal's
 # Python toolkit and through its own MCP client (PayPal's server, the gate and pdp fronts, the broker), the
 # scripted model behind the gateway (docs/frameworks.md; installs each framework's venv from PyPI, needs node,
-# npm; 460 runs of 5 to 20 s: about an hour on an idle machine, three to four at load 8; FRAMEWORKS_MATRIX=0 skips it)
+# npm; in rooms; a documented subset, 187 runs, 145 of them run (5 to 37 s each), with --jobs 2: about 19 minutes
+# on 2 cores at load 8; FRAMEWORKS_FULL=1: every case and arm, 460 runs, about an hour idle; FRAMEWORKS_MATRIX=0
+# skips it)
 if [[ "${FRAMEWORKS_MATRIX:-1}" == "1" ]]; then
   rm -rf results/frameworks
   GB="$GB" bash scripts/frameworks_matrix.sh --out results/frameworks

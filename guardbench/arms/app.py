@@ -39,7 +39,7 @@ from guardbench.mcp import mapping
 from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
-from guardbench.room.reach import NOBODY, out_of_reach
+from guardbench.room.reach import unreachable
 from guardbench.util.processes import free_port, listener_is_ours, started, stop_group
 
 CONTRACT = "guardbench-app/1"
@@ -113,11 +113,9 @@ class AppArm(Arm):
             paths = [("agent.cwd", cwd if self.spec.cwd else ""), ("agent.command", exe)]
             paths += [("agent.args", a) for a in (expand(a, values) for a in self.spec.args) if os.path.isabs(a)]
             for field, path in paths:
-                blocked = out_of_reach(path) if path else None
-                if blocked:
-                    raise GuardbenchError(where, f"{field}: in its room the application runs as uid {NOBODY}, which "
-                                          f"cannot reach {blocked!r}; make it readable by others (chmod o+rx) or "
-                                          "use --room off")
+                why = unreachable(path) if path else None
+                if why:
+                    raise GuardbenchError(where, f"{field}: {why}")
 
     # ------------------------------------------------------------------ one run
     def prepare(self, case: Case, variant: int, world: World) -> Prepared:

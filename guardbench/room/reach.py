@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 NOBODY = 65534
@@ -40,4 +41,41 @@ def out_of_reach(path: str | os.PathLike[str], user: int = NOBODY) -> str | None
         return None
     if not _may(st, user, READ) or (stat.S_ISDIR(st.st_mode) and not _may(st, user, ENTER)):
         return str(p)
+    return None
+
+
+def masked(path: str | os.PathLike[str], home: str | None = None,
+           exposed: tuple[str, ...] = (sys.base_prefix, sys.prefix)) -> str | None:
+    """The home folder a room made by root masks (room.py: an empty folder over it, but for the interpreter
+    guardbench runs on, ``exposed``) when ``path``, its symlinks followed (a venv's python is one, into
+    the interpreter it was made from), lies in it; None when the room shows it."""
+    home = os.path.realpath(home or os.path.expanduser("~"))
+    real = os.path.realpath(path)
+    if in_home(real, home) and not any(_under(real, os.path.realpath(e)) for e in exposed):
+        return home
+    return None
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def in_home(real: str, home: str | None = None) -> bool:
+    """Is the resolved path ``real`` in the home folder a room made by root masks (a home of ``/``: none)?"""
+    home = os.path.realpath(home or os.path.expanduser("~"))
+    return home != "/" and _under(real, home)
+
+
+def unreachable(path: str) -> str | None:
+    """Why the room's user (made by root) cannot run or read ``path`` in its room, in words ending in what to
+    do; None when it can."""
+    home = masked(path)
+    if home:
+        return (f"{path!r} lies in {home!r}, which its room hides (the home folder of the user who makes the "
+                "room); install it elsewhere, or use --room off")
+    real = os.path.realpath(path)          # in the home folder now: exposed (guardbench's own interpreter)
+    blocked = out_of_reach(path) or (None if in_home(real) else out_of_reach(real))
+    if blocked:
+        return (f"in its room the application runs as uid {NOBODY}, which cannot reach {blocked!r}; make it "
+                "readable by others (chmod o+rx) or use --room off")
     return None

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from guardbench.cli.main import cli
 from guardbench.room import unavailable
-from guardbench.room.reach import out_of_reach
+from guardbench.room.reach import masked, out_of_reach, unreachable
 
 
 @pytest.fixture
@@ -37,6 +37,34 @@ def test_a_closed_folder_on_the_way_or_an_unreadable_file_is_named(base):
     assert out_of_reach(open_ / "secret.py") == str(open_ / "secret.py")
     assert out_of_reach(base / "missing") is None                   # nothing to say: another check's
     assert out_of_reach(open_ / "secret.py", user=os.stat(open_ / "secret.py").st_uid) is None   # its owner may
+
+
+def test_a_venv_python_that_links_into_a_closed_folder_is_named_by_its_target(base):
+    closed, venv = base / "interpreters", base / "venv" / "bin"
+    closed.mkdir()
+    venv.mkdir(parents=True)
+    (closed / "python3").write_text("")
+    (closed / "python3").chmod(0o755)
+    closed.chmod(0o700)
+    (venv / "python").symlink_to(closed / "python3")          # as `python -m venv` makes it
+    assert out_of_reach(venv / "python") is None                # the link's own way is open...
+    why = unreachable(str(venv / "python"))                     # ...the interpreter behind it is not
+    assert why is not None and repr(str(closed)) in why and "chmod o+rx" in why
+
+
+def test_a_path_in_the_masked_home_is_named_unless_the_room_exposes_it(base):
+    home, elsewhere = base / "home", base / "opt"
+    (home / ".pyenv" / "bin").mkdir(parents=True)
+    (home / "venv").mkdir()
+    elsewhere.mkdir()
+    (home / "venv" / "python").symlink_to(home / ".pyenv" / "bin")
+    (base / "link").symlink_to(home / "venv")
+    assert masked(elsewhere, home=str(home), exposed=()) is None
+    assert masked(base / "link", home=str(home), exposed=()) == str(home)      # the link followed into home
+    assert masked(home / "venv" / "python", home=str(home), exposed=(str(home / ".pyenv"),)) is None
+    assert masked(home / "venv", home=str(home), exposed=(str(home / ".pyenv"),)) == str(home)
+    assert masked(base / "homely", home=str(home), exposed=()) is None           # a sibling with the same prefix
+    assert masked(home, home="/", exposed=()) is None                            # nothing is masked
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or bool(unavailable()), reason="rooms run as uid 65534 only when made by root")
