@@ -1,7 +1,11 @@
 """guardbench: measure whether a defence stops an AI agent from being talked into moving money."""
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas
 
 # The one place the version is written (pyproject.toml reads it from here): no importlib.metadata
 # lookup, which costs more at start-up than the whole scripted agent's first run.
@@ -12,7 +16,7 @@ def package_version() -> str:
     return __version__
 
 
-def load(run_dir):
+def load(run_dir: str | os.PathLike[str]) -> pandas.DataFrame:
     """Records of a run folder as a pandas DataFrame, one row per run (imports pandas lazily)."""
     from guardbench.report.frame import load as _load
     return _load(run_dir)
