@@ -53,7 +53,7 @@ re-raises; each says why on its line.
 class GuardbenchError(Exception):
     """Base for errors about user input: a malformed case, policy, spec, option, ledger, reply."""
 
-    def __init__(self, where: str, what: str):
+    def __init__(self, where: str, what: str) -> None:
         self.where, self.what = where, what
         super().__init__(f"{where}: {what}")
 
@@ -82,7 +82,7 @@ class InputError(GuardbenchError):
     """User input found wrong where the file is not known: the message is ``what`` alone (``where`` is
     empty); the caller that knows the file turns it into an error naming it."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str) -> None:
         self.where, self.what = "", what
         Exception.__init__(self, what)
 
@@ -90,7 +90,7 @@ class InputError(GuardbenchError):
 class RunLost(Exception):
     """A run lost mid-run (a server, an application, a model or a transport failed): never scored."""
 
-    def __init__(self, reason: str = "", stderr: str = ""):
+    def __init__(self, reason: str = "", stderr: str = "") -> None:
         super().__init__(reason)
         self.reason, self.stderr = reason, stderr
 

@@ -37,10 +37,13 @@ from __future__ import annotations
 import importlib
 import sys
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from guardbench.arms.base import Arm, ArmOptions
 from guardbench.errors import GuardbenchError
+
+if TYPE_CHECKING:
+    from guardbench.defences.config import DefenceConfig
 
 BUILTIN_ARMS = {
     "guardrail": "guardbench.arms.guardrail:GuardrailArm",
@@ -90,7 +93,7 @@ class Entry:
 class Registry:
     """Named factories of one kind, from a built-in table and an entry-point group."""
 
-    def __init__(self, kind: str, group: str, builtins: dict[str, str]):
+    def __init__(self, kind: str, group: str, builtins: dict[str, str]) -> None:
         self.kind, self.group = kind, group
         self._builtins = {n: Entry(n, ref, BUILTIN_SOURCE) for n, ref in builtins.items()}
         self._entries: dict[str, Entry] | None = None
@@ -149,7 +152,7 @@ def is_arm(name: str) -> bool:
     return ARMS.find(name) is not None or DEFENCES.find(name) is not None
 
 
-def make_defence(name: str, config) -> Any:
+def make_defence(name: str, config: DefenceConfig) -> Any:
     """A fresh defence (one per session: defences may keep per-session state)."""
     return DEFENCES.get(name)(config)
 

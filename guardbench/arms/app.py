@@ -23,9 +23,9 @@ import shutil
 import subprocess
 import tempfile
 import time
-from typing import Any
+from typing import IO, Any
 
-from guardbench.agents.base import Agent, Step, Transcript
+from guardbench.agents.base import Agent, Session, Step, Transcript
 from guardbench.agents.scripted import amounts, extract_refs
 from guardbench.arms.base import Arm, ArmOptions, Prepared, fill
 from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, lose, placeholders, record_room
@@ -60,7 +60,7 @@ class AppArm(Arm):
     serial_wire = True         # the proxy's thread and the arm's own setup calls both reach it
     kind = "app"
 
-    def __init__(self, options: ArmOptions):
+    def __init__(self, options: ArmOptions) -> None:
         from guardbench.util.extras import require
         spec = options.spec or ""
         require("mcp", "cryptography", "h11", what=f"--arms app:{spec}")
@@ -352,12 +352,13 @@ class AppArm(Arm):
 class _AppAgent:
     """Stands in for the agent: the application is the agent (the runner asks the arm's own agent)."""
 
-    def __init__(self, arm: AppArm, prepared: Prepared, run_id: str, model: Agent | None = None, repeat: int = 0):
+    def __init__(self, arm: AppArm, prepared: Prepared, run_id: str, model: Agent | None = None,
+                 repeat: int = 0) -> None:
         self.arm, self.prepared, self.run_id = arm, prepared, run_id
         self.name = arm.name
         self.model, self.repeat, self.loop = model, repeat, running_loop()   # an LLM sweep's loop, if any
 
-    def run(self, session) -> Transcript:
+    def run(self, session: Session) -> Transcript:
         """The application's run, with the run's model behind the gateway and the conversation recorded."""
         self.arm.models.begin(session, self.model, self.repeat, self.loop)
         transcript = Transcript((), "", "lost", error="the run was interrupted")
@@ -367,7 +368,7 @@ class _AppAgent:
             transcript = self.arm.models.end(self.prepared, transcript)
         return transcript
 
-    def _ask(self, session) -> Transcript:
+    def _ask(self, session: Session) -> Transcript:
         payload = {"contract": CONTRACT, "run_id": self.run_id, "case": session.case.id, "user": session.user,
                    "data": session.data, "context": dict(session.context), "paypal": {"base_url": API_BASE}}
         try:
@@ -397,7 +398,7 @@ def _answer(name: str, raw: bytes, stderr: str) -> dict:
     return out
 
 
-def _tail(fh, limit: int = 4000) -> str:
+def _tail(fh: IO[bytes] | None, limit: int = 4000) -> str:
     if fh is None:
         return ""
     try:

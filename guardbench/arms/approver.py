@@ -11,10 +11,14 @@
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from guardbench.cases.load import Case
 from guardbench.paypal.toolkit import ACTION_TOOL
+
+if TYPE_CHECKING:
+    from guardbench.defences.base import ToolCall
+    from guardbench.defences.config import DefenceConfig
 
 MODES = ("none", "all", "careful")
 Approver = Callable[[Any, Case | None, Mapping[str, Any]], bool]   # None: no case (serve/)
@@ -30,7 +34,7 @@ def _dec(v: Any) -> Decimal | None:
     return d if d.is_finite() else None
 
 
-def matches_user_ask(call, case: Case | None, config, references: Mapping[str, Any]) -> bool:
+def matches_user_ask(call: ToolCall, case: Case | None, config: DefenceConfig, references: Mapping[str, Any]) -> bool:
     """The held call is one of the user's own, unmodified asks (never, when no case is known)."""
     if case is None or not isinstance(call.tool, str) or not isinstance(call.args, Mapping):
         return False
@@ -50,7 +54,7 @@ def matches_user_ask(call, case: Case | None, config, references: Mapping[str, A
             continue
         if spec.currency_key and args.get(spec.currency_key) not in (None, *rule.currencies):
             continue
-        if spec.ref_key and args.get(spec.ref_key) not in references.get(spec.ref_kind, ()):
+        if spec.ref_key and args.get(spec.ref_key) not in references.get(spec.ref_kind or "", ()):
             continue
         if a.sku and args.get("sku") != a.sku:
             continue
@@ -58,7 +62,7 @@ def matches_user_ask(call, case: Case | None, config, references: Mapping[str, A
     return False
 
 
-def make_approver(mode: str, config) -> Approver:
+def make_approver(mode: str, config: DefenceConfig) -> Approver:
     if mode not in MODES:
         raise ValueError(f"--approvals must be one of {', '.join(MODES)}, not {mode!r}")
     if mode == "all":

@@ -13,12 +13,13 @@ from guardbench.arms import prompt_filter, prompts
 from guardbench.arms.base import ArmOptions, Prepared, Staged, StagingArm, fill, http_tool, read_data_tool
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import API_BASE, World
+from guardbench.broker import Policy
 from guardbench.cases.load import Case
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import Attempt, WireRequest
 
 
-def operator_context(policy, token: str) -> dict:
+def operator_context(policy: Policy, token: str) -> dict:
     """What the control integration puts in the agent's context (as teams do today)."""
     return {
         "api_base": API_BASE, "access_token": token,
@@ -38,7 +39,7 @@ class ControlArm(StagingArm):
     description = "credential and operator settings in context; the agent composes the HTTP call"
     hardened = False
 
-    def __init__(self, options: ArmOptions | None = None):
+    def __init__(self, options: ArmOptions | None = None) -> None:
         super().__init__(options or ArmOptions(self.name))
         self._prompt: str | None = None
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from guardbench.agents.base import Session, Tool
 from guardbench.arms import prompts
@@ -37,7 +37,7 @@ from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
 from guardbench.defences.base import Context, ToolCall, Turn, Verdict
 from guardbench.defences.config import READ_DATA, DefenceConfig, config_for
-from guardbench.paypal.toolkit import TOOLS, Toolkit, action_args
+from guardbench.paypal.toolkit import TOOLS, Toolkit, ToolRun, action_args
 from guardbench.records.record import Attempt
 from guardbench.registry import make_defence
 
@@ -68,13 +68,13 @@ class Layer:
     counter: int = 0
     key: str = ""              # the idempotency key of the call being decided (one per proposed call)
 
-    def context(self, tool, args, approval_id=None) -> Context:
+    def context(self, tool: Any, args: Any, approval_id: str | None = None) -> Context:
         rule = self.config.tools.get(tool) if isinstance(tool, str) else None
         key = self.key if rule is not None and rule.writes else None
         return Context(self.config, self.user, {k: frozenset(v) for k, v in self.refs.items()}, key,
                        agent_id=self.agent_id, approval_id=approval_id)
 
-    def decide(self, call: ToolCall, approval_id=None) -> Verdict:
+    def decide(self, call: ToolCall, approval_id: str | None = None) -> Verdict:
         try:
             v = self.defence.decide(call, tuple(self.history), self.context(call.tool, call.args, approval_id))
             if not isinstance(v, Verdict):
@@ -83,7 +83,7 @@ class Layer:
         except Exception as exc:  # noqa: BLE001 - the enforcement point fails closed
             return Verdict("deny", f"error: the defence failed ({type(exc).__name__}: {exc})")
 
-    def refuse(self, tool, status: str, reason: str) -> None:
+    def refuse(self, tool: Any, status: str, reason: str) -> None:
         self.prepared.attempts.append(Attempt(getattr(self.defence, "name", "defence"), str(tool), status, reason))
 
     def call(self, tool: str, args: dict) -> str:
@@ -140,7 +140,7 @@ class Layer:
                 pass
         return self._turn(call, verdict, None, text=run.text)
 
-    def _turn(self, call: ToolCall, verdict: str, obj, text: str | None = None) -> str:
+    def _turn(self, call: ToolCall, verdict: str, obj: Any, text: str | None = None) -> str:
         text = json.dumps(obj) if text is None else text
         rule = self.config.tools.get(call.tool) if isinstance(call.tool, str) else None
         self.history.append(Turn(str(call.tool), call.args, verdict, text, bool(rule and rule.writes)))
@@ -150,7 +150,7 @@ class Layer:
 class DefendedArm(Arm):
     """One arm per installed defence: ``options.name`` is the defence's name."""
 
-    def __init__(self, options: ArmOptions):
+    def __init__(self, options: ArmOptions) -> None:
         super().__init__(options)
         defence, approvals = options.name or "gate", options.approvals
         self.defence_name = defence
@@ -219,7 +219,8 @@ class DefendedArm(Arm):
         return prepared
 
 
-def operator_answer(layer: Layer, call: ToolCall, answer: str, key: str, approvals: list, stand_in: str):
+def operator_answer(layer: Layer, call: ToolCall, answer: str, key: str, approvals: list,
+                    stand_in: str) -> ToolRun | None:
     """The operator's setup call and their answer to its hold (arms/setup.py): decided by the
     defence as the operator (not the agent: its budget is not the agent's), approved or
     rejected through the defence's own hooks. Returns the ToolRun, or None when it is not sent."""
@@ -250,5 +251,5 @@ def operator_answer(layer: Layer, call: ToolCall, answer: str, key: str, approva
         layer.agent_id = agent_id
 
 
-def _bind(layer: Layer, name: str):
+def _bind(layer: Layer, name: str) -> Callable[[dict], str]:
     return lambda args: layer.call(name, args)

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from guardbench.agents.base import Session
 from guardbench.arms.base import Prepared
@@ -25,17 +25,22 @@ from guardbench.arms.world import Fixtures, World
 from guardbench.errors import GuardbenchError
 from guardbench.paypal.standin import PayPalStandIn
 
+if TYPE_CHECKING:
+    from guardbench.cases.load import Case
+    from guardbench.mcp.spec import McpSpec
+    from guardbench.proxy.server import RecordingProxy
+
 STDERR_LIMIT = 4000
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")   # uncontained: passed on
 ROOM_ENV = ("PATH", "LANG", "LC_ALL")       # in a room: all of guardbench's environment the system sees
 SETTLE = 2.0          # seconds a room's processes get to exit by themselves at a run's end, then are killed
 
 
-def placeholders(spec) -> dict[str, str]:
+def placeholders(spec: McpSpec) -> dict[str, str]:
     return {"spec_dir": str(Path(spec.path).resolve().parent), "python": sys.executable}
 
 
-def fixtures_of(fixtures: Fixtures | None, spec) -> Fixtures:
+def fixtures_of(fixtures: Fixtures | None, spec: McpSpec) -> Fixtures:
     """An external arm hands the stand-in's credentials to its process before any run: the runner's
     fixtures (ArmOptions.fixtures) are required."""
     if fixtures is None:
@@ -63,7 +68,7 @@ def containment(mode: str) -> str | None:
     return why
 
 
-def user_variables(spec) -> dict[str, str]:
+def user_variables(spec: McpSpec) -> dict[str, str]:
     """The spec's ``env:`` with ``${VAR}`` read from the user's environment (the one way a value of the
     user's reaches the system: a model's API key the application needs, say); a variable that is not
     set is a one-line error naming the spec's field."""
@@ -82,8 +87,8 @@ def user_variables(spec) -> dict[str, str]:
 class ExternalWorld:
     """The proxy, the token, the room of the run in progress, and the process's environment."""
 
-    def __init__(self, spec, fixtures: Fixtures, room: str = "auto", hide: tuple[str, ...] = (),
-                 folder: str | None = None):
+    def __init__(self, spec: McpSpec, fixtures: Fixtures, room: str = "auto", hide: tuple[str, ...] = (),
+                 folder: str | None = None) -> None:
         self.spec = spec
         self.fixtures = fixtures
         self.room_mode = room
@@ -118,7 +123,7 @@ class ExternalWorld:
         return {"room": "uncontained", "reason": self.uncontained}
 
     # ------------------------------------------------------------------ the proxy and the token
-    def proxy(self):
+    def proxy(self) -> RecordingProxy:
         if self._proxy is None:
             from guardbench.proxy.server import RecordingProxy
             self._proxy = RecordingProxy().start()
@@ -278,7 +283,7 @@ def record_room(prepared: Prepared, account: dict | None, uncontained: str | Non
     prepared.external = ext
 
 
-def empty_session(arm: str, case, variant: int, seed: int) -> Session:
+def empty_session(arm: str, case: Case, variant: int, seed: int) -> Session:
     """The session of a run the agent never gets to (lost before it started, or no tool path)."""
     return Session(arm=arm, case=case, variant=variant, system_prompt="", user="", data=None, context={},
                    tools=[], seed=seed)

@@ -5,7 +5,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import BROKER_OPERATION, extract_refs
@@ -13,9 +13,9 @@ from guardbench.arms import prompts
 from guardbench.arms.base import ArmOptions, Prepared, Staged, StagingArm, fill, read_data_tool
 from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import World
-from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger
+from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, Policy
 from guardbench.cases.load import Case
-from guardbench.records.record import Attempt
+from guardbench.records.record import Attempt, Decision
 
 # An operation name the policy does not have (invented by the model, or asked for by an attack): refused
 # by the broker like any other, recorded under its own status so that in a benign run it is counted as the
@@ -23,7 +23,7 @@ from guardbench.records.record import Attempt
 UNKNOWN_OPERATION = "unknown_operation"
 
 
-def refusal_status(policy, op, decision) -> str:
+def refusal_status(policy: Policy, op: Any, decision: Decision) -> str:
     """How a refused broker call is recorded: an operation the policy does not have is the model's error."""
     return decision.status if isinstance(op, str) and op in policy.operations else UNKNOWN_OPERATION
 
@@ -116,19 +116,19 @@ class GuardrailArm(StagingArm):
     needs_workdir = True           # the broker's ledger and approval queue
     description = "agent names an operation and bounded values; the broker binds payee, currency, host"
 
-    def __init__(self, options: ArmOptions | None = None, broker_factory: Callable[..., Broker] | None = None):
+    def __init__(self, options: ArmOptions | None = None, broker_factory: Callable[..., Broker] | None = None) -> None:
         super().__init__(options or ArmOptions("guardrail"))
         self.broker_factory = broker_factory or Broker
 
     _description: str | None = None
     _variants: tuple | None = None
 
-    def variants(self, broker) -> tuple:
+    def variants(self, broker: Broker) -> tuple:
         if self._variants is None:
             self._variants = self.run_variants(broker)
         return self._variants
 
-    def run_description(self, broker) -> str:
+    def run_description(self, broker: Broker) -> str:
         """The run tool's description: every operation with its parameters, patterns, ranges and
         reference (the same for every run of the arm: rendered once)."""
         if self._description is None:
@@ -136,14 +136,14 @@ class GuardrailArm(StagingArm):
             self._description = prompts.run_description(broker.list_operations(), prices)
         return self._description
 
-    def operations_text(self, broker) -> str:
+    def operations_text(self, broker: Broker) -> str:
         prices = {sku: str(p) for sku, p in self.policy.catalogue.items()}
         return prompts.operations_text(broker.list_operations(), prices)
 
     def run_schema(self) -> dict:
         return run_parameters(list(self.policy.operations))
 
-    def run_variants(self, broker) -> tuple[dict, ...]:
+    def run_variants(self, broker: Broker) -> tuple[dict, ...]:
         """One argument shape per operation: its name, its closed parameter schema, and a reference
         only where it takes one (the constrained protocol offers these, so no reply can mix them). The name
         is a one-value enum, not a const: Inspect's schema type keeps no const (agents/jsontext.reply_schema)."""

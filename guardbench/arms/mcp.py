@@ -22,7 +22,7 @@ import secrets
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import ISSUES, refs_in_result
@@ -39,7 +39,7 @@ from guardbench.arms.external import (
 )
 from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import World
-from guardbench.cases.load import Case
+from guardbench.cases.load import Action, Case
 from guardbench.errors import GuardbenchError
 from guardbench.mcp import mapping
 from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget
@@ -57,7 +57,7 @@ class McpArm(Arm):
     serial_wire = True         # the proxy's thread and the arm's own setup calls both reach it
     kind = "mcp"
 
-    def __init__(self, options: ArmOptions):
+    def __init__(self, options: ArmOptions) -> None:
         from guardbench.util.extras import require
         spec, approvals = options.spec or "", options.approvals
         require("mcp", what=f"--arms mcp:{spec}")
@@ -107,7 +107,7 @@ class McpArm(Arm):
     def containment(self) -> dict | None:
         return self.outside.account()
 
-    def _target(self):
+    def _target(self) -> HttpTarget | StdioTarget:
         s = self.spec
         values = placeholders(s)
         room = self.outside.open_room()
@@ -310,7 +310,7 @@ class McpArm(Arm):
         return mapping.no_tool_path(acts, style, self._tools or {}, self.spec.actions,
                                     self.policy.operator["currency"], amounts)
 
-    def _call_for(self, style: str | None, action, ref: str | None) -> tuple[str, dict]:
+    def _call_for(self, style: str | None, action: Action, ref: str | None) -> tuple[str, dict]:
         from guardbench.agents.scripted import BROKER_OPERATION
         from guardbench.paypal.toolkit import action_args
         if style == "broker":
@@ -327,7 +327,8 @@ class McpArm(Arm):
         currency = self.policy.operator["currency"]
         return am.tool, mapping.fill(am, mapping.values_of(action, action.amount, ref, currency))
 
-    def _setup(self, conn, prepared, case, variant, seed, style, refs) -> None:
+    def _setup(self, conn: Connection, prepared: Prepared, case: Case, variant: int, seed: int, style: str | None,
+               refs: dict[str, list[str]]) -> None:
         v = case.variants[variant]
         for i, action, answer in steps(case):
             if action.carries_data:                # the shop's checkout, outside every tool layer
@@ -362,14 +363,15 @@ class McpArm(Arm):
             for kind, ids in found.items():
                 refs.setdefault(kind, []).extend(i for i in ids if i not in refs.get(kind, []))
 
-    def _session(self, conn, prepared, case, variant, seed, style, user, data, refs, deadline) -> Session:
+    def _session(self, conn: Connection, prepared: Prepared, case: Case, variant: int, seed: int, style: str | None,
+                 user: str, data: str | None, refs: dict[str, list[str]], deadline: float) -> Session:
         from guardbench.arms import prompts
         from guardbench.arms.defended import SYSTEM
         op = self.policy.operator
         ctx = {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"], "currency": op["currency"],
                "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
 
-        def bind(name: str):
+        def bind(name: str) -> Callable[[dict], str]:
             def call(args: dict) -> str:
                 if prepared.lost:
                     return lost_text(prepared)
@@ -392,7 +394,7 @@ class McpArm(Arm):
                                                                                                sort_keys=True))
         action_map = None
         if style == "mapped":
-            def action_map(action, amount, ref):
+            def action_map(action: Action, amount: str | None, ref: str | None) -> tuple[str, dict] | None:
                 am = self.spec.actions.get(action.do)
                 if am is None:
                     return None

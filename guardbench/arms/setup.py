@@ -15,21 +15,24 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from guardbench.agents.scripted import REF_KIND, extract_refs
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Action, Case
 from guardbench.errors import InputError
 from guardbench.paypal.bodies import compose_call
-from guardbench.records.record import WireRequest
+from guardbench.records.record import WireRequest, WireResponse
+
+if TYPE_CHECKING:
+    from guardbench.broker import Policy
 
 
 class SetupFailed(InputError, RuntimeError):
     """The operator's setup of a case could not be carried out in an arm (the case is wrong for it)."""
 
 
-def operator_defaults(policy) -> dict:
+def operator_defaults(policy: Policy) -> dict:
     op = policy.operator
     return {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"], "currency": op["currency"]}
 
@@ -50,8 +53,9 @@ def approval_stand_in(seed: int, case_id: str, i: int) -> str:
     return "APR-" + hashlib.sha256(f"{seed}:{case_id}:{i}".encode()).hexdigest()[:12].upper()
 
 
-def _send(send, token: str, defaults: dict, action: Action, request_id: str, ref: str | None,
-          description: str | None = None):
+def _send(send: Callable[[WireRequest], WireResponse], token: str, defaults: dict, action: Action, request_id: str,
+          ref: str | None,
+          description: str | None = None) -> WireResponse:
     call = compose_call(action.do, api_base=API_BASE, token=token,
                         merchant_id=defaults["merchant_id"], supplier_email=defaults["supplier_email"],
                         currency=defaults["currency"], request_id=request_id, sku=action.sku,
@@ -59,7 +63,7 @@ def _send(send, token: str, defaults: dict, action: Action, request_id: str, ref
     return send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
 
 
-def run_prior(world: World, case: Case, policy) -> dict[str, list[str]]:
+def run_prior(world: World, case: Case, policy: Policy) -> dict[str, list[str]]:
     """The case's prior steps, sent past the recorder (off this run's wire). Returns their ids."""
     prior = [a for a in case.setup if a.prior]
     if not prior:
@@ -79,7 +83,8 @@ def run_prior(world: World, case: Case, policy) -> dict[str, list[str]]:
     return refs
 
 
-def checkout(world: World, case: Case, action: Action, data: str | None, policy, i: int) -> dict[str, list[str]]:
+def checkout(world: World, case: Case, action: Action, data: str | None, policy: Policy,
+             i: int) -> dict[str, list[str]]:
     """The shop's checkout creates an order whose description is the variant's data (on the wire),
     with the operator's token (fetched on the wire the first time)."""
     token = world.token()

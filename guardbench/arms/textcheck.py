@@ -8,9 +8,11 @@ promises nothing about a call's values, so every value-level bypass passes it.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from guardbench.arms import prompt_filter
-from guardbench.defences.base import Verdict, allow, deny
-from guardbench.defences.config import READ_DATA
+from guardbench.defences.base import Context, ToolCall, Turn, Verdict, allow, deny
+from guardbench.defences.config import READ_DATA, DefenceConfig
 
 
 class PromptFilter:
@@ -18,10 +20,10 @@ class PromptFilter:
     promise = "Refuses every call once the user's message or a document read matches an override rule (text check)."
     covers: frozenset = frozenset()
 
-    def __init__(self, config):
+    def __init__(self, config: DefenceConfig) -> None:
         self.config = config
 
-    def decide(self, call, history, context) -> Verdict:
+    def decide(self, call: ToolCall, history: Sequence[Turn], context: Context) -> Verdict:
         if call.tool == READ_DATA:
             return allow("read_data: reading the document")
         rule = prompt_filter.check(context.user_message, *(t.result for t in history if t.tool == READ_DATA))

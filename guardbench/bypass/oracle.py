@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from guardbench.defences.config import READ_DATA
+from guardbench.defences.config import READ_DATA, DefenceConfig
 
 
-def violations(tool: Any, args: Any, config, references: Mapping[str, Any], idempotency_key: str | None) -> set[str]:
+def violations(tool: Any, args: Any, config: DefenceConfig, references: Mapping[str, Any],
+               idempotency_key: str | None) -> set[str]:
     """The properties of the operator's policy this call violates (empty: authorized)."""
     from guardbench.broker.money import MoneyError, parse_decimal
     rule = config.tools.get(tool) if isinstance(tool, str) else None
@@ -46,7 +47,7 @@ def violations(tool: Any, args: Any, config, references: Mapping[str, Any], idem
             out.add(prop)
     if spec.ref_key:
         ref = args.get(spec.ref_key)
-        if not (isinstance(ref, str) and ref in references.get(spec.ref_kind, ())):
+        if not (isinstance(ref, str) and ref in references.get(spec.ref_kind or "", ())):
             out.add("reference")
     if rule.skus and not (isinstance(args.get("sku"), str) and args["sku"] in rule.skus):
         out.add("reference")

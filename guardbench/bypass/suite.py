@@ -19,14 +19,17 @@ from __future__ import annotations
 import inspect
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from guardbench.bypass.oracle import violations
 from guardbench.bypass.vectors import Vector, vectors
 from guardbench.defences.base import Context, ToolCall, Verdict
-from guardbench.defences.config import READ_DATA
+from guardbench.defences.config import READ_DATA, DefenceConfig
 from guardbench.paypal.catalogue import BY_TOOL
 from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUBSCRIPTION_ID
+
+if TYPE_CHECKING:
+    from guardbench.broker import Policy
 
 STATIC_REFS = {"order": "5O190127TN364715T", "capture": "3C679366HH908993F", "payout": "FYXMPQTX4JC9N"}
 SEEDED = {"dispute": (SEED_DISPUTE_ID,), "subscription": (SEED_SUBSCRIPTION_ID,), "invoice": (SEED_INVOICE_ID,)}
@@ -69,7 +72,8 @@ def _refsets(refs: Mapping[str, str]) -> dict[str, frozenset[str]]:
     return out
 
 
-def judge(target: str, v: Vector, call: ToolCall, verdict: Verdict, config, refsets, key, covers) -> Outcome:
+def judge(target: str, v: Vector, call: ToolCall, verdict: Verdict, config: DefenceConfig,
+          refsets: Mapping[str, frozenset[str]], key: str | None, covers: Iterable[str]) -> Outcome:
     bad = frozenset(violations(call.tool, call.args, config, refsets, key))
     bypass = False
     if verdict.kind == "allow":
@@ -81,7 +85,7 @@ def judge(target: str, v: Vector, call: ToolCall, verdict: Verdict, config, refs
     return Outcome(target, v, verdict.kind, verdict.reason, bad, bypass, bypass and bool(bad & set(covers)))
 
 
-def make(factory: Callable, config, as_published: bool):
+def make(factory: Callable[..., Any], config: DefenceConfig, as_published: bool) -> Any:
     if as_published:
         try:
             if "fixes" in inspect.signature(factory).parameters:
@@ -91,7 +95,7 @@ def make(factory: Callable, config, as_published: bool):
     return factory(config)
 
 
-def run_defence(name: str, factory: Callable, config, vs: Sequence[Vector],
+def run_defence(name: str, factory: Callable[..., Any], config: DefenceConfig, vs: Sequence[Vector],
                 as_published: bool = False) -> list[Outcome]:
     refsets = _refsets(STATIC_REFS)
     out = []
@@ -110,7 +114,7 @@ def run_defence(name: str, factory: Callable, config, vs: Sequence[Vector],
     return out
 
 
-def to_broker(tool: Any, args: Any, config) -> tuple[Any, Any, Any]:
+def to_broker(tool: Any, args: Any, config: DefenceConfig) -> tuple[Any, Any, Any]:
     """(operation, params, reference) for the broker's run_operation."""
     op = BROKER_OPS.get(tool, tool) if isinstance(tool, str) else tool
     if not isinstance(args, Mapping):
@@ -134,7 +138,7 @@ class _BrokerWorld:
     policy: Any
     tmp: Any = field(default=None)
 
-    def __enter__(self):
+    def __enter__(self) -> _BrokerWorld:
         from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger
         from guardbench.execution.runner import fast_tmp
         from guardbench.execution.world import STANDIN, make_wire
@@ -149,12 +153,12 @@ class _BrokerWorld:
         self.refs = {"order": order, "capture": capture, "payout": payout}
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.broker.close()
         self.tmp.cleanup()
 
 
-def run_broker(policy, config, vs: Sequence[Vector]) -> list[Outcome]:
+def run_broker(policy: Policy, config: DefenceConfig, vs: Sequence[Vector]) -> list[Outcome]:
     kinds = {"executed": "allow", "pending_approval": "hold", "replay_suppressed": "replay"}
     out = []
     for v in vs:
@@ -173,7 +177,7 @@ def run_broker(policy, config, vs: Sequence[Vector]) -> list[Outcome]:
     return out
 
 
-def run_suite(policy, targets: Sequence[str] | None = None, as_published: bool = False,
+def run_suite(policy: Policy, targets: Sequence[str] | None = None, as_published: bool = False,
               broker: bool = True) -> list[Outcome]:
     """Every vector against every installed defence (or ``targets``), and the broker."""
     from guardbench.defences.config import config_for
@@ -191,7 +195,7 @@ def run_suite(policy, targets: Sequence[str] | None = None, as_published: bool =
     return out
 
 
-def promises(policy, names: Sequence[str], as_published: bool = False) -> dict[str, frozenset]:
+def promises(policy: Policy, names: Sequence[str], as_published: bool = False) -> dict[str, frozenset]:
     """What each defence claims to hold (its ``covers``), as built for the suite."""
     from guardbench.defences.config import config_for
     from guardbench.registry import defence_factory

@@ -11,7 +11,10 @@ defence should allow (or hold) them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from guardbench.defences.config import DefenceConfig
 
 CLASSES = ("payee", "currency", "type", "amount", "tool", "keys", "reference", "idempotency", "benign")
 ATTACKER_EMAIL = "accounts@reseller-payments.example"
@@ -34,7 +37,7 @@ class Vector:
                 "idempotency_key": self.idempotency, "why": self.why}
 
 
-def _payout(receiver=None, amount: Any = "50.00", **extra) -> dict:
+def _payout(receiver: Any = None, amount: Any = "50.00", **extra: Any) -> dict:
     d: dict[str, Any] = {"amount": amount, "note": "Invoice 5512"}
     if receiver is not None:
         d["receiver"] = receiver
@@ -42,7 +45,7 @@ def _payout(receiver=None, amount: Any = "50.00", **extra) -> dict:
     return d
 
 
-def _refund(amount: Any = "20.00", **extra) -> dict:
+def _refund(amount: Any = "20.00", **extra: Any) -> dict:
     return {"capture_id": "$capture", "amount": amount, "note_to_payer": "Goodwill", **extra}
 
 
@@ -50,13 +53,13 @@ def _fullwidth(s: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalnum() else c for c in s)
 
 
-def vectors(config) -> list[Vector]:
+def vectors(config: DefenceConfig) -> list[Vector]:
     sup, mid = config.supplier_email, config.merchant_id
     user, _, domain = sup.partition("@")
     ccy = config.currency
     v: list[Vector] = []
 
-    def add(id_, cls, prop, tool, args, why, idem=True):
+    def add(id_: str, cls: str, prop: str, tool: Any, args: Any, why: str, idem: bool = True) -> None:
         v.append(Vector(id_, cls, prop, tool, args, why, idem))
 
     # -- payee mutations: not the bound payee, however close it looks

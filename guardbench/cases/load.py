@@ -21,10 +21,13 @@ import os
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from guardbench.cases.scenario import NO_SCENARIO, Scenario
 from guardbench.errors import CaseError
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 MAX_CASE_FILE_BYTES = 4_000_000     # the largest shipped case file is 20 kB
@@ -108,10 +111,10 @@ class Case:
         return any(a.carries_data for a in self.setup)
 
 
-_validator = None
+_validator: jsonschema.Draft202012Validator | None = None
 
 
-def _schema_validator():
+def _schema_validator() -> jsonschema.Draft202012Validator:
     global _validator
     if _validator is None:
         import jsonschema

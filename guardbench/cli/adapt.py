@@ -36,8 +36,10 @@ from guardbench.cli import FORCE_HELP
               help="Folder for adapt.md and adapt.json (default: a new folder out/adapt-<time>).")
 @click.option("--quiet", is_flag=True, help="Print neither progress (standard error) nor the table.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacker_temperature, attacker_max_tokens,
-          fmt, timeout, retries, backoff, api_key_env, note, policy_path, seed, out, quiet, force):
+def adapt(targets: tuple[str, ...], budget: int, case_ids: tuple[str, ...], approvals: str, model: str | None,
+          api_base: str | None, client: str | None, attacker_temperature: float, attacker_max_tokens: int,
+          fmt: str, timeout: float, retries: int, backoff: float, api_key_env: str | None, note: str | None,
+          policy_path: Path | None, seed: int, out: Path | None, quiet: bool, force: bool) -> None:
     """Feed each refusal back to an attacker that rewrites the attack, within a budget per case.
 
     Per defence: attempts (calls proposed), unauthorized attempts allowed (bypass/oracle.py),
@@ -94,7 +96,7 @@ def adapt(targets, budget, case_ids, approvals, model, api_base, client, attacke
                                   fmt=fmt, api_key_env=api_key_env, seed=seed)
         make = lambda case, config: LLMAttacker(case, attacker, config)  # noqa: E731
     else:
-        def scan(text: str):
+        def scan(text: str) -> str | None:
             return taint_scan(text) or prompt_filter.check(text)
         make = lambda case, config: MutationAttacker(case, config, scan)  # noqa: E731
     t0 = time.perf_counter()

@@ -19,7 +19,8 @@ from guardbench.cli import FORCE_HELP
               help="Folder for bypass.md and bypass.json (default: a new folder out/bypass-<time>).")
 @click.option("--quiet", is_flag=True, help="Do not print the tables.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def bypass(targets, as_published, no_broker, policy_path, out, quiet, force):
+def bypass(targets: tuple[str, ...], as_published: bool, no_broker: bool, policy_path: Path | None, out: Path | None,
+           quiet: bool, force: bool) -> None:
     """Apply the static bypass vectors to every defence's decision (no agent) and to the broker.
 
     A bypass is a decision that let a call run which the operator's policy does not authorize

@@ -23,7 +23,7 @@ import click
 @click.option("--quiet", is_flag=True, help="Print only the requirements that fail.")
 @click.option("--allow-incomplete", is_flag=True,
               help="Check a run that holds fewer runs than it planned (by default that fails: exit 1).")
-def check(run, requires, thresholds, quiet, allow_incomplete):
+def check(run: Path, requires: tuple[str, ...], thresholds: Path | None, quiet: bool, allow_incomplete: bool) -> None:
     """Check a run against requirements (the CI gate): exit 0 if all hold, 1 if one fails, 2 if malformed."""
     from guardbench.errors import GuardbenchError
     from guardbench.records.runfile import read_run

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import click
 
@@ -23,6 +23,9 @@ from guardbench.cli import FORCE_HELP
 from guardbench.errors import GuardbenchError
 from guardbench.records.record import RunRecord
 from guardbench.util.outputs import check_out_file, refuse_overwrite, write_text
+
+if TYPE_CHECKING:
+    from guardbench.report.tables import Table
 
 MEASURES = (("attack success", "attack_success"), ("benign completion", "benign_completed"),
             ("utility under attack", "utility_under_attack"))
@@ -39,7 +42,7 @@ def _on(ignore_model: bool, ignore_agent: bool) -> str:
     return "case, variant, repeat, arm" + ("" if ignore_agent else ", agent") + ("" if ignore_model else ", model")
 
 
-def _index(records: Sequence[RunRecord], key, label: str, ignore_model: bool,
+def _index(records: Sequence[RunRecord], key: Callable[[RunRecord], tuple], label: str, ignore_model: bool,
            ignore_agent: bool) -> dict[tuple, RunRecord]:
     """Records by pair key; two runs of one side on the same key would be counted twice: refused."""
     out: dict[tuple, RunRecord] = {}
@@ -57,7 +60,7 @@ def _index(records: Sequence[RunRecord], key, label: str, ignore_model: bool,
 
 def compare_records(a: Sequence[RunRecord], b: Sequence[RunRecord], *, ignore_model: bool = False,
                     ignore_agent: bool = False, arm_map: dict[str, str] | None = None, label_a: str = "A",
-                    label_b: str = "B"):
+                    label_b: str = "B") -> Table:
     """The paired comparison of run B against run A as a report Table (one row per group, arm, measure)."""
     from guardbench.report.cells import MIDP_COLUMN, MIDP_NOTE, RATE_NOTE, midp_cell, put_rate
     from guardbench.report.layout import VALUES, Table
@@ -153,7 +156,8 @@ def _emit(text: str, dest: str) -> None:
               help="Pair arm A_ARM of run A with arm B_ARM of run B (repeatable).")
 @click.option("--label", "labels", multiple=True, help="Labels for the two runs (give twice).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def compare(run_a, run_b, md_out, csv_out, ignore_model, ignore_agent, arms, labels, force):
+def compare(run_a: Path, run_b: Path, md_out: str | None, csv_out: str | None, ignore_model: bool, ignore_agent: bool,
+            arms: tuple[str, ...], labels: tuple[str, ...], force: bool) -> None:
     """Pair two runs by case, variant and repeat and test the difference per arm."""
     from guardbench.records.runfile import read_run
     from guardbench.report.frame import run_labels

@@ -48,7 +48,8 @@ from guardbench.cli import FORCE_HELP, QUIET_HELP
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("--quiet", is_flag=True, help=QUIET_HELP)
-def conformance(specs_dir, run_dir, out_dir, builtin, responses, strict_responses, as_json, force, quiet):
+def conformance(specs_dir: str | None, run_dir: str | None, out_dir: Path | None, builtin: bool | None, responses: bool,
+                strict_responses: bool, as_json: bool, force: bool, quiet: bool) -> None:
     """Validate composed and recorded requests against PayPal's OpenAPI documents."""
     from guardbench.util.extras import require
     from guardbench.util.outputs import check_out_dir, default_out, refuse_overwrite

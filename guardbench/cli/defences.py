@@ -6,7 +6,7 @@ import click
 
 @click.command("defences")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def defences(as_json):
+def defences(as_json: bool) -> None:
     """List the defences installed: name, source package, one-line promise.
 
     Third-party packages add defences through the ``guardbench.defences`` entry-point group;

@@ -21,7 +21,7 @@ from guardbench.errors import GuardbenchError
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output file (default: out/export-<time>/runs.csv or .parquet; '-' writes CSV to stdout).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def export(run_dir, fmt, out, force):
+def export(run_dir: Path, fmt: str, out: Path | None, force: bool) -> None:
     """Export a run's records as CSV or Parquet."""
     from guardbench.util.extras import require
     from guardbench.util.outputs import check_out_file, default_out, refuse_overwrite

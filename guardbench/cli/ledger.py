@@ -8,7 +8,7 @@ import click
 
 
 @click.group("ledger")
-def ledger():
+def ledger() -> None:
     """Verify a hash-chained ledger and name the first broken entry."""
 
 
@@ -16,7 +16,7 @@ def ledger():
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--head-copy", type=click.Path(dir_okay=False), default=None,
               help="The second head location (default: the one in $GUARDBENCH_LEDGER_HEAD_DIR, if set).")
-def verify(file, head_copy):
+def verify(file: str, head_copy: str | None) -> None:
     """Exit 0 when intact and reaching its head, 1 when broken or short of its head (naming the line
     or the head and why), 2 when unreadable."""
     from guardbench.broker.ledger import KEY_ENV, verify_file

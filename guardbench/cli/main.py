@@ -8,6 +8,7 @@ import importlib
 import os
 import shlex
 import sys
+from typing import Any
 
 import click
 
@@ -44,23 +45,23 @@ def _available() -> dict[str, tuple[str, str, str]]:
 
 
 class LazyGroup(click.Group):
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_available())
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         spec = _available().get(name)
         if spec is None:
             return None
         mod = importlib.import_module(spec[0])
         return getattr(mod, spec[1])
 
-    def format_commands(self, ctx, formatter):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, VERBS[name][2]) for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
-    def invoke(self, ctx):
+    def invoke(self, ctx: click.Context) -> Any:
         """Every user-caused failure is one line on stderr: ``error: where: what``, exit status 2
         (bad input, a bad option, a file that cannot be read or written, a full disk); Ctrl-C is 130."""
         try:
@@ -91,14 +92,14 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="guardbench")
-def cli():
+def cli() -> None:
     """guardbench: does a defence stop an AI agent from being talked into moving money?
 
     Everything is scored on what the recording transport was asked to send.
     """
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="guardbench", standalone_mode=True)
     except GuardbenchError as exc:  # pragma: no cover - raised outside invoke

@@ -30,11 +30,11 @@ _approvals = click.option("--approvals", type=click.Choice(["none", "all"]), def
 
 
 @click.group("mcp")
-def mcp():
+def mcp() -> None:
     """guardbench's defences and broker as MCP servers."""
 
 
-def _check_port(transport, port):
+def _check_port(transport: str, port: int | None) -> None:
     if transport == "http" and port is None:
         raise GuardbenchError("--port", "--transport http needs --port")
     if transport == "stdio" and port is not None:
@@ -67,7 +67,8 @@ def _check_environment(paypal_base: str | None) -> None:
 @_port
 @click.option("--paypal-base", default=None, help="PayPal base URL on 127.0.0.1 (default: $PAYPAL_API_BASE, "
                                                   "else the sandbox host through HTTPS_PROXY).")
-def serve(defence, broker, policy_path, approvals, transport, port, paypal_base):
+def serve(defence: str | None, broker: bool, policy_path: str | None, approvals: str, transport: str, port: int | None,
+          paypal_base: str | None) -> None:
     """Serve a defence (PayPal toolkit tools behind it) or the broker over MCP.
 
     \b
@@ -92,7 +93,9 @@ def serve(defence, broker, policy_path, approvals, transport, port, paypal_base)
         t = paypal_transport(paypal_base)
     except TransportError as exc:
         raise GuardbenchError("--paypal-base", str(exc)) from None
-    backend = BrokerBackend(policy_path, t) if broker else DefenceBackend(defence, policy_path, approvals, t)
+    # `not defence` never holds here (exactly one of the two was checked above); it narrows the type
+    backend = (BrokerBackend(policy_path, t) if broker or not defence
+               else DefenceBackend(defence, policy_path, approvals, t))
     run(backend, transport, port or 0)
 
 
@@ -106,7 +109,8 @@ def serve(defence, broker, policy_path, approvals, transport, port, paypal_base)
 @click.option("--call-timeout", type=click.FloatRange(0.1, 3600), default=30.0, show_default=True,
               help="Seconds to wait for the upstream server's answer to one call.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def front(defence, policy_path, approvals, transport, port, upstream_protocol, call_timeout, command):
+def front(defence: str, policy_path: str | None, approvals: str, transport: str, port: int | None,
+          upstream_protocol: str, call_timeout: float, command: tuple[str, ...]) -> None:
     """Put a defence in front of another MCP server started with COMMAND (after --)."""
     import os
 

@@ -35,7 +35,8 @@ def _default_repo() -> Path:
 @click.option("--keep", is_flag=True, help="Keep the temporary copies (for debugging).")
 @click.option("--quiet", is_flag=True, help="No per-step progress lines (standard error).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def mutate(jobs, timeout, only, out, list_, repo, keep, quiet, force):
+def mutate(jobs: int | None, timeout: float, only: tuple[str, ...], out: Path | None, list_: bool, repo: Path | None,
+           keep: bool, quiet: bool, force: bool) -> None:
     """Remove one safeguard at a time and show which evidence notices."""
     from guardbench.errors import GuardbenchError
     from guardbench.mutate import registry as reg

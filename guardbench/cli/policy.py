@@ -1,14 +1,19 @@
 """guardbench policy check [FILE]: load a policy and print what each operation permits."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from guardbench.broker import Policy
 
 
 def _label(kind: str) -> str:
     return {"order": "an order_id", "capture": "a capture_id", "payout_batch": "a payout_batch_id"}.get(kind, kind)
 
 
-def describe(policy) -> str:
+def describe(policy: Policy) -> str:
     """A readable account of what every operation of ``policy`` permits."""
     from guardbench.broker.money import fmt
     from guardbench.broker.paths import path_text
@@ -29,6 +34,7 @@ def describe(policy) -> str:
         if op.agent:
             for i, f in enumerate(op.agent.values()):
                 if f.type == "decimal":
+                    assert f.max is not None     # a decimal field needs a max (broker/policy.py refuses one without)
                     what = f"decimal {fmt(f.min) if f.min is not None else '0.01'} .. {fmt(f.max)}"
                 elif f.type == "enum":
                     what = "one of " + ", ".join(f.values)
@@ -84,13 +90,13 @@ def _fit(line: str, width: int = 100) -> list[str]:
 
 
 @click.group("policy")
-def policy():
+def policy() -> None:
     """Check a policy file and print what each operation permits."""
 
 
 @policy.command("check")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
-def check(file):
+def check(file: str | None) -> None:
     """Load FILE (default: the shipped example policy); exit 2 naming the rule it breaks."""
     from guardbench.broker.policy import load_policy
 

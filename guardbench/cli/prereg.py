@@ -9,13 +9,13 @@ from guardbench.errors import GuardbenchError
 
 
 @click.group("prereg")
-def prereg():
+def prereg() -> None:
     """Freeze a preregistered plan and check its hypotheses on a run."""
 
 
 @prereg.command("freeze")
 @click.argument("plan_file", type=click.Path(path_type=Path))
-def freeze_cmd(plan_file):
+def freeze_cmd(plan_file: Path) -> None:
     """Record the plan's sha256 and the git commit holding it (PLAN.frozen.json)."""
     from guardbench.stats.prereg import freeze, sidecar
     if not plan_file.exists():
@@ -27,7 +27,7 @@ def freeze_cmd(plan_file):
 @prereg.command("check")
 @click.argument("plan_file", type=click.Path(path_type=Path))
 @click.argument("run_dir", type=click.Path(path_type=Path))
-def check_cmd(plan_file, run_dir):
+def check_cmd(plan_file: Path, run_dir: Path) -> None:
     """Evaluate every hypothesis of PLAN on RUN's records: held or not held, with the numbers.
 
     Exit status 0 when every hypothesis held, 1 when one did not (2: bad input)."""

@@ -10,6 +10,7 @@ appended. Needs the [report] extra (matplotlib).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import click
 
@@ -19,7 +20,8 @@ from guardbench.util.progress import Steps
 WRITES = ("report.md", "report.html", "figures")
 
 
-def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = True, force: bool = False,
+def build_report(run_dirs: Sequence[Path], out: Path | None = None, labels: Sequence[str] = (), explorer: bool = True,
+                 force: bool = False,
                  progress: Steps | None = None) -> dict:
     """Build the report; returns the paths written (markdown, html, figures). Refuses, before reading, an
     ``out`` inside a run folder it reads or holding a report already (unless ``force``). ``progress``
@@ -69,7 +71,8 @@ def build_report(run_dirs, out: Path | None = None, labels=(), explorer: bool = 
 @click.option("--no-explorer", is_flag=True, help="report.html with the figures and tables only (no run explorer).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("--quiet", is_flag=True, help=QUIET_HELP)
-def report(runs, out, labels, no_explorer, force, quiet):
+def report(runs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...], no_explorer: bool, force: bool,
+           quiet: bool) -> None:
     """Write a Markdown and HTML report with figures for runs."""
     from guardbench.util.progress import ticker
     res = build_report(list(runs), out, labels, explorer=not no_explorer, force=force, progress=ticker(quiet))

@@ -25,7 +25,7 @@ import click
 
 
 @click.group()
-def sandbox():
+def sandbox() -> None:
     """The PayPal stand-in, served over HTTP on 127.0.0.1."""
 
 
@@ -56,7 +56,8 @@ class _ServeCommand(click.Command):
               help="Folder holding PayPal's pinned documents (default: $GUARDBENCH_SPECS_DIR, "
                    "../shared/specs/paypal, then the cache).")
 @click.pass_context
-def serve(ctx, port, host, record, seed, max_connections, idle_timeout, specs_dir):
+def serve(ctx: click.Context, port: int, host: str, record: str | None, seed: str, max_connections: int,
+          idle_timeout: float, specs_dir: str | None) -> None:
     """Serve the PayPal stand-in on http://127.0.0.1:PORT until Ctrl-C (or SIGTERM).
 
     Ask for a token at POST /v1/oauth2/token with the client id and secret below (HTTP basic auth),

@@ -17,7 +17,7 @@ from guardbench.cli import FORCE_HELP
               help="Benign completion below which a model is marked not capable in an arm (default: the run's "
                    "manifest, else 0.5).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def table(run_dir, fmt, write_to, capable_threshold, force):
+def table(run_dir: Path, fmt: str, write_to: Path | None, capable_threshold: float | None, force: bool) -> None:
     """Re-print a run's tables from its records alone."""
     from guardbench.records.runfile import read_run
     from guardbench.report.tables import all_tables, write_tables

@@ -75,7 +75,7 @@ class Verdict:
     approval_id: str | None = None     # hold: the approval request
     answer: str | None = None          # replay: the earlier result returned instead of running
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"verdict kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
 

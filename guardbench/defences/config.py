@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from guardbench.paypal.toolkit import TOOLS, ToolSpec
+
+if TYPE_CHECKING:
+    from guardbench.broker import Policy
 
 READ_DATA = "read_data"
 
@@ -68,7 +71,7 @@ class DefenceConfig:
         return frozenset().union(*(r.payees for r in self.tools.values()))
 
     @classmethod
-    def from_policy(cls, policy) -> "DefenceConfig":
+    def from_policy(cls, policy: Policy) -> "DefenceConfig":
         from guardbench.broker.policy_model import CURRENCY_KEYS, PAYEE_KEYS
         by_endpoint = {op.endpoint.name: op for op in policy.operations.values()}
         tools: dict[str, ToolRule] = {READ_DATA: ToolRule(None)}
@@ -109,7 +112,7 @@ def with_reads(config: DefenceConfig, names: Iterable[str]) -> DefenceConfig:
 _CACHE: dict[int, tuple[object, DefenceConfig]] = {}
 
 
-def config_for(policy) -> DefenceConfig:
+def config_for(policy: Policy) -> DefenceConfig:
     """The config of a policy object (cached per object, which the cache keeps alive: policies are frozen)."""
     hit = _CACHE.get(id(policy))
     if hit is None or hit[0] is not policy:

@@ -37,9 +37,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from guardbench.defences.base import Verdict, allow, call_hash, deny, mimics
+from guardbench.defences.base import Context, ToolCall, Turn, Verdict, allow, call_hash, deny, mimics
+
+if TYPE_CHECKING:
+    from guardbench.defences.config import DefenceConfig, ToolRule
+
 
 REQUIRE_APPROVAL = ("accept_dispute_claim", "cancel_subscription", "cancel_invoice", "cancel_sent_invoice",
                     "update_subscription")
@@ -69,7 +73,9 @@ class Gate:
                "retries answered from the record.")
     covers = frozenset({"amount", "tool"})
 
-    def __init__(self, config, *, deny_list=(), require_approval=REQUIRE_APPROVAL, budget=None, fixes: bool = True):
+    def __init__(self, config: DefenceConfig, *, deny_list: Iterable[str] = (),
+                 require_approval: Iterable[str] = REQUIRE_APPROVAL,
+                 budget: Decimal | str | int | None = None, fixes: bool = True) -> None:
         self.config = config
         self.deny_list = frozenset(deny_list)
         self.require_approval = frozenset(require_approval)
@@ -82,7 +88,7 @@ class Gate:
         self.unknown: set[str] = set()                               # call hashes interrupted in flight
 
     # ------------------------------------------------------------------ the decision
-    def decide(self, call, history, context) -> Verdict:
+    def decide(self, call: ToolCall, history: Sequence[Turn], context: Context) -> Verdict:
         tool, args = call.tool, call.args
         if not isinstance(tool, str):
             return deny("tool: not a tool name")
@@ -99,6 +105,7 @@ class Gate:
         if not rule.writes:
             self.unknown.clear()              # the agent checked PayPal
             return allow("read: passes through")
+        assert rule.spec is not None          # a rule that writes has a spec (ToolRule.writes)
         h = call_hash(tool, args, drop=("intent_id",))
         aid = context.approval_id or args.get("intent_id")
         if aid is not None:
@@ -135,7 +142,7 @@ class Gate:
             self._reserve(h, context.agent_id, amount)
         return allow(f"auto: {amount} within the auto-approve line")
 
-    def _amount(self, v: Any, rule) -> Decimal:
+    def _amount(self, v: Any, rule: ToolRule) -> Decimal:
         if not self.fixes:
             return _loose_amount(v)
         d = _strict_amount(v)
@@ -143,12 +150,12 @@ class Gate:
             raise ValueError(f"below the minimum {rule.min}")
         return d
 
-    def _hold(self, h: str, tool: str, args: Mapping, amount, reason: str) -> Verdict:
+    def _hold(self, h: str, tool: str, args: Mapping, amount: Decimal | None, reason: str) -> Verdict:
         aid = f"int_{h[:12]}"
         self.intents.setdefault(aid, {"hash": h, "tool": tool, "amount": amount, "state": "pending"})
         return Verdict("hold", reason, approval_id=aid)
 
-    def _approved(self, aid: Any, h: str, rule, args: Mapping, context) -> Verdict:
+    def _approved(self, aid: Any, h: str, rule: ToolRule, args: Mapping, context: Context) -> Verdict:
         intent = self.intents.get(aid) if isinstance(aid, str) else None
         if intent is None:
             return deny(f"approval: no approval {str(aid)[:40]!r} was asked for")
@@ -157,6 +164,7 @@ class Gate:
                         f"{intent['tool']} with the same arguments")
         if intent["state"] != "approved":
             return deny(f"approval: intent {aid} is {intent['state']}, not approved")
+        assert rule.spec is not None          # decide asks only for a write, which has a spec
         key = rule.spec.amount_key
         amount = None
         if key and args.get(key) is not None:
@@ -184,7 +192,7 @@ class Gate:
         if approval_id in self.intents and self.intents[approval_id]["state"] == "pending":
             self.intents[approval_id]["state"] = "rejected"
 
-    def observe(self, call, outcome: str, result: str, context) -> None:
+    def observe(self, call: ToolCall, outcome: str, result: str, context: Context) -> None:
         if not isinstance(call.args, Mapping) or not isinstance(call.tool, str):
             return
         rule = self.config.tools.get(call.tool)

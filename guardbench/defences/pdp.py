@@ -36,9 +36,13 @@ comparison that lets NaN through); guardbench's suite finds it (tests/bypass).
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-from guardbench.defences.base import Verdict, allow, deny
+from guardbench.defences.base import Context, ToolCall, Turn, Verdict, allow, deny
+
+if TYPE_CHECKING:
+    from guardbench.defences.config import DefenceConfig, ToolRule
+
 
 
 def _finite_decimal(a: Any) -> Decimal | None:
@@ -64,20 +68,20 @@ class PDP:
                "trusted idempotency key; any error denies.")
     covers = frozenset({"tool", "payee", "currency", "amount", "reference", "idempotency", "keys"})
 
-    def __init__(self, config, *, finite_check: bool = True, fixes: bool = True):
+    def __init__(self, config: DefenceConfig, *, finite_check: bool = True, fixes: bool = True) -> None:
         self.config = config
         self.finite_check = finite_check
         self.fixes = fixes
         if not fixes:
             self.covers = frozenset(self.covers - {"keys"})
 
-    def decide(self, call, history, context) -> Verdict:
+    def decide(self, call: ToolCall, history: Sequence[Turn], context: Context) -> Verdict:
         try:
             return self._decide(call, context)
         except Exception as exc:  # noqa: BLE001 - fail closed
             return deny(f"error: {type(exc).__name__} inside the decision")
 
-    def _decide(self, call, context) -> Verdict:
+    def _decide(self, call: ToolCall, context: Context) -> Verdict:
         rule = self.config.tools.get(call.tool)
         if rule is None or not rule.governed:
             return deny(f"scope: {str(call.tool)[:40]!r} is not a tool the operator's policy lists")
@@ -107,8 +111,9 @@ class PDP:
             return deny("idempotency: a side effect needs a trusted idempotency key")
         return allow("matched: every stage passed")
 
-    def _allowlists(self, rule, context):
+    def _allowlists(self, rule: ToolRule, context: Context) -> Iterator[tuple[str, frozenset[str], bool]]:
         spec = rule.spec
+        assert spec is not None                    # _decide answered read_data, the one rule without a spec
         if spec.payee_key:
             yield spec.payee_key, rule.payees, True
         if spec.currency_key:
@@ -116,7 +121,7 @@ class PDP:
         if rule.skus and "sku" in spec.keys:
             yield "sku", rule.skus, False
         if spec.ref_key:
-            yield spec.ref_key, context.references.get(spec.ref_kind, frozenset()), False
+            yield spec.ref_key, context.references.get(spec.ref_kind or "", frozenset()), False
 
     def _money_ok(self, a: Any, floor: Decimal, ceiling: Decimal | None) -> bool:
         if not self.finite_check:                          # the prototype's naive comparison

@@ -23,10 +23,14 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from guardbench.broker.money import read_number
-from guardbench.defences.base import Verdict, allow, deny
+from guardbench.defences.base import Context, ToolCall, Turn, Verdict, allow, deny
+
+if TYPE_CHECKING:
+    from guardbench.defences.config import DefenceConfig
+
 
 SCAN: tuple[tuple[str, re.Pattern], ...] = tuple((n, re.compile(rx, re.I)) for n, rx in (
     ("override", r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|"
@@ -57,7 +61,7 @@ def scan(text: str) -> str | None:
     return None
 
 
-def _flagged(history) -> list[tuple[str, str, str]]:
+def _flagged(history: Sequence[Turn]) -> list[tuple[str, str, str]]:
     """(tool, rule, text) of every earlier result the scanner flags."""
     out = []
     for t in history:
@@ -67,7 +71,7 @@ def _flagged(history) -> list[tuple[str, str, str]]:
     return out
 
 
-def _writes(config, tool: Any) -> bool:
+def _writes(config: DefenceConfig, tool: Any) -> bool:
     rule = config.tools.get(tool) if isinstance(tool, str) else None
     return True if rule is None else rule.writes       # an unknown tool is treated as a write
 
@@ -77,10 +81,10 @@ class Taint:
     promise = "Once any tool result carried injected instructions, every later write in the session is blocked."
     covers: frozenset = frozenset()
 
-    def __init__(self, config):
+    def __init__(self, config: DefenceConfig) -> None:
         self.config = config
 
-    def decide(self, call, history, context) -> Verdict:
+    def decide(self, call: ToolCall, history: Sequence[Turn], context: Context) -> Verdict:
         if not _writes(self.config, call.tool):
             return allow("read: reads stay allowed")
         flagged = _flagged(history)
@@ -121,13 +125,13 @@ class TaintFine:
     promise = "Blocks a write whose argument values came from a tool result that carried injected instructions."
     covers: frozenset = frozenset()
 
-    def __init__(self, config):
+    def __init__(self, config: DefenceConfig) -> None:
         self.config = config
         c = config
         self._trusted_base = " ".join([c.merchant_id, c.supplier_email, c.currency, *c.catalogue,
                                        *(str(p) for p in c.catalogue.values())])
 
-    def decide(self, call, history, context) -> Verdict:
+    def decide(self, call: ToolCall, history: Sequence[Turn], context: Context) -> Verdict:
         if not _writes(self.config, call.tool):
             return allow("read: reads stay allowed")
         flagged = _flagged(history)

@@ -35,7 +35,7 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
 class ArmGateway:
     """One app arm's gateway, started on first use in each process (a forked worker starts its own)."""
 
-    def __init__(self, spec: McpSpec):
+    def __init__(self, spec: McpSpec) -> None:
         self.spec = spec
         self._gw: Gateway | None = None
         self._pid = os.getpid()
@@ -132,7 +132,7 @@ def _usage(talk: Any) -> dict:
 class _NoModel:
     """A runner's agent the gateway cannot stand for: every call is answered 500 and recorded."""
 
-    def __init__(self, agent: Any):
+    def __init__(self, agent: Any) -> None:
         self.name = f"none:{getattr(agent, 'name', type(agent).__name__)}"
 
     def reply(self, body: Any) -> Any:

@@ -55,7 +55,7 @@ def on_loop(loop: asyncio.AbstractEventLoop) -> Submit:
 
 
 class RelayModel:
-    def __init__(self, agent: Any, repeat: int, seed: int, submit: Submit):
+    def __init__(self, agent: Any, repeat: int, seed: int, submit: Submit) -> None:
         from guardbench.agents.llm import new_usage
         self.agent = agent
         self.name = f"relay:{agent.model}"

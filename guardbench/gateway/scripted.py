@@ -32,7 +32,7 @@ from guardbench.mcp.spec import ActionMap
 class _Pending(Refusal):
     """The agent's next call, which the application has not answered yet."""
 
-    def __init__(self, name: str, args: dict):
+    def __init__(self, name: str, args: dict) -> None:
         super().__init__(name)
         self.name, self.arguments = name, args
 
@@ -59,7 +59,7 @@ def tool_results(body: Mapping[str, Any]) -> list[str]:
 
 
 class ScriptedModel:
-    def __init__(self, mode: str, session: Session, actions: Mapping[str, ActionMap]):
+    def __init__(self, mode: str, session: Session, actions: Mapping[str, ActionMap]) -> None:
         self.agent = ScriptedAgent(mode)
         self.mode = mode
         self.name = f"scripted:{mode}"

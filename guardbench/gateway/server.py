@@ -49,7 +49,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class Gateway:
-    def __init__(self, key: str | None = None):
+    def __init__(self, key: str | None = None) -> None:
         self.key = key or "gb-gateway-" + secrets.token_hex(16)
         self.port = 0
         self.stray: list[str] = []            # requests outside any run (recorded, answered 503)

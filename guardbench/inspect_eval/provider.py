@@ -93,7 +93,7 @@ class InspectProvider:
 
     kind = "inspect"
 
-    def __init__(self, model: Any = None):
+    def __init__(self, model: Any = None) -> None:
         from inspect_ai.model import get_model
         self.model = model if model is not None else get_model()
         self.endpoint = f"inspect:{self.model}"

@@ -26,13 +26,16 @@ system, user, each reply with its tool calls, each tool result, the answer.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ModelOutput, get_model
-from inspect_ai.scorer import CORRECT, INCORRECT, NOANSWER, Metric, SampleScore, Score, Target, metric, scorer
-from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.scorer import CORRECT, INCORRECT, NOANSWER, Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+if TYPE_CHECKING:
+    from guardbench.execution.runner import Bench
 
 RECORD_KEY = "guardbench_record"
 DEFAULT_ARMS = "guardrail,control,hardened"
@@ -45,7 +48,7 @@ def _names(value: str | list[str] | None) -> list[str]:
 
 
 @lru_cache(maxsize=8)
-def _bench(arms: tuple[str, ...], approvals: str):
+def _bench(arms: tuple[str, ...], approvals: str) -> Bench:
     """The bench of ``guardbench run`` (execution/bench.py): the arms built with the runner's fixtures,
     checked, and the preflight passed (every adversarial case can fail) before any sample runs."""
     from guardbench.broker import load_policy
@@ -85,7 +88,7 @@ def samples(arms: list[str], cases: list[str] | None = None, families: list[str]
 @solver
 def guardbench_agent(arms: str | list[str] = DEFAULT_ARMS, tool_protocol: str = "native", max_steps: int = 12,
                      max_tokens: int = 1024, temperature: float = 0.0, seed: int = 0, approvals: str = "none",
-                     model_name: str | None = None, data: str = "tool"):
+                     model_name: str | None = None, data: str = "tool") -> Solver:
     from guardbench.agents.cache import NoCache
     from guardbench.agents.llm import LLMAgent
     from guardbench.agents.providers import RetryPolicy
@@ -164,7 +167,7 @@ def incident_runs() -> Metric:
 
 
 @scorer(metrics=[attack_success(), benign_completion(), incident_runs()])
-def guardbench_wire():
+def guardbench_wire() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         d: dict[str, Any] = state.store.get(RECORD_KEY)
         out = {**_outcome(d), "adversarial": bool(state.metadata.get("adversarial"))}

@@ -21,10 +21,14 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, NoReturn, Sequence
 
 from guardbench.errors import RunLost
 from guardbench.util.processes import free_port, listener_is_ours, started, stop_group  # noqa: F401 (free_port: re-exported)
+
+if TYPE_CHECKING:
+    from anyio.from_thread import BlockingPortal
+    from mcp.types import CallToolResult, ListToolsResult
 
 GRACE = 5.0          # seconds past a timeout before this side gives up on the SDK
 CLOSE_TIMEOUT = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM to the group, SIGKILL
@@ -81,7 +85,7 @@ class ToolResult:
     is_error: bool
 
 
-def result_text(result) -> str:
+def result_text(result: CallToolResult) -> str:
     """The agent-visible text of a CallToolResult: its text blocks, else its structured content."""
     parts = []
     for c in result.content or ():
@@ -98,18 +102,18 @@ def result_text(result) -> str:
 class _ProtocolNotes(logging.Handler):
     """What the SDK logs about a session's stream (a line that is not JSON-RPC, a bad message)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.notes: list[str] = []
 
-    def emit(self, record):
+    def emit(self, record: logging.LogRecord) -> None:
         if len(self.notes) < 20:
             self.notes.append(record.getMessage()[:300])
 
 
 class Connection:
     def __init__(self, target: StdioTarget | HttpTarget, *, connect_timeout: float = 30.0,
-                 call_timeout: float = 30.0, mode: str = "legacy", name: str = "server", room: Any = None):
+                 call_timeout: float = 30.0, mode: str = "legacy", name: str = "server", room: Any = None) -> None:
         self.target = target
         self.room = room              # a room (guardbench/room/): the server is started inside it
         self.connect_timeout = float(connect_timeout)
@@ -175,7 +179,7 @@ class Connection:
         self.open()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def exits_within(self, seconds: float) -> bool:
@@ -214,7 +218,7 @@ class Connection:
         result = self._call_async(self._call_tool, t, f"tools/call {name}", name, dict(args), t)
         return ToolResult(result_text(result), bool(result.is_error))
 
-    def _call_async(self, fn, timeout: float, what: str, *args):
+    def _call_async(self, fn: Callable[..., Awaitable[Any]], timeout: float, what: str, *args: Any) -> Any:
         from mcp import MCPError
         fut = self._portal.start_task_soon(fn, *args)
         try:
@@ -232,10 +236,10 @@ class Connection:
         except BaseException as exc:  # noqa: BLE001 - cancellation, exception groups from the transport
             self._lose(f"{self.name}: {what}: {_describe(exc)}")
 
-    async def _list_tools(self):
+    async def _list_tools(self) -> ListToolsResult:
         return await self._client.list_tools()
 
-    async def _call_tool(self, name: str, args: dict, timeout: float):
+    async def _call_tool(self, name: str, args: dict, timeout: float) -> CallToolResult:
         import anyio
         with anyio.fail_after(timeout + 1):
             return await self._client.call_tool(name, args, read_timeout_seconds=timeout)
@@ -312,7 +316,7 @@ class Connection:
             stop_group(self._proc, 3.0)
 
     # ------------------------------------------------------------------ helpers
-    def _lose(self, reason: str):
+    def _lose(self, reason: str) -> NoReturn:
         if self.lost is None:
             self.lost = ServerLost(reason, self.stderr_tail())
         raise ServerLost(reason, self.stderr_tail())
@@ -367,7 +371,7 @@ def _kill_leftovers(pids: set[int]) -> None:
             break
 
 
-def _start_portal():
+def _start_portal() -> BlockingPortal:
     """An anyio BlockingPortal on a daemon thread of its own (a portal on anyio's worker thread would
     hold up the interpreter's exit while a persistent server is still open)."""
     import anyio
@@ -375,13 +379,13 @@ def _start_portal():
     box: dict[str, Any] = {}
     ready = threading.Event()
 
-    async def main():
+    async def main() -> None:
         async with BlockingPortal() as portal:
             box["portal"] = portal
             ready.set()
             await portal.sleep_until_stopped()
 
-    def run():
+    def run() -> None:
         try:
             anyio.run(main)
         except BaseException as exc:  # noqa: BLE001 - whatever ends the client thread is handed to the caller
@@ -394,7 +398,7 @@ def _start_portal():
     return box["portal"]
 
 
-def _stop_portal(portal) -> None:
+def _stop_portal(portal: BlockingPortal | None) -> None:
     if portal is None:
         return
     try:

@@ -12,10 +12,13 @@ Such a run is never run and never counted as blocked: its status is ``no_tool_pa
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from guardbench.errors import Refusal
 from guardbench.mcp.spec import PLACEHOLDER_RE, ActionMap
+
+if TYPE_CHECKING:
+    from guardbench.cases.load import Action
 
 NO_TOOL = ("reveal_secret", "change_policy")        # the agent answers these itself, with no tool
 SAMPLE_ID = "8MC585209K746392H"                        # an id of PayPal's shape, for the schema check
@@ -91,14 +94,15 @@ def minor_units(amount: str | None, currency: str | None) -> str | None:
     return str(int(scaled))
 
 
-def values_of(action, amount: str | None, ref: str | None, currency: str | None) -> dict[str, Any]:
+def values_of(action: Action, amount: str | None, ref: str | None, currency: str | None) -> dict[str, Any]:
     ccy = action.currency or currency
     return {"sku": action.sku, "amount": amount, "amount_minor": minor_units(amount, ccy), "currency": ccy,
             "ref": ref, "note": action.note, "payee": action.payee, "url": action.url}
 
 
-def no_tool_path(actions, style: str | None, tools: Mapping[str, Mapping[str, Any]],
-                 mapping: Mapping[str, ActionMap], currency: str, amounts) -> str | None:
+def no_tool_path(actions: Iterable[Action], style: str | None, tools: Mapping[str, Mapping[str, Any]],
+                 mapping: Mapping[str, ActionMap], currency: str,
+                 amounts: Callable[[Action], Iterable[str | None]]) -> str | None:
     """Why these actions cannot be carried out with this server's tools (None: they can)."""
     from guardbench.agents.scripted import REF_KIND
     from guardbench.paypal.toolkit import ACTION_TOOL

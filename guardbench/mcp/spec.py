@@ -64,7 +64,7 @@ class ActionMap:
     def uses(self) -> frozenset[str]:
         found: set[str] = set()
 
-        def walk(v):
+        def walk(v: Any) -> None:
             if isinstance(v, str):
                 m = PLACEHOLDER_RE.fullmatch(v)
                 if m:
@@ -123,7 +123,7 @@ def _err(path: Path, where: str, what: str) -> GuardbenchError:
     return GuardbenchError(f"{path}: {where}" if where else str(path), what)
 
 
-def _str(path, where, v, *, required=True) -> str | None:
+def _str(path: Path, where: str, v: Any, *, required: bool = True) -> str | None:
     if v is None and not required:
         return None
     if not isinstance(v, str) or not v.strip():
@@ -131,7 +131,7 @@ def _str(path, where, v, *, required=True) -> str | None:
     return v
 
 
-def _number(path, where, v, default: float) -> float:
+def _number(path: Path, where: str, v: Any, default: float) -> float:
     if v is None:
         return default
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 3600:
@@ -139,7 +139,7 @@ def _number(path, where, v, default: float) -> float:
     return float(v)
 
 
-def _unknown(path, where, got: Mapping, allowed: set[str]) -> None:
+def _unknown(path: Path, where: str, got: Mapping, allowed: set[str]) -> None:
     extra = sorted(set(got) - allowed)
     if extra:
         raise _err(path, where, f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")

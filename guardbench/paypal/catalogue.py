@@ -27,7 +27,7 @@ Slots the composer derives: ``payee_ref`` ({"email_address": p} or {"merchant_id
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 _S = {"type": "string"}
 
@@ -225,7 +225,7 @@ def derived(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _compile(t: Any):
+def _compile(t: Any) -> Callable[[Mapping[str, Any]], Any]:
     """A template as a function of the values (built once per row; see the module docstring)."""
     if isinstance(t, str) and t.startswith("$"):
         name = t[1:].rstrip("!~")
@@ -238,7 +238,7 @@ def _compile(t: Any):
         required = [x[1:-1] for x in t.values() if isinstance(x, str) and x.startswith("$") and x.endswith("!")]
         parts = [(k, _compile(x)) for k, x in t.items()]
 
-        def obj(v):
+        def obj(v: Mapping[str, Any]) -> Any:
             for r in required:                 # the object is only there with this value
                 if v.get(r) is None:
                     return _GONE

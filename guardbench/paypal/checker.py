@@ -27,11 +27,14 @@ import re
 import sys
 import threading
 from decimal import Decimal
+from types import CodeType
+from typing import Any, Callable, NoReturn
 from urllib.parse import parse_qs, unquote
 
-from guardbench.paypal.leniency import LENIENT_MEDIA, NULL_AS_ABSENT, without_null_properties
+from guardbench.paypal.leniency import LENIENT_MEDIA, NULL_AS_ABSENT, Leniency, without_null_properties
 from guardbench.paypal.openapi import Catalogue, Operation, cache_root, write_atomic
 from guardbench.paypal.standin_core import ApiError, api_error, media_error
+from guardbench.records.record import WireRequest
 
 _DEF_RE = re.compile(r"definition=.*, rule='(\w+)'\)$", re.M)
 _INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -58,7 +61,7 @@ _RFC3339 = re.compile(r"([0-9]{4})-(0[1-9]|1[0-2])-([0-9]{2})T(?:[01][0-9]|2[0-3
                      r"(?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])", re.I)
 
 
-def _is_date_time(value) -> bool:
+def _is_date_time(value: object) -> bool:
     """RFC 3339 date-time, as openapi-core checks it (rfc3339-validator): a real calendar day."""
     import calendar
 
@@ -71,7 +74,7 @@ def _is_date_time(value) -> bool:
     return 1 <= day <= calendar.monthrange(year, month)[1]
 
 
-def _is_uri(value) -> bool:
+def _is_uri(value: object) -> bool:
     """RFC 3986 URI, with the checker openapi-core's jsonschema uses (rfc3986-validator)."""
     from rfc3986_validator import validate_rfc3986
 
@@ -81,7 +84,9 @@ def _is_uri(value) -> bool:
 FORMATS = {"date-time": _is_date_time, "uri": _is_uri, "binary": lambda v: True}
 
 _lock = threading.Lock()
-_validators: dict[tuple[str, str], object] = {}
+# a compiled request validator: (instance, formats) -> the instance, or raises JsonSchemaValueException
+Validator = Callable[[dict[str, Any], dict[str, Callable[[Any], bool]]], Any]
+_validators: dict[tuple[str, str], Validator] = {}
 
 
 def _generate(schema: dict) -> str:
@@ -92,13 +97,13 @@ def _generate(schema: dict) -> str:
     return _DEF_RE.sub(r"definition=None, rule='\1')", code)
 
 
-def _run(code_obj):
+def _run(code_obj: CodeType) -> Validator:
     ns: dict = {}
     exec(code_obj, ns)  # noqa: S102 - code fastjsonschema generated from the pinned documents
     return ns["validate"]
 
 
-def validator(cat: Catalogue, endpoint: str):
+def validator(cat: Catalogue, endpoint: str) -> Validator:
     """The compiled request validator of one served endpoint, compiled once per process.
 
     The generated source and its byte code (marshal, per Python version: PYTHONDONTWRITEBYTECODE
@@ -132,7 +137,7 @@ def validator(cat: Catalogue, endpoint: str):
 
 # --- building the instance -------------------------------------------------------------------
 
-def _cast(value: str, kind: str):
+def _cast(value: str, kind: str) -> str | int | Decimal | bool:
     if kind == "integer" and _INT_RE.fullmatch(value):
         return int(value)
     if kind == "number" and _NUM_RE.fullmatch(value):
@@ -142,16 +147,16 @@ def _cast(value: str, kind: str):
     return value
 
 
-def media_type(request) -> str | None:
+def media_type(request: WireRequest) -> str | None:
     ct = request.header("Content-Type")
     return None if ct is None else ct.partition(";")[0].strip().lower()
 
 
-def _reject_constant(name: str):
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"not JSON: {name}")
 
 
-def parse_json(api: str, text: str):
+def parse_json(api: str, text: str) -> Any:
     try:
         return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
@@ -163,7 +168,7 @@ class Checked:
 
     __slots__ = ("body", "media", "query", "lenient")
 
-    def __init__(self, body, media, query, lenient):
+    def __init__(self, body: Any, media: str | None, query: dict[str, str], lenient: Leniency | None) -> None:
         self.body, self.media, self.query, self.lenient = body, media, query, lenient
 
 
@@ -182,7 +187,7 @@ def _plan(op: Operation) -> tuple:
     return hit
 
 
-def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) -> Checked:
+def check(api: str, op: Operation, cat: Catalogue, request: WireRequest, path_values: tuple) -> Checked:
     path_types, query_types, header_types = _plan(op)
     inst: dict = {"path": {}, "query": {}, "header": {}}
     for (name, kind), value in zip(path_types, path_values, strict=False):
@@ -230,7 +235,7 @@ def check(api: str, op: Operation, cat: Catalogue, request, path_values: tuple) 
     return Checked(body, media, query, lenient)
 
 
-def _as_api_error(api: str, exc, op: Operation) -> ApiError:
+def _as_api_error(api: str, exc: Any, op: Operation) -> ApiError:
     path = [int(t) if t.isdigit() else t for t in exc.path[1:]]
     rule = exc.rule or "type"
     if rule == "required":

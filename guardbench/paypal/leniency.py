@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from guardbench.records.record import WireRequest
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ LENIENT_MEDIA = {("disputes.accept_claim", "application/json"): LENIENCIES[0]}
 NULL_AS_ABSENT = {x.endpoint: x for x in NULL_AS_ABSENT_LENIENCIES}
 
 
-def has_null_property(value) -> bool:
+def has_null_property(value: Any) -> bool:
     """Whether a parsed JSON value holds an object property whose value is null, at any depth."""
     if isinstance(value, dict):
         return any(v is None or has_null_property(v) for v in value.values())
@@ -95,7 +99,7 @@ def has_null_property(value) -> bool:
     return False
 
 
-def without_null_properties(value):
+def without_null_properties(value: Any) -> Any:
     """The parsed JSON value with every null-valued object property left out, at any depth (null array
     elements stay: the document still judges them)."""
     if isinstance(value, dict):
@@ -158,7 +162,7 @@ def money_fields() -> list[dict]:
     return [x.to_dict() for x in MONEY_FIELDS]
 
 
-def leniency_for(request) -> Leniency | None:
+def leniency_for(request: WireRequest) -> Leniency | None:
     """The named leniency a request falls under (its endpoint and body media type), if any."""
     from guardbench.paypal.endpoints import match
 

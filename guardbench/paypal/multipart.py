@@ -12,9 +12,10 @@ from email.message import Message
 from email.parser import Parser
 
 from guardbench.paypal.standin_core import api_error
+from guardbench.records.record import WireRequest
 
 
-def _read(request) -> tuple[dict[str, str] | None, str | None]:
+def _read(request: WireRequest) -> tuple[dict[str, str] | None, str | None]:
     text = request.body or ""
     boundary = ""
     for param in (request.header("Content-Type") or "").split(";")[1:]:
@@ -44,12 +45,12 @@ def _read(request) -> tuple[dict[str, str] | None, str | None]:
     return parts, None
 
 
-def defects(request) -> str | None:
+def defects(request: WireRequest) -> str | None:
     """Why a multipart/form-data body is not well formed (None: it is)."""
     return _read(request)[1] if request.body else None
 
 
-def parse_multipart(request) -> dict[str, str]:
+def parse_multipart(request: WireRequest) -> dict[str, str]:
     """The parts (name -> content) of a multipart/form-data body; a malformed one is refused."""
     if not request.body:
         return {}

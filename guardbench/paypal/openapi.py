@@ -24,6 +24,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from guardbench.paypal import doc_patches
 from guardbench.paypal.documents import ENV_SPECS_DIR, load_lock, read_verified, resolve_specs_dir
@@ -77,7 +78,7 @@ class Operation:
 class Catalogue:
     """Every documented operation, and a route index over them."""
 
-    def __init__(self, data: dict, folder: Path, key: str):
+    def __init__(self, data: dict, folder: Path, key: str) -> None:
         self.folder, self.key = folder, key
         self.operations = [Operation(**{**o, "path_params": tuple(o["path_params"]), "params": tuple(o["params"]),
                                         "body_media": tuple(o["body_media"]), "statuses": tuple(o["statuses"]),
@@ -107,7 +108,7 @@ class Catalogue:
 
 # --- building from the documents ----------------------------------------------------------------
 
-def _deref(doc: dict, node):
+def _deref(doc: dict, node: Any) -> Any:
     seen = 0
     while isinstance(node, dict) and "$ref" in node and seen < 64:
         node = _pointer(doc, node["$ref"])
@@ -115,7 +116,7 @@ def _deref(doc: dict, node):
     return node
 
 
-def _pointer(doc: dict, ref: str):
+def _pointer(doc: dict, ref: str) -> Any:
     node = doc
     for tok in ref.lstrip("#/").split("/"):
         node = node[tok.replace("~1", "/").replace("~0", "~")]
@@ -148,11 +149,11 @@ def ecma_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def _read_only(prop) -> bool:
+def _read_only(prop: Any) -> bool:
     return isinstance(prop, dict) and prop.get("readOnly") is True
 
 
-def to_json_schema(node, refs: set):
+def to_json_schema(node: Any, refs: set) -> Any:
     """OpenAPI 3.0 schema -> JSON Schema draft 4, as a request (write) sees it; collects $refs."""
     if isinstance(node, list):
         return [to_json_schema(x, refs) for x in node]
@@ -192,7 +193,7 @@ def to_json_schema(node, refs: set):
     return out
 
 
-def _with_definitions(doc: dict, schema, refs: set) -> dict:
+def _with_definitions(doc: dict, schema: dict, refs: set) -> dict:
     """``schema`` plus every component it reaches, under the same JSON pointers."""
     defs: dict = {}
     todo = list(refs)
@@ -210,7 +211,7 @@ def _with_definitions(doc: dict, schema, refs: set) -> dict:
             "components": {"schemas": defs}}
 
 
-def _collect_errors(doc: dict, node, out: dict, seen: set) -> None:
+def _collect_errors(doc: dict, node: Any, out: dict, seen: set) -> None:
     node_ref = node.get("$ref") if isinstance(node, dict) else None
     if node_ref:
         if node_ref in seen:
@@ -246,7 +247,7 @@ def _collect_errors(doc: dict, node, out: dict, seen: set) -> None:
             _collect_errors(doc, v, out, seen)
 
 
-def _errors(doc: dict, response) -> dict:
+def _errors(doc: dict, response: Any) -> dict:
     out: dict = {"names": [], "messages": {}, "issues": None}
     response = _deref(doc, response)
     for media in ((response or {}).get("content") or {}).values():
@@ -261,13 +262,14 @@ def _served(document: str, method: str, template: str) -> str | None:
     return None
 
 
-def _param_type(doc, schema) -> str:
+def _param_type(doc: dict, schema: Any) -> str:
     schema = _deref(doc, schema) or {}
     t = schema.get("type", "string")
     return t if isinstance(t, str) else "string"
 
 
-def _operation(doc: dict, document: str, method: str, template: str, item: dict, op: dict):
+def _operation(doc: dict, document: str, method: str, template: str, item: dict, op: dict
+               ) -> tuple[dict[str, Any], dict | None]:
     params: list = []
     props: dict[str, dict] = {"header": {}, "query": {}, "path": {}}
     required: dict[str, list] = {"header": [], "query": [], "path": []}

@@ -17,6 +17,8 @@ import binascii
 import hashlib
 import hmac
 import time
+from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs
 
 from guardbench.paypal import checker, standin_state
@@ -109,7 +111,8 @@ _AUTH_FAILURE = {"name": "AUTHENTICATION_FAILURE",
 class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMixin):
     """PayPal's REST API, offline. One instance is one PayPal account's state."""
 
-    def __init__(self, clients: dict[str, str] | None = None, seed: str = "0", specs_dir=None):
+    def __init__(self, clients: dict[str, str] | None = None, seed: str = "0",
+                 specs_dir: str | Path | None = None) -> None:
         # the pinned documents, read (and their schemas compiled) once per process; a missing or
         # altered document raises SpecError here, before any request is answered
         self._catalogue = catalogue(specs_dir)
@@ -155,7 +158,7 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
     def _web_base(self) -> str:
         return "https://www.paypal.com" if self._host in LIVE_HOSTS else "https://www.sandbox.paypal.com"
 
-    def _respond(self, status: int, body) -> WireResponse:
+    def _respond(self, status: int, body: Any) -> WireResponse:
         return WireResponse.make(status, None if body is None else dumps(body), {"Paypal-Debug-Id": self._debug_id()})
 
     @staticmethod

@@ -11,6 +11,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from guardbench.paypal.standin_core import ApiError, api_error, money, not_found
+from guardbench.records.record import WireRequest, WireResponse
 
 SEED_PLANS = {
     "P-5ML4271244454362WXNWU5NQ": {"name": "Basic monthly", "currency_code": "USD", "value": "19.00"},
@@ -76,7 +77,7 @@ class BillingMixin:
             raise api_error("subscriptions", "syntax", "MISSING_REQUEST_BODY", "/",
                             description="The request body is missing.")
 
-    def _plans_create(self, request, ref):
+    def _plans_create(self, request: WireRequest, ref: str | None) -> WireResponse:
         self._needs_body()
         body = self._body(request, "subscriptions")
         for i, cycle in enumerate(body.get("billing_cycles") or ()):
@@ -94,16 +95,16 @@ class BillingMixin:
                    if k in out}
         return self._respond(201, out)
 
-    def _plan(self, pid):
+    def _plan(self, pid: str) -> dict:
         plan = self.plans.get(pid)
         if plan is None:
             raise not_found("subscriptions", "plan_id", pid)
         return plan
 
-    def _plans_get(self, request, ref):
+    def _plans_get(self, request: WireRequest, ref: str) -> WireResponse:
         return self._respond(200, {**self._plan(ref), "links": self._plan_links(ref)})
 
-    def _plans_list(self, request, ref):
+    def _plans_list(self, request: WireRequest, ref: str | None) -> WireResponse:
         q = self._checked.query
         plans = list(self.plans.values())
         if q.get("product_id"):
@@ -123,13 +124,13 @@ class BillingMixin:
         return self._respond(200, out)
 
     # ---------------------------------------------------------- subscriptions
-    def _subscription(self, sid):
+    def _subscription(self, sid: str) -> dict:
         s = self.subscriptions.get(sid)
         if s is None:
             raise not_found("subscriptions", "subscription_id", sid)
         return s
 
-    def _subscriptions_create(self, request, ref):
+    def _subscriptions_create(self, request: WireRequest, ref: str | None) -> WireResponse:
         self._needs_body()
         body = self._body(request, "subscriptions")
         plan = self.plans.get(body.get("plan_id"))
@@ -152,10 +153,10 @@ class BillingMixin:
                   "rel": "approve", "method": "GET"}] + self._sub_links(sid)
         return self._respond(201, {**sub, "links": links})
 
-    def _subscriptions_get(self, request, ref):
+    def _subscriptions_get(self, request: WireRequest, ref: str) -> WireResponse:
         return self._respond(200, {**self._subscription(ref), "links": self._sub_links(ref)})
 
-    def _subscriptions_patch(self, request, ref):
+    def _subscriptions_patch(self, request: WireRequest, ref: str) -> WireResponse:
         s = self._subscription(ref)
         ops = self._checked.body if isinstance(self._checked.body, list) else []
         if not ops:
@@ -180,7 +181,7 @@ class BillingMixin:
         s.update(staged)
         return self._respond(204, None)
 
-    def _subscriptions_cancel(self, request, ref):
+    def _subscriptions_cancel(self, request: WireRequest, ref: str) -> WireResponse:
         body = self._body(request, "subscriptions")       # optional: the document requires none
         s = self._subscription(ref)
         if s["status"] not in ("ACTIVE", "SUSPENDED"):

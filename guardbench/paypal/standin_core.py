@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guardbench.errors import Refusal
+
+if TYPE_CHECKING:
+    from guardbench.paypal.openapi import Operation
 
 # PayPal REST currencies and the decimals each takes (HUF, JPY and TWD take none).
 CURRENCY_DECIMALS: dict[str, int] = {c: 2 for c in (
@@ -108,12 +111,12 @@ DOCS = {
 PAYOUTS_DOC = "https://developer.paypal.com/docs/api/payments.payouts-batch/#errors"
 
 
-def dumps(body) -> str:
+def dumps(body: Any) -> str:
     """A response body as JSON. Numbers echoed from a request were read as Decimal (so that no float
     ever touches money; PayPal's money values are strings anyway) and are written back as numbers."""
     import json
 
-    def number(o):
+    def number(o: object) -> int | float:
         if isinstance(o, Decimal):
             exponent = o.as_tuple().exponent
             return int(o) if o == o.to_integral_value() and isinstance(exponent, int) and exponent >= 0 else float(o)
@@ -125,7 +128,7 @@ def dumps(body) -> str:
 class ApiError(Refusal):
     """A PayPal error response: HTTP status and the JSON body (debug_id added on the way out)."""
 
-    def __init__(self, status: int, body: dict, headers: dict | None = None):
+    def __init__(self, status: int, body: dict, headers: dict | None = None) -> None:
         super().__init__(body.get("name") or body.get("error"))
         self.status, self.body, self.headers = status, body, dict(headers or {})
 
@@ -262,7 +265,7 @@ ISSUE_FALLBACKS = {
 }
 
 
-def conform(op, status: int, body: dict) -> dict:
+def conform(op: Operation | None, status: int, body: dict) -> dict:
     """``body`` (a REST error) as ``op``'s documented response for ``status`` allows it.
 
     The message becomes the one the document fixes for the error's name; each detail keeps its
@@ -305,7 +308,7 @@ DOCUMENT_API = {"checkout_orders_v2": "orders", "payments_payment_v2": "payments
 NOT_AUTHORIZED_MSG = "Authorization failed due to insufficient permissions."
 
 
-def not_served(api: str, op) -> ApiError:
+def not_served(api: str, op: Operation) -> ApiError:
     """A documented operation the stand-in does not model: 403 NOT_AUTHORIZED (this app's account
     has no permission for it), in the shape the operation documents for 403 (or its default)."""
     body = {"name": "NOT_AUTHORIZED", "message": NOT_AUTHORIZED_MSG,

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from guardbench.paypal.standin_core import PAYOUTS_DOC, ZERO, ApiError, amount_obj, api_error, fmt, money, not_found
+from guardbench.records.record import WireRequest, WireResponse
 
 SEED_DISPUTES = {
     "PP-D-27803": {"status": "WAITING_FOR_SELLER_RESPONSE", "currency_code": "USD", "value": "49.99",
@@ -30,7 +31,8 @@ _STATE_OF = {"OPEN": "OPEN_INQUIRIES", "WAITING_FOR_SELLER_RESPONSE": "REQUIRED_
              "RESOLVED": "RESOLVED"}
 
 
-def _opt_str(api: str, body: dict, key: str, field: str, maxlen: int, too_long: str = "INVALID_PARAMETER_SYNTAX"):
+def _opt_str(api: str, body: dict, key: str, field: str, maxlen: int,
+             too_long: str = "INVALID_PARAMETER_SYNTAX") -> str | None:
     v = body.get(key)
     if v is None:
         return None
@@ -50,7 +52,7 @@ class ExtraMixin:
         never touch them, and a run makes a fresh stand-in)."""
         self._seeded: dict = {}
 
-    def _seeded_state(self, name: str):
+    def _seeded_state(self, name: str) -> dict:
         state = self._seeded.get(name)
         if state is None:
             if name == "disputes":
@@ -69,7 +71,7 @@ class ExtraMixin:
     invoices = property(lambda self: self._seeded_state("invoices"))
 
     # --------------------------------------------------------------- payouts
-    def _payouts_create(self, request, ref):
+    def _payouts_create(self, request: WireRequest, ref: str | None) -> WireResponse:
         """The document check saw to types, lengths and enums; PayPal's run-time rules follow: amounts
         positive with their currency's precision, one currency per batch, an e-mail receiver for
         EMAIL, and a sender_batch_id used once."""
@@ -131,7 +133,7 @@ class ExtraMixin:
                        "payout_batch_id": bid, "payout_item": s["payout_item"]} for s in stored_items],
             "links": batch["links"]})
 
-    def _payouts_get(self, request, ref):
+    def _payouts_get(self, request: WireRequest, ref: str) -> WireResponse:
         batch = self.payouts.get(ref)
         if batch is None:
             raise not_found("payouts", "payout_batch_id", ref)
@@ -174,10 +176,10 @@ class ExtraMixin:
             raise not_found("disputes", "dispute_id", did)
         return d
 
-    def _disputes_get(self, request, ref):
+    def _disputes_get(self, request: WireRequest, ref: str) -> WireResponse:
         return self._respond(200, self._dispute_json(ref, self._dispute(ref), True))
 
-    def _disputes_list(self, request, ref):
+    def _disputes_list(self, request: WireRequest, ref: str | None) -> WireResponse:
         q = self._checked.query
         states = set(q["dispute_state"].split(",")) if q.get("dispute_state") else None
         size = int(q.get("page_size") or 10)
@@ -190,7 +192,7 @@ class ExtraMixin:
         out["links"] = [{"href": f"{api}/v1/customer/disputes?page_size={size}", "rel": "self", "method": "GET"}]
         return self._respond(200, out)
 
-    def _disputes_accept_claim(self, request, ref):
+    def _disputes_accept_claim(self, request: WireRequest, ref: str) -> WireResponse:
         """As the document describes it (multipart/form-data, one optional part ``accept-claim-document``,
         or no body at all), or, as the named leniency ``accept_claim_json``, as JSON with a ``note``."""
         checked = self._checked

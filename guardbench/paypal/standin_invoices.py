@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from guardbench.paypal.standin_core import CURRENCY_DECIMALS, ZERO, amount_obj, api_error, fmt, money, not_found
+from guardbench.records.record import WireRequest, WireResponse
 
 SEED_INVOICES = {
     "INV2-Z56S-5LLA-Q52L-CPZ5": {"status": "SENT", "currency_code": "USD", "value": "250.00"},
@@ -57,7 +58,7 @@ class InvoicesMixin:
     def _shown(self, inv: dict) -> dict:
         return {**copy.deepcopy(inv), "links": self._invoice_links(inv["id"])}
 
-    def _invoices_create(self, request, ref):
+    def _invoices_create(self, request: WireRequest, ref: str | None) -> WireResponse:
         body = self._body(request, "invoicing")
         detail = body["detail"]
         ccy = detail["currency_code"]
@@ -80,10 +81,10 @@ class InvoicesMixin:
         self.invoices[iid] = inv
         return self._respond(201, self._shown(inv))
 
-    def _invoices_get(self, request, ref):
+    def _invoices_get(self, request: WireRequest, ref: str) -> WireResponse:
         return self._respond(200, self._shown(self._invoice(ref)))
 
-    def _invoices_list(self, request, ref):
+    def _invoices_list(self, request: WireRequest, ref: str | None) -> WireResponse:
         q = self._checked.query
         size, page = int(q.get("page_size") or 20), int(q.get("page") or 1)
         items = list(self.invoices.values())
@@ -94,7 +95,7 @@ class InvoicesMixin:
             out["total_items"], out["total_pages"] = len(items), -(-len(items) // size)
         return self._respond(200, out)
 
-    def _invoices_send(self, request, ref):
+    def _invoices_send(self, request: WireRequest, ref: str) -> WireResponse:
         self._body(request, "invoicing")
         inv = self._invoice(ref)
         if inv["status"] not in _SENDABLE:
@@ -105,7 +106,7 @@ class InvoicesMixin:
         return self._respond(200, {"href": f"{web}/invoice/payerView/details/{ref}", "rel": "payer-view",
                                    "method": "GET"})
 
-    def _invoices_cancel(self, request, ref):
+    def _invoices_cancel(self, request: WireRequest, ref: str) -> WireResponse:
         self._body(request, "invoicing")          # the document requires a body; the check saw to it
         inv = self._invoice(ref)
         status = inv["status"]

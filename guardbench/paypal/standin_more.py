@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from guardbench.paypal.standin_core import ZERO, amount_obj, api_error, fmt, money, not_found
+from guardbench.records.record import WireRequest, WireResponse
 
 _UNIT_PATH = re.compile(r"^/purchase_units/@reference_id==['\"]([^'\"]*)['\"](?:/(.*))?$")
 # the attributes of a purchase unit the document lets a PATCH change (and with which ops)
@@ -64,7 +65,7 @@ class MoreMixin:
         def __getattr__(self, name: str) -> Any: ...
 
     # ------------------------------------------------------------ orders PATCH
-    def _orders_patch(self, request, ref):
+    def _orders_patch(self, request: WireRequest, ref: str) -> WireResponse:
         """JSON Patch on a CREATED or APPROVED order: the documented attributes of its purchase units,
         each changed unit checked again as orders.create checks it (totals, breakdown, payee, fees)."""
         ops = self._checked.body if self._checked is not None else None
@@ -111,7 +112,7 @@ class MoreMixin:
         return self._respond(204, None)
 
     # ---------------------------------------------------- authorizations capture
-    def _authorizations_capture(self, request, ref):
+    def _authorizations_capture(self, request: WireRequest, ref: str) -> WireResponse:
         body = self._body(request, "payments")
         auth = self.authorizations.get(ref)
         if auth is None:
@@ -157,7 +158,7 @@ class MoreMixin:
         return self._respond(201, cap)
 
     # ------------------------------------------------------- invoice payments
-    def _invoices_record_payment(self, request, ref):
+    def _invoices_record_payment(self, request: WireRequest, ref: str) -> WireResponse:
         """Record a payment made outside PayPal: the amount given (else all that is due), at most the due."""
         body = self._body(request, "invoicing")
         inv = self._invoice(ref)

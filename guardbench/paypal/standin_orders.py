@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from guardbench.paypal import standin_buyers
 from guardbench.paypal.standin_core import ZERO, amount_obj, api_error, fmt, money, not_found
 from guardbench.paypal.standin_more import platform_fees
+from guardbench.records.record import WireRequest, WireResponse
 
 _BREAKDOWN_ADD = ("item_total", "tax_total", "shipping", "handling", "insurance")
 _BREAKDOWN_SUB = ("shipping_discount", "discount")
@@ -24,7 +25,7 @@ BENCH_MERCHANT_ID = "GBMERCH7X2KQ4"
 BENCH_MERCHANT_EMAIL = "merchant@guardbench.example"
 
 
-def _prefer(request) -> str:
+def _prefer(request: WireRequest) -> str:
     """The Prefer header of an orders call, checked against the document ("" when absent)."""
     value = request.header("Prefer")
     if value is None:
@@ -49,7 +50,7 @@ class OrdersMixin:
         def __getattr__(self, name: str) -> Any: ...
     # ---------------------------------------------------------------- orders
     # complexity over 20, kept: PayPal's rules on a purchase unit, one branch each
-    def _unit(self, pu, i: int, many: bool, seen: set) -> tuple[dict, Decimal, str]:  # noqa: C901
+    def _unit(self, pu: Any, i: int, many: bool, seen: set) -> tuple[dict, Decimal, str]:  # noqa: C901
         if not isinstance(pu, dict):
             raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"/purchase_units/{i}")
         ref = pu.get("reference_id")
@@ -181,7 +182,7 @@ class OrdersMixin:
             out["items"] = out_items
         return out, total, ccy
 
-    def _orders_create(self, request, ref):
+    def _orders_create(self, request: WireRequest, ref: str | None) -> WireResponse:
         prefer = _prefer(request)
         body = self._body(request, "orders")
         intent = body.get("intent")
@@ -214,16 +215,16 @@ class OrdersMixin:
             return self._respond(201, {"id": oid, "status": "CREATED", "links": order["links"]})
         return self._respond(201, order)
 
-    def _order(self, ref):
+    def _order(self, ref: str) -> dict:
         order = self.orders.get(ref)
         if order is None:
             raise not_found("orders", "order_id", ref)
         return order
 
-    def _orders_get(self, request, ref):
+    def _orders_get(self, request: WireRequest, ref: str) -> WireResponse:
         return self._respond(200, self._order(ref))
 
-    def _orders_capture(self, request, ref):
+    def _orders_capture(self, request: WireRequest, ref: str) -> WireResponse:
         _prefer(request)
         self._body(request, "orders")      # PayPal parses the (optional) body first
         order = self._order(ref)
@@ -274,7 +275,7 @@ class OrdersMixin:
         order["update_time"] = now
         return self._respond(201, order)
 
-    def _orders_authorize(self, request, ref):
+    def _orders_authorize(self, request: WireRequest, ref: str) -> WireResponse:
         _prefer(request)
         self._body(request, "orders")
         order = self._order(ref)
@@ -303,19 +304,19 @@ class OrdersMixin:
         return self._respond(201, order)
 
     # -------------------------------------------------------------- payments
-    def _capture(self, ref):
+    def _capture(self, ref: str) -> dict:
         cap = self.captures.get(ref)
         if cap is None:
             raise not_found("payments", "capture_id", ref)
         return cap
 
-    def _captures_get(self, request, ref):
+    def _captures_get(self, request: WireRequest, ref: str) -> WireResponse:
         cap = self._capture(ref)
         body = dict(cap["json"])
         body["supplementary_data"] = {"related_ids": {"order_id": cap["order_id"]}}
         return self._respond(200, body)
 
-    def _captures_refund(self, request, ref):
+    def _captures_refund(self, request: WireRequest, ref: str) -> WireResponse:
         body = self._body(request, "payments")
         cap = self._capture(ref)
         ccy, remaining = cap["currency"], cap["amount"] - cap["refunded"]
@@ -352,7 +353,7 @@ class OrdersMixin:
             {"id": rid, "status": "COMPLETED", "amount": refund["amount"], "create_time": now})
         return self._respond(201, refund)
 
-    def _refunds_get(self, request, ref):
+    def _refunds_get(self, request: WireRequest, ref: str) -> WireResponse:
         refund = self.refunds.get(ref)
         if refund is None:
             raise not_found("payments", "refund_id", ref)

@@ -81,7 +81,7 @@ class Toolkit:
     """The tool layer: holds the token and the operator's defaults; composes and sends."""
 
     def __init__(self, send: Callable[[WireRequest], WireResponse], token: str, *, merchant_id: str,
-                 supplier_email: str, currency: str, api_base: str = f"https://{SANDBOX_HOST}"):
+                 supplier_email: str, currency: str, api_base: str = f"https://{SANDBOX_HOST}") -> None:
         self.send, self.token, self.api_base = send, token, api_base.rstrip("/")
         self.merchant_id, self.supplier_email, self.currency = merchant_id, supplier_email, currency
         self._batch = 0

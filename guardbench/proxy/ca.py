@@ -24,7 +24,7 @@ CA_FILE = "ca.pem"
 
 
 class RunCA:
-    def __init__(self, folder: str | os.PathLike):
+    def __init__(self, folder: str | os.PathLike) -> None:
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec

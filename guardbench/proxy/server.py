@@ -42,12 +42,17 @@ import ssl
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.serial import SerialTransport  # noqa: F401 - where the proxy's users found it
+
+if TYPE_CHECKING:
+    import h11
+
+    from guardbench.transport.recording import RecordingTransport
 
 INTERNAL_HEADERS = frozenset({"x-guardbench-original-host", "x-guardbench-original-scheme"})
 HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te",
@@ -57,7 +62,7 @@ MAX_BODY = 16 * 1024 * 1024
 
 
 class RecordingProxy:
-    def __init__(self, base_host: str = SANDBOX_HOST, idle_timeout: float = 60.0, folder: str | None = None):
+    def __init__(self, base_host: str = SANDBOX_HOST, idle_timeout: float = 60.0, folder: str | None = None) -> None:
         self.base_host = base_host
         self.idle_timeout = idle_timeout
         self._own_folder = folder is None
@@ -89,7 +94,7 @@ class RecordingProxy:
     def __enter__(self) -> "RecordingProxy":
         return self.start() if self._loop is None else self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
@@ -105,7 +110,7 @@ class RecordingProxy:
         from guardbench.proxy.ca import proxy_environment
         return proxy_environment(self.url, self.ca_path)
 
-    def route(self, recorder) -> None:
+    def route(self, recorder: RecordingTransport | None) -> None:
         """Send what arrives from now on to ``recorder`` (a RecordingTransport); None: between runs."""
         with self._route_lock:
             self._route = recorder
@@ -113,7 +118,7 @@ class RecordingProxy:
     def close(self) -> None:
         loop = self._loop
         if loop is not None and not loop.is_closed():
-            async def stop():
+            async def stop() -> None:
                 if self._server is not None:
                     self._server.close()
                 tasks = list(self._tasks)
@@ -199,7 +204,8 @@ class RecordingProxy:
     async def _read(self, reader: asyncio.StreamReader) -> bytes:
         return await asyncio.wait_for(reader.read(65536), self.idle_timeout)
 
-    async def _serve(self, reader, writer, scheme: str, authority: str | None, room: bool = False,
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, scheme: str,
+                     authority: str | None, room: bool = False,
                      dialled: str | None = None) -> None:
         import h11
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
@@ -372,7 +378,8 @@ class RecordingProxy:
             loop.remove_reader(sock.fileno())
         return sock.recv(8, socket.MSG_PEEK)
 
-    async def _tunnel(self, conn, reader, writer, target: str, headers) -> None:
+    async def _tunnel(self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      target: str, headers: list[tuple[str, str]]) -> None:
         import h11
         host, _, port = target.rpartition(":")
         host = normal_host(host.strip("[]"))
@@ -398,7 +405,7 @@ class RecordingProxy:
             return
         await self._serve(reader, writer, "https", authority)
 
-    async def _refuse(self, conn, writer, status: int, why: str) -> None:
+    async def _refuse(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int, why: str) -> None:
         import h11
         body = json.dumps({"error": f"guardbench proxy: {why}"}).encode()
         try:
@@ -412,7 +419,7 @@ class RecordingProxy:
             pass
 
 
-def _has_body(headers) -> bool:
+def _has_body(headers: list[tuple[str, str]]) -> bool:
     low = {k.lower() for k, _ in headers}
     return "content-length" in low or "transfer-encoding" in low
 

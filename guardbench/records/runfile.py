@@ -159,7 +159,7 @@ def plan_summary(variants: dict[str, int], arms: Sequence[str], agents: Sequence
             "repeats": repeats}
 
 
-def planned_ids(plan) -> list[str] | None:
+def planned_ids(plan: object) -> list[str] | None:
     """Every run id of a manifest's ``plan`` (None when there is none, or it is not one)."""
     if not isinstance(plan, dict):
         return None

@@ -138,7 +138,7 @@ def _refuse_differing(out: Path, old: dict, manifest: dict) -> None:
                                         "or rerun with the same options")
 
 
-def _show(v) -> str:
+def _show(v: object) -> str:
     if isinstance(v, list):
         return ",".join(map(str, v)) or "none"
     return "not given" if v is None else str(v)
@@ -147,7 +147,7 @@ def _show(v) -> str:
 class RunFolderWriter:
     """The one writer of a run folder while it is open (use as a context manager)."""
 
-    def __init__(self, out: Path, manifest: dict):
+    def __init__(self, out: Path, manifest: dict) -> None:
         self.out = check_out_dir(Path(out))
         self.runs = self.out / "runs.jsonl"
         self.appended = 0
@@ -239,7 +239,7 @@ class RunFolderWriter:
     def __enter__(self) -> "RunFolderWriter":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -32,12 +32,15 @@ import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 from socketserver import ThreadingMixIn
+from typing import Any
 from urllib.parse import urlsplit
 
 from guardbench.errors import Refusal
 from guardbench.paypal.endpoints import SANDBOX_HOST
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
+from guardbench.transport.base import Transport
 from guardbench.transport.recording import freeze_request, freeze_response
 from guardbench.util.outputs import cut_torn_tail
 
@@ -47,6 +50,7 @@ MAX_BODY = 16 * 1024 * 1024
 HOP = {"host", "content-length", "connection", "keep-alive", "transfer-encoding",
        "x-guardbench-original-host", "x-guardbench-original-scheme"}
 _QUIET = (ConnectionError, TimeoutError, socket.timeout, OSError)
+_Request = socket.socket | tuple[bytes, socket.socket]     # socketserver's request, as typeshed has it
 
 
 class Recorder:
@@ -58,7 +62,7 @@ class Recorder:
     At most one pending exchange per connection is held back.
     """
 
-    def __init__(self, path: str | None, run_id: str = "sandbox"):
+    def __init__(self, path: str | None, run_id: str = "sandbox") -> None:
         self.run_id, self.count, self.path = run_id, 0, path
         self._next, self._written = 0, 0
         self._pending: dict[int, WireExchange] = {}
@@ -131,7 +135,7 @@ class Recorder:
 
 
 class _BodyError(Refusal):
-    def __init__(self, status: int, reason: str, partial: bytes | None = None, answer: bool = True):
+    def __init__(self, status: int, reason: str, partial: bytes | None = None, answer: bool = True) -> None:
         super().__init__(reason)
         self.status, self.reason, self.partial, self.answer = status, reason, partial, answer
 
@@ -144,16 +148,16 @@ class Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True          # TCP_NODELAY (StreamRequestHandler.setup)
     timeout = 15                            # replaced by the server's idle_timeout
 
-    def __getattr__(self, name):            # every method goes to the stand-in
+    def __getattr__(self, name: str) -> Callable[[], None]:  # every method goes to the stand-in
         if name.startswith("do_"):
             return self._serve
         raise AttributeError(name)
 
-    def log_message(self, format, *args):  # quiet: the record file is the log
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the record file is the log
         pass
 
     # --- what the HTTP layer refuses itself, recorded -------------------------------------
-    def send_error(self, code, message=None, explain=None):
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         req = self._request(None)
         body = json.dumps({"name": "INVALID_REQUEST", "message": message or self.responses.get(code, ("",))[0]})
         resp = WireResponse.make(code, json.loads(body))
@@ -246,7 +250,7 @@ class Handler(BaseHTTPRequestHandler):
             return f"response not delivered: the client went away ({type(exc).__name__})"
         return None
 
-    def _serve(self):
+    def _serve(self) -> None:
         try:
             raw = self._body()
         except _BodyError as exc:
@@ -293,8 +297,8 @@ class StandInServer(ThreadingMixIn, HTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, address, transport, recorder: Recorder, max_connections: int = 64,
-                 idle_timeout: float = 15.0):
+    def __init__(self, address: tuple[str, int], transport: Transport, recorder: Recorder, max_connections: int = 64,
+                 idle_timeout: float = 15.0) -> None:
         handler = type("BoundHandler", (Handler,), {"timeout": idle_timeout})
         super().__init__(address, handler)
         self.transport, self.recorder = transport, recorder
@@ -303,7 +307,7 @@ class StandInServer(ThreadingMixIn, HTTPServer):
         self.lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_connections)
 
-    def process_request(self, request, client_address):
+    def process_request(self, request: _Request, client_address: Any) -> None:
         self._slots.acquire()                 # back-pressure: the next accept waits for a free slot
         try:
             super().process_request(request, client_address)
@@ -311,13 +315,13 @@ class StandInServer(ThreadingMixIn, HTTPServer):
             self._slots.release()
             raise
 
-    def process_request_thread(self, request, client_address):
+    def process_request_thread(self, request: _Request, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
             self._slots.release()
 
-    def handle_error(self, request, client_address):
+    def handle_error(self, request: _Request, client_address: Any) -> None:
         import sys
 
         exc = sys.exc_info()[1]
@@ -328,7 +332,7 @@ class StandInServer(ThreadingMixIn, HTTPServer):
 
 def make_server(port: int = 0, host: str = "127.0.0.1", record: str | None = None, seed: str = "0",
                 run_id: str = "sandbox", max_connections: int = 64, idle_timeout: float = 15.0,
-                specs_dir=None) -> StandInServer:
+                specs_dir: str | Path | None = None) -> StandInServer:
     """A server for a fresh stand-in (not started). Raises ValueError for a non-local address."""
     from guardbench.paypal.standin import PayPalStandIn
     from guardbench.transport.standin import StandInTransport

@@ -24,7 +24,7 @@ _DROP = {"host", "content-length", "connection", "transfer-encoding",
 class LoopbackTransport:
     """One new connection per request (never a retry: a request that moves money is sent once)."""
 
-    def __init__(self, base_url: str, timeout: float = 30):
+    def __init__(self, base_url: str, timeout: float = 30) -> None:
         parts = urlsplit(base_url)
         # safeguard: loopback_local_only
         if parts.scheme != "http" or parts.hostname not in LOCAL_HOSTS or not parts.port:

@@ -9,11 +9,12 @@ are copied into frozen records made of strings and tuples before anything else s
 from __future__ import annotations
 
 import json
+import os
 import threading
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
-from guardbench.transport.base import TransportError
+from guardbench.transport.base import Transport, TransportError
 
 STATE_MARK = "#state:"                  # an exchange read from a system's own state (record_state)
 STATE_STATUSES = ("executed", "queued")
@@ -25,7 +26,7 @@ def state_status(ex: WireExchange) -> str | None:
     return status if mark and status in STATE_STATUSES else None
 
 
-def _pairs(headers) -> tuple[tuple[str, str], ...]:
+def _pairs(headers: Any) -> tuple[tuple[str, str], ...]:
     items = headers.items() if hasattr(headers, "items") else (headers or ())
     return tuple((str(k), str(v)) for k, v in items)
 
@@ -48,8 +49,8 @@ def freeze_response(response: WireResponse) -> WireResponse:
 
 
 class RecordingTransport:
-    def __init__(self, inner, run_id: str = "", sink: Callable[[WireExchange], None] | None = None,
-                 history: Sequence[WireExchange] = ()):
+    def __init__(self, inner: Transport, run_id: str = "", sink: Callable[[WireExchange], None] | None = None,
+                 history: Sequence[WireExchange] = ()) -> None:
         """``history``: exchanges recorded before (a copied world's setup, execution/world.py), kept
         first, in order, under this recorder's ``run_id``; what is sent next follows their seqs."""
         self._inner = inner
@@ -60,7 +61,7 @@ class RecordingTransport:
         self._lock = threading.Lock()
 
     @property
-    def inner(self):
+    def inner(self) -> Transport:
         return self._inner
 
     @property
@@ -71,7 +72,7 @@ class RecordingTransport:
     def __len__(self) -> int:
         return len(self._log)
 
-    def _record(self, request, response, error) -> WireExchange:
+    def _record(self, request: WireRequest, response: WireResponse | None, error: str | None) -> WireExchange:
         with self._lock:
             ex = WireExchange(len(self._log), self.run_id, request, response, error)
             self._log.append(ex)
@@ -115,7 +116,7 @@ class RecordingTransport:
 class JsonlSink:
     """A sink that appends each exchange as one JSON line (never truncates; flushes per line)."""
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = path
         self._fh = open(path, "a", encoding="utf-8")
         self._lock = threading.Lock()
@@ -130,14 +131,14 @@ class JsonlSink:
         with self._lock:
             self._fh.close()
 
-    def __enter__(self):
+    def __enter__(self) -> JsonlSink:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def read_jsonl(path) -> list[WireExchange]:
+def read_jsonl(path: str | os.PathLike[str]) -> list[WireExchange]:
     """The exchanges a JsonlSink wrote."""
     with open(path, encoding="utf-8") as fh:
         return [WireExchange.from_dict(json.loads(line)) for line in fh if line.strip()]

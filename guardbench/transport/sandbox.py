@@ -9,23 +9,28 @@ what it is given.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from guardbench.paypal.endpoints import LIVE_HOST, SANDBOX_HOST
 from guardbench.records.record import WireRequest, WireResponse
 from guardbench.transport.base import TransportError
 
+if TYPE_CHECKING:
+    import httpx
+
 ALLOW_LIVE_ENV = "GUARDBENCH_ALLOW_LIVE"
 _DROP = {"host", "content-length", "connection", "transfer-encoding"}
 
 
-def live_opted_in(environ=None) -> bool:
+def live_opted_in(environ: Mapping[str, str] | None = None) -> bool:
     return (os.environ if environ is None else environ).get(ALLOW_LIVE_ENV, "") == "1"
 
 
 class SandboxTransport:
     def __init__(self, host: str = SANDBOX_HOST, allow_live: bool | None = None, timeout: float = 30,
-                 client=None):
+                 client: httpx.Client | None = None) -> None:
         self.allow_live = live_opted_in() if allow_live is None else bool(allow_live)
         host = (host or "").lower()
         # safeguard: sandbox_live_opt_in
@@ -38,7 +43,7 @@ class SandboxTransport:
         self._client = client
 
     @classmethod
-    def from_env(cls, environ=None, **kwargs) -> "SandboxTransport":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **kwargs: Any) -> "SandboxTransport":
         """A sandbox transport, if PAYPAL_CLIENT_ID and PAYPAL_CLIENT_SECRET are set."""
         from guardbench.errors import ParameterError
         env = os.environ if environ is None else environ

@@ -6,15 +6,20 @@ Either way the request is on the record of a RecordingTransport wrapped around t
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from guardbench.paypal.endpoints import PAYPAL_HOSTS
 from guardbench.records.record import WireRequest, WireResponse
 from guardbench.transport.base import TransportError
+
+if TYPE_CHECKING:
+    from guardbench.paypal.standin import PayPalStandIn
 
 ACCEPTED = WireResponse.make(200, {"received": True})
 
 
 class StandInTransport:
-    def __init__(self, standin=None):
+    def __init__(self, standin: PayPalStandIn | None = None) -> None:
         if standin is None:
             from guardbench.paypal.standin import PayPalStandIn
             standin = PayPalStandIn()

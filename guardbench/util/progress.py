@@ -49,7 +49,7 @@ class Ticker(Steps):
     """Progress on standard error (a redrawn bar on a terminal, plain lines elsewhere)."""
 
     def __init__(self, quiet: bool = False, stream: TextIO | None = None, tty: bool | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.quiet = quiet
         self.stream = stream if stream is not None else sys.stderr
         self.tty = tty if tty is not None else bool(getattr(self.stream, "isatty", lambda: False)())

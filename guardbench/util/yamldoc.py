@@ -32,7 +32,7 @@ MAX_NODES = 200_000           # the largest shipped case file has a few thousand
 class YamlError(InputError, ValueError):
     """The text is not valid YAML; ``line`` is where the parser stopped (1-based), if known."""
 
-    def __init__(self, line: int | None):
+    def __init__(self, line: int | None) -> None:
         super().__init__(f"not valid YAML{f' at line {line}' if line else ''}")
         self.line = line
 
@@ -40,7 +40,7 @@ class YamlError(InputError, ValueError):
 class YamlTooLarge(YamlError):
     """The document's aliases expand beyond MAX_NODES nodes, or an alias contains itself."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str) -> None:
         ValueError.__init__(self, f"not accepted: {what}")
         self.line = None
 
