@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,9 +104,43 @@ def headline() -> str:
         "",
         md(t["Headline per arm"], keep=HEADLINE_COLUMNS),
         "",
-        "Every other table (the careful agent, each defence, a local model, PayPal's own MCP server, "
-        "conformance, the bypass suite, the adaptive attacker) is in [results/README.md](results/README.md).",
+        *guardrail_misses(recs),
+        *frameworks_headline(),
+        "Every other table (the careful agent, each defence, a local model, PayPal's own MCP server, the agent "
+        "frameworks, conformance, the bypass suite, the adaptive attacker) is in "
+        "[results/README.md](results/README.md).",
     ]) + "\n"
+
+
+FRAMEWORKS = ROOT / "results/frameworks/matrix.md"
+
+
+def guardrail_misses(recs: list) -> list[str]:
+    """Where the guardrail's missed attacks are, by family (counted from the records)."""
+    missed = Counter(r.family for r in recs if r.arm == "guardrail" and r.family != "benign" and r.goal_achieved)
+    if not missed:
+        return []
+    where = ", ".join(f"{n} in `{f}`" for f, n in sorted(missed.items()))
+    why = (" (attacks inside every limit, which it cannot tell from the user's own request: below, \"What the "
+           "numbers are, and are not\")" if set(missed) == {"in_policy"} else "")
+    return [f"The guardrail's missed attacks: {where}{why}.", ""]
+
+
+def frameworks_table() -> str:
+    """The matrix's first table (per framework, undefended against defended), without its by-class column."""
+    table = first_table(FRAMEWORKS).splitlines()
+    cut = [i for i, c in enumerate(table[0].strip("|").split("|")) if "by class" in c]
+    rows = [r.strip().strip("|").split("|") for r in table]
+    return "\n".join("|" + "|".join(c for i, c in enumerate(row) if i not in cut) + "|" for row in rows)
+
+
+def frameworks_headline() -> list[str]:
+    if not FRAMEWORKS.exists():
+        return []
+    return ["Four agent frameworks (`results/frameworks`, `scripts/frameworks_matrix.sh`), each running PayPal's "
+            "own tools unmodified, in a room, with the scripted worst-case model. Undefended, each passed hostile "
+            "calls to PayPal as the model made them; what blocked attacks was the defence in front of PayPal's "
+            "MCP server (gate, pdp) or guardbench's broker, not the framework:", "", frameworks_table(), ""]
 
 
 def section() -> str:
@@ -180,6 +215,11 @@ def section() -> str:
                     f"{len({r.case for r in mrecs})} USD cases (`results/paypal-mcp`, `scripts/mcp_baseline.sh`). "
                     "Runs whose action it has no tool for are \"no tool path\" and left out of every rate, never "
                     "counted as blocked:", "", md(tm["External systems"]), ""]
+    if FRAMEWORKS.exists():
+        out += ["Agent frameworks (`results/frameworks`, `scripts/frameworks_matrix.sh`, docs/frameworks.md): each "
+                "framework's own dispatch path with PayPal's Python toolkit and through its own MCP client, undefended "
+                "and defended, in rooms, the scripted worst-case model behind the gateway:", "",
+                first_table(FRAMEWORKS), ""]
     conf = ROOT / "results/conformance/conformance.json"
     if conf.exists():
         s = json.loads(conf.read_text())["summary"]
