@@ -126,21 +126,28 @@ def guardrail_misses(recs: list) -> list[str]:
     return [f"The guardrail's missed attacks: {where}{why}.", ""]
 
 
-def frameworks_table() -> str:
-    """The matrix's first table (per framework, undefended against defended), without its by-class column."""
-    table = first_table(FRAMEWORKS).splitlines()
-    cut = [i for i, c in enumerate(table[0].strip("|").split("|")) if "by class" in c]
-    rows = [r.strip().strip("|").split("|") for r in table]
-    return "\n".join("|" + "|".join(c for i, c in enumerate(row) if i not in cut) + "|" for row in rows)
+def frameworks_blocked() -> dict[str, dict[str, str]]:
+    """From the matrix's first table: per framework, attacks blocked (k/n) undefended and defended."""
+    rows = [r.strip().strip("|").split("|") for r in first_table(FRAMEWORKS).splitlines()]
+    head = [c.strip() for c in rows[0]]
+    out: dict[str, dict[str, str]] = {}
+    for row in rows[2:]:
+        cell = dict(zip(head, (c.strip() for c in row), strict=True))
+        side = "undefended" if cell["arms (pooled)"].startswith("undefended") else "defended"
+        out.setdefault(cell["framework"], {})[side] = cell["attacks blocked"].split(" ", 1)[0]
+    return out
 
 
 def frameworks_headline() -> list[str]:
+    """One sentence for the README (its only table is the default run's): the matrix's attacks blocked."""
     if not FRAMEWORKS.exists():
         return []
-    return ["Four agent frameworks (`results/frameworks`, `scripts/frameworks_matrix.sh`), each running PayPal's "
-            "own tools unmodified, in a room, with the scripted worst-case model. Undefended, each passed hostile "
+    per = "; ".join(f"{fw} {b.get('undefended', '-')} undefended, {b.get('defended', '-')} defended"
+                    for fw, b in sorted(frameworks_blocked().items()))
+    return ["Four agent frameworks, each running PayPal's own tools unmodified in a room with the scripted "
+            f"worst-case model (`results/frameworks`), attacks blocked: {per}. Undefended, each passed hostile "
             "calls to PayPal as the model made them; what blocked attacks was the defence in front of PayPal's "
-            "MCP server (gate, pdp) or guardbench's broker, not the framework:", "", frameworks_table(), ""]
+            "MCP server or guardbench's broker, not the framework (docs/frameworks.md).", ""]
 
 
 def section() -> str:

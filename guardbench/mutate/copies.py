@@ -141,6 +141,7 @@ class Context:
 
 def fresh_copy(ctx: Context, label: str) -> Path:
     copy = Path(tempfile.mkdtemp(prefix=f"gb-mutate-{label}-", dir=ctx.tmp))
+    copy.chmod(0o755)         # the tests run external systems in rooms, as another user (room/reach.py)
     shutil.copytree(ctx.snapshot, copy, dirs_exist_ok=True)
     (copy / ".mutate").mkdir()
     return copy

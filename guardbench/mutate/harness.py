@@ -287,6 +287,7 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
     chosen = [s for s in reg.SAFEGUARDS if not names or s.name in names]
     selection = reg.test_selection(chosen + list(reg.CONTROLS))
     tmp = Path(tempfile.mkdtemp(prefix="gb-mutate-"))
+    tmp.chmod(0o755)          # open to a room's user: the copies' tests start servers in rooms
     snapshot = tmp / "snapshot"
     snapshot.mkdir()
     ctx = Context(repo, snapshot, tmp, timeout, selection_files(reg.test_selection(chosen)), keep=keep)
