@@ -171,7 +171,7 @@ class GuardrailArm(StagingArm):
         broker = self.open_broker(world, clock)
         try:
             refs = self._setup(case, variant, world, broker, seed)
-        except BaseException:
+        except BaseException:       # cleans up and re-raises: a failed setup leaves no broker open
             broker.close()
             raise
         return BrokerStaged(refs, broker, clock, self.open_broker)

@@ -137,7 +137,11 @@ def test_the_token_comes_after_the_stable_prompt_prefix(tmp_path):
                             "--tool-protocol", "json-text", "--repeats", "2")))
         firsts = [r for r in srv.requests if len(r["messages"]) == 2]
     by_arm: dict[str, list[str]] = {}
-    assert len({operator_settings(r)["access_token"] for r in firsts}) == len(firsts)   # a token per run
+    # a token per case and arm: the operator's setup is staged once per (case, arm) and each run's world is
+    # a copy of it (execution/world.py); repeats stay distinct samples through the cache key's repeat index
+    tokens = {(r["messages"][1]["content"], "Security rules" in r["messages"][0]["content"]):
+              operator_settings(r)["access_token"] for r in firsts}
+    assert len(set(tokens.values())) == len(tokens) == 4 and len(firsts) == 8     # 2 cases x 2 arms; x 2 repeats
     for req in firsts:
         system = req["messages"][0]["content"]
         token = operator_settings(req)["access_token"]
