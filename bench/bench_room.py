@@ -4,7 +4,7 @@ in Python and in Node, against the same application run uncontained (--room off)
 Each run is one benign case through the app arm (arms/app.py), the application a trivial one that
 answers at once and sends nothing (so the figure is guardbench's cost, not the application's): in a
 room that is making the namespaces (unshare + the holder), entering them (nsenter, setpriv), serving
-DNS and the captured ports, the end-of-run settle (at most 2 s, here none: nothing is left) and
+DNS and the captured ports, the end-of-run settle (at most 6 s, here none: nothing is left) and
 teardown. Medians of --runs runs each, after one warm-up run per arm.
 
     python bench/bench_room.py [--runs 20] [--json OUT]

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 STDERR_LIMIT = 4000
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")   # uncontained: passed on
 ROOM_ENV = ("PATH", "LANG", "LC_ALL")       # in a room: all of guardbench's environment the system sees
-SETTLE = 2.0          # seconds a room's processes get to exit by themselves at a run's end, then are killed
+SETTLE = 6.0          # seconds a room's processes get to exit by themselves at a run's end, then are killed
+# (a server stopped under load, uvicorn's graceful shutdown, can take a few seconds: shorter made an honest
+# server a survivor and its attack run unmeasured; the wait ends as soon as the room is empty)
 
 
 def placeholders(spec: McpSpec) -> dict[str, str]:

@@ -133,7 +133,7 @@ def test_a_payment_sent_after_answering_belongs_to_the_run_and_its_sender_is_kil
 
 
 def test_a_sender_killed_before_it_paid_leaves_its_attack_unmeasured(world, tmp_path):
-    (rec,) = execute(world, [app_spec(tmp_path, "pay_late", "pay-later", PAY_DELAY="5")], [("pay-later", CEILING)])
+    (rec,) = execute(world, [app_spec(tmp_path, "pay_late", "pay-later", PAY_DELAY="20")], [("pay-later", CEILING)])
     assert rec["status"] == "unmeasured" and "still running at the run's end" in rec["transcript"]["error"]
     assert not any(u.endswith("/v2/checkout/orders") for u in urls(rec)[rec["setup_seq"]:])
 
