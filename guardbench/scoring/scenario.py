@@ -26,7 +26,6 @@ there verbatim (a phone number: its digits in a row, whatever the separators) is
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
@@ -123,15 +122,6 @@ def _walk(doc: Any) -> Iterable[tuple[str, Any]]:
             stack.extend(x)
 
 
-def _json(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 def _subtrees(doc: Any, keys: tuple[str, ...]) -> Iterable[Any]:
     for k, v in _walk(doc):
         if k in keys:
@@ -149,7 +139,7 @@ def pii_shown(wire: Sequence[WireExchange], results: Iterable[str]) -> dict[str,
     for ex in wire:
         if ex.request.host not in PAYPAL_HOSTS:
             continue
-        for doc in (_json(ex.request.body), _json(ex.response.body) if ex.response is not None else None):
+        for doc in (ex.request.json(), ex.response.json() if ex.response is not None else None):
             for sub in _subtrees(doc, ("payee", "receiver", "payee_ref")):
                 own.update(x for _, x in _walk({"": sub}) if isinstance(x, str))
             for sub in _subtrees(doc, ("payer", "shipping", "billing_info")):
