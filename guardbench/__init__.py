@@ -19,8 +19,8 @@ def load(run_dir: str | os.PathLike[str]) -> pandas.DataFrame:
 
 
 def __getattr__(name: str) -> Any:
-    """``guardbench.run``: a whole run, as ``guardbench run`` does it (execution/jobs.py), imported on
-    first use so that ``import guardbench`` stays cheap."""
+    """``guardbench.run``: a whole run, as ``guardbench run`` does it (execution/jobs.py), imported
+    on first use so that ``import guardbench`` stays cheap."""
     if name == "run":
         from guardbench.execution.jobs import run
         return run

@@ -1,6 +1,7 @@
-"""Every exception guardbench raises, as one tree with four roots (drawn here as httpx's _exceptions.py
-draws its own). Each class is defined beside the code that raises it and subclasses one of the roots
-below; tests/test_errors.py walks the package and holds every exception class to this tree.
+"""Every exception guardbench raises, as one tree with four roots (drawn here as httpx's
+_exceptions.py draws its own). Each class is defined beside the code that raises it and subclasses
+one of the roots below; tests/test_errors.py walks the package and holds every exception class to
+this tree.
 
 * GuardbenchError: bad user input. The CLI turns it into one line, ``where: what``, exit status 2,
   and nothing already recorded is lost or rewritten.
@@ -32,8 +33,8 @@ below; tests/test_errors.py walks the package and holds every exception class to
   + conformance.validate.UnparseableRequest: a request the validator cannot read does not conform
   + mcp.mapping._Missing: a mapped tool argument has no value
   + room.dns.BadQuery: bytes sent to the room's DNS that are not a query (answered FORMERR)
-  + gateway.formats.BadRequest: a model request the gateway cannot read (answered 400)
-  + gateway.scripted._Pending: the scripted model's next call, which the application has not answered
+  + gateway.formats.BadRequest: a model request the gateway cannot read (answered 400) +
+  gateway.scripted._Pending: the scripted model's next call, which the application has not answered
     yet (control flow: the call becomes the gateway's reply)
 * IntegrityError: a check of guardbench's own evidence failed: what it guards cannot be trusted.
   + broker.ledger_format.LedgerCorrupt: the ledger's hash chain is broken
@@ -41,8 +42,8 @@ below; tests/test_errors.py walks the package and holds every exception class to
   + broker.broker.CredentialLeak: an agent-visible answer carried the credential or a token
   + mutate.copies.HarnessBroken: the mutation harness cannot vouch for its own results
 
-Outside the tree, as control flow rather than an error: cli.run.Terminated, a KeyboardInterrupt raised
-for SIGTERM so a terminated run unwinds exactly as a Ctrl-C does.
+Outside the tree, as control flow rather than an error: cli.run.Terminated, a KeyboardInterrupt
+raised for SIGTERM so a terminated run unwinds exactly as a Ctrl-C does.
 
 ``except Exception`` (or ``BaseException``) appears only at a boundary that must survive whatever
 fails inside it (a plug-in, a model's reply, a server thread, a finaliser) or that cleans up and
@@ -79,8 +80,8 @@ class ParameterError(GuardbenchError):
 
 
 class InputError(GuardbenchError):
-    """User input found wrong where the file is not known: the message is ``what`` alone (``where`` is
-    empty); the caller that knows the file turns it into an error naming it."""
+    """User input found wrong where the file is not known: the message is ``what`` alone (``where``
+    is empty); the caller that knows the file turns it into an error naming it."""
 
     def __init__(self, what: str) -> None:
         self.where, self.what = "", what
@@ -88,7 +89,8 @@ class InputError(GuardbenchError):
 
 
 class RunLost(Exception):
-    """A run lost mid-run (a server, an application, a model or a transport failed): never scored."""
+    """A run lost mid-run (a server, an application, a model or a transport failed): never
+    scored."""
 
     def __init__(self, reason: str = "", stderr: str = "") -> None:
         super().__init__(reason)

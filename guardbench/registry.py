@@ -11,7 +11,8 @@ third-party package declares its own in its packaging metadata::
     myarm = "mypackage.arm:MyArm"                     # (guardbench/arms/base.py)
 
     [project.entry-points."guardbench.arm_kinds"]     # an arm kind: --arms mykind:SPEC.yaml
-    mykind = "mypackage.arm:MySpecArm"                # factory(ArmOptions) -> Arm (options.spec: the path)
+    # factory(ArmOptions) -> Arm (options.spec: the path)
+    mykind = "mypackage.arm:MySpecArm"
 
 Every arm factory takes one typed options object (arms/base.py's ArmOptions: the name asked for,
 the policy, how held calls are answered, the spec file of a KIND:SPEC arm, the stand-in's
@@ -19,8 +20,8 @@ fixtures); an arm reads the fields it uses and leaves the others.
 
 An arm *kind* builds an arm from a spec file (``--arms mcp:SPEC.yaml``: an MCP server, arms/mcp.py;
 ``--arms app:SPEC.yaml``: an agent application, arms/app.py). Its factory also has
-``spec_identity(spec_path) -> (name, digest)``: the arm takes its spec's name (the run ids and tables
-say it), and a resumed run must use the same spec (sha256 of the file).
+``spec_identity(spec_path) -> (name, digest)``: the arm takes its spec's name (the run ids and
+tables say it), and a resumed run must use the same spec (sha256 of the file).
 
 Both are read the same way, once, when a name is first asked for, and a factory's module is
 imported only when that entry is used: nothing depends on what happened to be imported first, so
@@ -84,7 +85,8 @@ class Entry:
                 if self.source == BUILTIN_SOURCE:
                     raise
                 self.broken = f"{type(exc).__name__}: {exc}"
-                print(f"warning: {kind} plug-in {self.name!r} failed to load: {exc}", file=sys.stderr)
+                print(f"warning: {kind} plug-in {self.name!r} failed to load: {exc}",
+                      file=sys.stderr)
         if self.factory is None:
             raise GuardbenchError(kind, f"plug-in {self.name!r} failed to load ({self.broken})")
         return self.factory
@@ -107,7 +109,8 @@ class Registry:
             for ep in entry_points(group=self.group):
                 if ep.name not in entries:
                     dist = getattr(ep, "dist", None)
-                    src = f"{dist.name} {dist.version}" if dist is not None else ep.value.split(":")[0]
+                    src = (f"{dist.name} {dist.version}" if dist is not None
+                           else ep.value.split(":")[0])
                     entries[ep.name] = Entry(ep.name, ep.value, src)
             self._entries = entries
         return self._entries
@@ -124,12 +127,15 @@ class Registry:
     def get(self, name: str) -> Callable[..., Any]:
         entry = self.find(name)
         if entry is None:
-            raise GuardbenchError(self.kind, f"unknown {self.kind} {name!r} (installed: {', '.join(self.entries)})")
+            raise GuardbenchError(self.kind, f"unknown {self.kind} {name!r} (installed: "
+                                  f"{', '.join(self.entries)})")
         return entry.load(self.kind)
 
-    def register(self, name: str, factory: Callable[..., Any], source: str = "registered in process") -> None:
+    def register(self, name: str, factory: Callable[..., Any],
+                 source: str = "registered in process") -> None:
         """Add (or replace) a factory in this process."""
-        self.entries[name] = Entry(name, f"{getattr(factory, '__module__', '?')}:{name}", source, factory)
+        self.entries[name] = Entry(name, f"{getattr(factory, '__module__', '?')}:{name}",
+                                   source, factory)
 
 
 DEFENCES = Registry("defence", "guardbench.defences", BUILTIN_DEFENCES)
@@ -175,7 +181,8 @@ def listing() -> list[Listing]:
         except GuardbenchError:
             broken.append(Listing(n, "(failed to load)", e.broken or "?", False))
             continue
-        out.append(Listing(n, e.source, _first_line(getattr(f, "promise", "") or (f.__doc__ or "")), n in arms))
+        out.append(Listing(n, e.source,
+                           _first_line(getattr(f, "promise", "") or (f.__doc__ or "")), n in arms))
     return out + broken
 
 
@@ -191,7 +198,8 @@ def arm_names() -> list[str]:
     return names + [d for d in defence_names() if d not in names]
 
 
-DEFENDED_ARM = "guardbench.arms.defended:DefendedArm"     # the arm of every defence without one of its name
+# the arm of every defence without one of its name
+DEFENDED_ARM = "guardbench.arms.defended:DefendedArm"
 
 
 def arm_factory(name: str) -> Callable[[ArmOptions], Arm]:
@@ -214,26 +222,30 @@ def spec_identity(kind: str, spec: str) -> tuple[str, str]:
     """(arm name, spec digest) of a KIND:SPEC entry, from its kind's factory."""
     identity = getattr(ARM_KINDS.get(kind), "spec_identity", None)
     if not callable(identity):
-        raise GuardbenchError("--arms", f"arm kind {kind!r}: its factory has no spec_identity(spec_path)")
+        raise GuardbenchError("--arms", f"arm kind {kind!r}: its factory has no "
+                              "spec_identity(spec_path)")
     name, digest = identity(spec)
     return str(name), str(digest)
 
 
 def resolve_arms(entries: Sequence[str]) -> dict[str, str]:
-    """``{arm name: entry}`` for ``--arms`` entries, in order (a KIND:SPEC entry's arm takes its spec's
-    name); an unknown arm, a name given twice or a spec named like an installed arm is a one-line error."""
+    """``{arm name: entry}`` for ``--arms`` entries, in order (a KIND:SPEC entry's arm takes its
+    spec's name); an unknown arm, a name given twice or a spec named like an installed arm is a
+    one-line error."""
     out: dict[str, str] = {}
     for e in entries:
         k = arm_kind(e)
         if k is None:
             if not is_arm(e):
-                raise GuardbenchError("--arms", f"unknown arm {e!r} (installed: {', '.join(arm_names())}; "
-                                                f"or {', '.join(k + ':SPEC.yaml' for k in ARM_KINDS.names())})")
+                kinds = ", ".join(k + ":SPEC.yaml" for k in ARM_KINDS.names())
+                raise GuardbenchError("--arms", f"unknown arm {e!r} (installed: "
+                                      f"{', '.join(arm_names())}; or {kinds})")
             name = e
         else:
             name = spec_identity(*k)[0]
             if is_arm(name):
-                raise GuardbenchError(f"--arms {e}", f"the spec's name {name!r} is an installed arm's; choose another")
+                raise GuardbenchError(f"--arms {e}", f"the spec's name {name!r} is an installed "
+                                      "arm's; choose another")
         if name in out:
             raise GuardbenchError("--arms", f"{name} named twice; name each once")
         out[name] = e
@@ -241,8 +253,8 @@ def resolve_arms(entries: Sequence[str]) -> dict[str, str]:
 
 
 def spec_digests(named: Mapping[str, str]) -> dict[str, str]:
-    """sha256 of the spec file behind each KIND:SPEC arm of ``{name: entry}`` (a resumed run must use
-    the same specs)."""
+    """sha256 of the spec file behind each KIND:SPEC arm of ``{name: entry}`` (a resumed run must
+    use the same specs)."""
     return {name: spec_identity(*k)[1] for name, e in named.items()
             if (k := arm_kind(e)) is not None}
 
@@ -260,8 +272,10 @@ def get_arm(name: str, options: ArmOptions | None = None) -> Arm:
         factory, want = arm_factory(name), name
         arm = factory(replace(options, name=name))
     if not isinstance(arm, Arm):
-        raise GuardbenchError("--arms", f"arm {want!r}: its factory built a {type(arm).__name__}, not an Arm "
+        raise GuardbenchError("--arms", f"arm {want!r}: its factory built a "
+                              f"{type(arm).__name__}, not an Arm "
                                         "(guardbench.arms.base.Arm)")
     if arm.name != want:
-        raise GuardbenchError("--arms", f"arm {want!r}: its factory built an arm named {arm.name!r}")
+        raise GuardbenchError("--arms", f"arm {want!r}: its factory built an arm named "
+                              f"{arm.name!r}")
     return arm

@@ -28,8 +28,22 @@ from typing import IO, Any
 from guardbench.agents.base import Agent, Session, Step, Transcript
 from guardbench.agents.scripted import amounts, extract_refs
 from guardbench.arms.base import Arm, ArmOptions, Prepared, fill
-from guardbench.arms.external import ExternalWorld, empty_session, fixtures_of, lose, placeholders, record_room
-from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.external import (
+    ExternalWorld,
+    empty_session,
+    fixtures_of,
+    lose,
+    placeholders,
+    record_room,
+)
+from guardbench.arms.setup import (
+    SetupFailed,
+    approval_stand_in,
+    checkout,
+    run_prior,
+    setup_ref,
+    steps,
+)
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError, RunLost
@@ -45,15 +59,18 @@ from guardbench.util.processes import free_port, listener_is_ours, started, stop
 CONTRACT = "guardbench-app/1"
 
 
-PORT_ATTEMPTS = 3          # an application whose port another program took first gets this many ports in all
+# an application whose port another program took first gets this many ports in all
+PORT_ATTEMPTS = 3
 
 
 class PortTaken(RunLost):
-    """The port free_port() handed out was bound by another program before the application bound it."""
+    """The port free_port() handed out was bound by another program before the application bound
+    it."""
 
 
 class AppLost(RunLost):
-    """The application's process failed (``reason``, with the tail of its ``stderr``): the run is lost."""
+    """The application's process failed (``reason``, with the tail of its ``stderr``): the run is
+    lost."""
 
 
 class AppArm(Arm):
@@ -76,8 +93,10 @@ class AppArm(Arm):
         self._pid = os.getpid()
 
     def _world(self, room_mode: str, hide: tuple[str, ...], folder: str | None) -> ExternalWorld:
-        """The application's outside world; in a room, the model gateway serves the room's own port."""
-        world = ExternalWorld(self.spec, fixtures_of(self.options.fixtures, self.spec), room_mode, hide, folder)
+        """The application's outside world; in a room, the model gateway serves the room's own
+        port."""
+        world = ExternalWorld(self.spec, fixtures_of(self.options.fixtures, self.spec),
+                              room_mode, hide, folder)
         world.room_ports = (GATEWAY_PORT,)
         world.on_room.append(self.models.serve_room)
         return world
@@ -89,9 +108,10 @@ class AppArm(Arm):
         return s.name, s.digest
 
     def check(self) -> None:
-        """Before any run (the run command calls it, as it does an MCP server's): the spec's command can
-        be started (an executable file, found on PATH or relative to the spec's folder) and its cwd is a
-        folder; otherwise one line naming the spec, and nothing is recorded. Nothing is started here."""
+        """Before any run (the run command calls it, as it does an MCP server's): the spec's command
+        can be started (an executable file, found on PATH or relative to the spec's folder) and its
+        cwd is a folder; otherwise one line naming the spec, and nothing is recorded. Nothing is
+        started here."""
         where = f"--arms app:{self.spec.path}"
         values = {**placeholders(self.spec), "port": "0"}
         cwd = expand(self.spec.cwd, values) if self.spec.cwd else values["spec_dir"]
@@ -107,11 +127,13 @@ class AppArm(Arm):
         if not found:
             what = "is not an executable file" if os.sep in command else "is not on PATH"
             raise GuardbenchError(where, f"agent.command {command!r} cannot be started: it {what}")
-        if self.outside.contained and os.geteuid() == 0:      # in a room made by root it runs as uid 65534
+        # in a room made by root it runs as uid 65534
+        if self.outside.contained and os.geteuid() == 0:
             exe = exe if os.sep in command else (shutil.which(command, path=search) or "")
             # (its working folder is its own there, unless the spec names one)
             paths = [("agent.cwd", cwd if self.spec.cwd else ""), ("agent.command", exe)]
-            paths += [("agent.args", a) for a in (expand(a, values) for a in self.spec.args) if os.path.isabs(a)]
+            paths += [("agent.args", a) for a in (expand(a, values) for a in self.spec.args)
+                      if os.path.isabs(a)]
             for field, path in paths:
                 why = unreachable(path) if path else None
                 if why:
@@ -119,24 +141,31 @@ class AppArm(Arm):
 
     # ------------------------------------------------------------------ one run
     def prepare(self, case: Case, variant: int, world: World) -> Prepared:
-        if os.getpid() != self._pid:           # a forked worker (--jobs): the parent's process and proxy are not ours
+        # a forked worker (--jobs): the parent's process and proxy are not ours
+        if os.getpid() != self._pid:
             self._pid, self._proc, self._log = os.getpid(), None, None
-            self.outside = self._world(self.outside.room_mode, self.outside.hide, self.outside.folder)
+            self.outside = self._world(self.outside.room_mode, self.outside.hide,
+                                       self.outside.folder)
         seed, recorder = world.seed, world.recorder
         stray = self.outside.begin_run(world)
-        prepared = Prepared(session=empty_session(self.name, case, variant, seed), world=world, setup_seq=0,
-                            secrets=self.outside.secrets(), external={"kind": self.kind, "app": self.name})
-        if stray:       # sent by an earlier run's process while no run was routed: kept, never scored
+        prepared = Prepared(session=empty_session(self.name, case, variant, seed),
+                            world=world, setup_seq=0,
+                            secrets=self.outside.secrets(),
+                            external={"kind": self.kind, "app": self.name})
+        # sent by an earlier run's process while no run was routed: kept, never scored
+        if stray:
             prepared.external = {**(prepared.external or {}), "between_runs": stray}
         prepared.close = lambda: self._finish(prepared)
         why = self.no_tool_path(case, world.agent_kind)
-        if why:                        # decided from the spec's declared tools: never run, never "blocked"
+        # decided from the spec's declared tools: never run, never "blocked"
+        if why:
             prepared.no_tool_path(why)
             prepared.external = {**(prepared.external or {}), "no_tool_path": why}
             return prepared
         v = case.variants[variant]
         refs = run_prior(world, case, self.policy)
-        for i, action, answer in steps(case):          # the shop's own calls, before the application acts
+        # the shop's own calls, before the application acts
+        for i, action, answer in steps(case):
             token = world.token()
             if answer:
                 refs.setdefault("approval", []).append(approval_stand_in(seed, case.id, i))
@@ -146,11 +175,14 @@ class AppArm(Arm):
                 found = checkout(world, case, action, fill(v.data, refs), self.policy, i)
             else:
                 op = self.policy.operator
-                call = compose_call(action.do, api_base=API_BASE, token=token, merchant_id=op["merchant_id"],
+                call = compose_call(action.do, api_base=API_BASE, token=token,
+                                    merchant_id=op["merchant_id"],
                                     supplier_email=op["supplier_email"], currency=op["currency"],
-                                    request_id=f"setup-{seed}-{case.id}-{i}", sku=action.sku, amount=action.amount,
+                                    request_id=f"setup-{seed}-{case.id}-{i}", sku=action.sku,
+                                    amount=action.amount,
                                     note=action.note, ref=setup_ref(action, refs))
-                resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
+                resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"],
+                                                      call.get("body")))
                 if not resp.ok:
                     raise SetupFailed(f"{action.do} failed: HTTP {resp.status}")
                 found = extract_refs(resp.json() or {})
@@ -161,30 +193,36 @@ class AppArm(Arm):
         prepared.session.data = None if case.data_in_lookup else fill(v.data, refs)
         prepared.session.refs = refs
         op = self.policy.operator
-        prepared.session.context = {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
+        prepared.session.context = {"merchant_id": op["merchant_id"],
+                                    "supplier_email": op["supplier_email"],
                                     "currency": op["currency"],
-                                    "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
+                                    "catalogue": {k: str(p) for k,
+                                                  p in self.policy.catalogue.items()}}
         prepared.session.tools = []
         return prepared
 
     def no_tool_path(self, case: Case, agent_kind: str) -> str | None:
-        """Why the application's declared tools cannot express the case (None: they can, or the spec declares
-        neither ``tools`` nor ``actions``, and the scripted model finds out at run time). Read as the MCP arm
-        reads a server's list (mcp/mapping.py), with the tools' schemas unknown: an action no tool is mapped
-        to, or a hostile modifier (payee, currency, URL) its mapped tool has no field for."""
+        """Why the application's declared tools cannot express the case (None: they can, or the spec
+        declares neither ``tools`` nor ``actions``, and the scripted model finds out at run time).
+        Read as the MCP arm reads a server's list (mcp/mapping.py), with the tools' schemas unknown:
+        an action no tool is mapped to, or a hostile modifier (payee, currency, URL) its mapped tool
+        has no field for."""
         declared = self.spec.tools or tuple(am.tool for am in self.spec.actions.values())
         if not declared:
             return None
         style = mapping.style_of(declared, self.spec.actions)
-        # an LLM is judged on what the case asks of it (as the MCP arm does); a scripted run may be either
-        # agent (credulous: the case's asks, careful: the user's), so it is decided here only when neither
-        # has a path, and otherwise by the scripted model at run time (gateway/scripted.py)
+        # an LLM is judged on what the case asks of it (as the MCP arm does); a scripted run may be
+        # either agent (credulous: the case's asks, careful: the user's), so it is decided here only
+        # when neither has a path, and otherwise by the scripted model at run time
+        # (gateway/scripted.py)
         lists = [case.asks] if agent_kind == "llm" else [case.asks, case.user_asks]
-        whys = [mapping.no_tool_path(list(acts), style, {t: {} for t in declared}, self.spec.actions,
+        whys = [mapping.no_tool_path(list(acts), style, {t: {} for t in declared},
+                                     self.spec.actions,
                                      self.policy.operator["currency"], amounts) for acts in lists]
         return whys[0] if all(whys) else None
 
-    def agent(self, prepared: Prepared, model: Agent | None = None, repeat: int = 0) -> Agent | None:
+    def agent(self, prepared: Prepared, model: Agent | None = None,
+              repeat: int = 0) -> Agent | None:
         """The application is the agent; ``model`` (the runner's agent) answers its model calls."""
         return _AppAgent(self, prepared, prepared.world.run_id, model, repeat)
 
@@ -202,7 +240,8 @@ class AppArm(Arm):
         prepared.secrets = self.outside.secrets()
 
     def _read_state(self, prepared: Prepared) -> None:
-        """The application's own writes, from its state probe (http or command), onto the run's wire."""
+        """The application's own writes, from its state probe (http or command), onto the run's
+        wire."""
         from urllib.parse import urlsplit
 
         from guardbench.arms.state_probe import probe_text, record_writes
@@ -216,7 +255,8 @@ class AppArm(Arm):
         op = self.policy.operator
         try:
             text = probe_text(self.spec, probe, values, self.outside.environment())
-            record_writes(prepared, probe, text, {k: op[k] for k in ("merchant_id", "supplier_email", "currency")},
+            record_writes(prepared, probe, text,
+                          {k: op[k] for k in ("merchant_id", "supplier_email", "currency")},
                           self.name)
         except ProbeError as exc:
             lose(prepared, f"{self.name}: {exc}")
@@ -224,12 +264,13 @@ class AppArm(Arm):
     # ------------------------------------------------------------------ the process
     def _env(self) -> dict[str, str]:
         env = self.outside.environment()
-        env.update(self.models.environment())   # its model: the gateway (in a room, on the room's own port)
+        # its model: the gateway (in a room, on the room's own port)
+        env.update(self.models.environment())
         return env
 
     def _argv(self, argv: list[str], cwd: str) -> tuple[list[str], str | None]:
-        """The command as started: inside the run's room (nsenter; the working folder entered there), or
-        as it is when the arm runs uncontained."""
+        """The command as started: inside the run's room (nsenter; the working folder entered
+        there), or as it is when the arm runs uncontained."""
         room = self.outside.open_room()
         if room is None:
             return argv, cwd
@@ -240,24 +281,30 @@ class AppArm(Arm):
         if self.spec.url:
             return self._post(payload)
         values = placeholders(self.spec)
-        argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
+        argv = [expand(self.spec.command or "", values),
+                *(expand(a, values) for a in self.spec.args)]
         self.outside.open_room()
         cwd = self.outside.folder_of(values)
         with tempfile.TemporaryFile("w+b") as err:
-            try:       # noted (started): a worker that dies with its parent kills the group it started
+            # noted (started): a worker that dies with its parent kills the group it started
+            try:
                 full, where = self._argv(argv, cwd)
-                proc = started(subprocess.Popen(full, cwd=where, env=self._env(), stdin=subprocess.PIPE,
-                                                stdout=subprocess.PIPE, stderr=err, start_new_session=True))
+                proc = started(subprocess.Popen(full, cwd=where, env=self._env(),
+                                                stdin=subprocess.PIPE,
+                                                stdout=subprocess.PIPE, stderr=err,
+                                                start_new_session=True))
             except OSError as exc:
                 raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
             try:
-                out, _ = proc.communicate(json.dumps(payload).encode(), timeout=self.spec.run_timeout)
+                out, _ = proc.communicate(json.dumps(payload).encode(),
+                                          timeout=self.spec.run_timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
                 raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s (killed)",
                               _tail(err)) from None
             finally:
-                _kill(proc)            # ended: only forgotten; still running (timed out, interrupted): stopped
+                # ended: only forgotten; still running (timed out, interrupted): stopped
+                _kill(proc)
             if proc.returncode != 0:
                 raise AppLost(f"{self.name}: exited with status {proc.returncode}", _tail(err))
             return _answer(self.name, out, _tail(err))
@@ -272,20 +319,24 @@ class AppArm(Arm):
             except PortTaken:
                 self._stop()
                 if attempt == PORT_ATTEMPTS - 1:
-                    raise AppLost(f"{self.name}: {PORT_ATTEMPTS} ports in a row were taken by other programs "
+                    raise AppLost(f"{self.name}: {PORT_ATTEMPTS} ports in a row were taken by "
+                                  "other programs "
                                   "before the application bound them") from None
 
     def _start_on(self, port: int, room: Any = None) -> None:
         values = placeholders(self.spec)
         values["port"] = str(port)
         self._url = expand(self.spec.url or "", values)
-        argv = [expand(self.spec.command or "", values), *(expand(a, values) for a in self.spec.args)]
+        argv = [expand(self.spec.command or "", values),
+                *(expand(a, values) for a in self.spec.args)]
         self._log = tempfile.TemporaryFile("w+b")
         try:
             cwd = self.outside.folder_of(values)
             full, where = self._argv(argv, cwd)
-            self._proc = started(subprocess.Popen(full, cwd=where, env=self._env(), stdin=subprocess.DEVNULL,
-                                                  stdout=self._log, stderr=self._log, start_new_session=True))
+            self._proc = started(subprocess.Popen(full, cwd=where, env=self._env(),
+                                                  stdin=subprocess.DEVNULL,
+                                                  stdout=self._log, stderr=self._log,
+                                                  start_new_session=True))
         except OSError as exc:
             raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
         deadline = time.monotonic() + self.spec.start_timeout
@@ -293,13 +344,16 @@ class AppArm(Arm):
         foreign = False
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                if foreign:                    # its bind failed: another program took the port first
+                # its bind failed: another program took the port first
+                if foreign:
                     raise PortTaken()
-                raise AppLost(f"{self.name}: exited with status {self._proc.returncode} before it listened",
+                raise AppLost(f"{self.name}: exited with status {self._proc.returncode} "
+                              "before it listened",
                               _tail(self._log))
             try:
                 if room is not None:
-                    room.connect(port, 0.2).close()     # inside its room: nothing else can hold the port
+                    # inside its room: nothing else can hold the port
+                    room.connect(port, 0.2).close()
                 else:
                     socket.create_connection(("127.0.0.1", port), 0.2).close()
             except OSError:
@@ -309,7 +363,8 @@ class AppArm(Arm):
                 return
             foreign = True
             time.sleep(0.05)
-        raise AppLost(f"{self.name}: not listening on port {port} within {self.spec.start_timeout:g} s",
+        raise AppLost(f"{self.name}: not listening on port {port} within "
+                      f"{self.spec.start_timeout:g} s",
                       _tail(self._log))
 
     def _post(self, payload: dict) -> dict:
@@ -326,11 +381,13 @@ class AppArm(Arm):
             resp = conn.getresponse()
             data = resp.read()
         except (OSError, http.client.HTTPException) as exc:
-            raise AppLost(f"{self.name}: POST {parts.path}: {type(exc).__name__}: {exc}", _tail(self._log)) from None
+            raise AppLost(f"{self.name}: POST {parts.path}: {type(exc).__name__}: {exc}",
+                          _tail(self._log)) from None
         finally:
             conn.close()
         if resp.status != 200:
-            raise AppLost(f"{self.name}: POST {parts.path} answered HTTP {resp.status}", _tail(self._log))
+            raise AppLost(f"{self.name}: POST {parts.path} answered HTTP {resp.status}",
+                          _tail(self._log))
         return _answer(self.name, data, _tail(self._log))
 
     def _stop(self) -> None:
@@ -343,23 +400,27 @@ class AppArm(Arm):
 
     def close(self) -> None:
         if os.getpid() != self._pid:
-            return                              # the parent's process and proxy: the parent closes them
+            # the parent's process and proxy: the parent closes them
+            return
         self._stop()
         self.outside.close()
         self.models.close()
 
 
 class _AppAgent:
-    """Stands in for the agent: the application is the agent (the runner asks the arm's own agent)."""
+    """Stands in for the agent: the application is the agent (the runner asks the arm's own
+    agent)."""
 
     def __init__(self, arm: AppArm, prepared: Prepared, run_id: str, model: Agent | None = None,
                  repeat: int = 0) -> None:
         self.arm, self.prepared, self.run_id = arm, prepared, run_id
         self.name = arm.name
-        self.model, self.repeat, self.loop = model, repeat, running_loop()   # an LLM sweep's loop, if any
+        # an LLM sweep's loop, if any
+        self.model, self.repeat, self.loop = model, repeat, running_loop()
 
     def run(self, session: Session) -> Transcript:
-        """The application's run, with the run's model behind the gateway and the conversation recorded."""
+        """The application's run, with the run's model behind the gateway and the conversation
+        recorded."""
         self.arm.models.begin(session, self.model, self.repeat, self.loop)
         transcript = Transcript((), "", "lost", error="the run was interrupted")
         try:
@@ -369,8 +430,10 @@ class _AppAgent:
         return transcript
 
     def _ask(self, session: Session) -> Transcript:
-        payload = {"contract": CONTRACT, "run_id": self.run_id, "case": session.case.id, "user": session.user,
-                   "data": session.data, "context": dict(session.context), "paypal": {"base_url": API_BASE}}
+        payload = {"contract": CONTRACT, "run_id": self.run_id, "case": session.case.id,
+                   "user": session.user,
+                   "data": session.data, "context": dict(session.context),
+                   "paypal": {"base_url": API_BASE}}
         try:
             out = self.arm.run_once(payload)
         except AppLost as exc:

@@ -34,7 +34,8 @@ def _dec(v: Any) -> Decimal | None:
     return d if d.is_finite() else None
 
 
-def matches_user_ask(call: ToolCall, case: Case | None, config: DefenceConfig, references: Mapping[str, Any]) -> bool:
+def matches_user_ask(call: ToolCall, case: Case | None, config: DefenceConfig,
+                     references: Mapping[str, Any]) -> bool:
     """The held call is one of the user's own, unmodified asks (never, when no case is known)."""
     if case is None or not isinstance(call.tool, str) or not isinstance(call.args, Mapping):
         return False

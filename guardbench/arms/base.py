@@ -50,14 +50,19 @@ class Prepared:
     secrets: tuple[str, ...]            # strings that are the credential
     attempts: list[Attempt] = field(default_factory=list)
     approvals_asked: int = 0
-    approved_seqs: list[int] = field(default_factory=list)   # wire seqs of calls an operator approved
+    # wire seqs of calls an operator approved
+    approved_seqs: list[int] = field(default_factory=list)
     close: Callable[[], None] = lambda: None
     outcome: Outcome = READY
-    external: dict | None = None        # what the record keeps about an external process (its stderr...)
-    tool_actions: dict[str, str] = field(default_factory=dict)   # a tool of its own -> the case action it does
-    channels: list[str] = field(default_factory=list)   # what the system sent out beyond its answer (DNS names)
-    # why the wire may lack some of the system's traffic: what its room could not capture, processes still
-    # running when the run ended (arms/external.py); an attack run with any is unmeasured, never blocked
+    # what the record keeps about an external process (its stderr...)
+    external: dict | None = None
+    # a tool of its own -> the case action it does
+    tool_actions: dict[str, str] = field(default_factory=dict)
+    # what the system sent out beyond its answer (DNS names)
+    channels: list[str] = field(default_factory=list)
+    # why the wire may lack some of the system's traffic: what its room could not capture, processes
+    # still running when the run ended (arms/external.py); an attack run with any is unmeasured,
+    # never blocked
     unseen: list[str] = field(default_factory=list)
 
     @property
@@ -89,10 +94,14 @@ class ArmOptions:
     policy: Policy | None = None        # None: the example policy
     approvals: str = "none"             # how held calls are answered (arms that hold calls)
     spec: str | None = None             # a KIND:SPEC arm: the spec file
-    fixtures: Fixtures | None = None    # the stand-in's credentials and seeded ids (external arms need them)
-    room: str = "auto"                  # external arms: a room per run (auto, off, required; arms/external.py)
-    hide: tuple[str, ...] = ()          # folders no room may see (the run folder, caches, the ledger's head)
-    run_folder: str | None = None       # where requests that reach no run are written (between_runs.jsonl)
+    # the stand-in's credentials and seeded ids (external arms need them)
+    fixtures: Fixtures | None = None
+    # external arms: a room per run (auto, off, required; arms/external.py)
+    room: str = "auto"
+    # folders no room may see (the run folder, caches, the ledger's head)
+    hide: tuple[str, ...] = ()
+    # where requests that reach no run are written (between_runs.jsonl)
+    run_folder: str | None = None
 
     def the_policy(self) -> Policy:
         return self.policy if self.policy is not None else load_policy()
@@ -103,8 +112,8 @@ class Arm(ABC):
     runner built (``world.recorder``); it never builds a wire of its own (execution/world.py does).
 
     Optional members have their defaults here: ``needs_workdir`` (a work folder for files the arm
-    keeps: the broker's ledger), ``credential_in_context``, ``serial_wire`` (the wire is reached from
-    other threads: a proxy's), ``approvals`` (how held calls were answered, for the record),
+    keeps: the broker's ledger), ``credential_in_context``, ``serial_wire`` (the wire is reached
+    from other threads: a proxy's), ``approvals`` (how held calls were answered, for the record),
     ``agent`` (an arm whose process is the agent), ``check`` and ``close``.
     """
 
@@ -124,17 +133,20 @@ class Arm(ABC):
 
     @abstractmethod
     def prepare(self, case: Case, variant: int, world: World) -> Prepared:
-        """Carry out the case's setup in this arm's way, on ``world``, and hand the agent its session."""
+        """Carry out the case's setup in this arm's way, on ``world``, and hand the agent its
+        session."""
 
-    def agent(self, prepared: Prepared, model: Agent | None = None, repeat: int = 0) -> Agent | None:
-        """The agent of a run whose agent is the arm's own process (None: the runner's agent). ``model``:
-        the runner's agent for the run (an application's model calls are answered as it would act);
-        ``repeat``: the run's repeat index (a model's samples differ by it)."""
+    def agent(self, prepared: Prepared, model: Agent | None = None,
+              repeat: int = 0) -> Agent | None:
+        """The agent of a run whose agent is the arm's own process (None: the runner's agent).
+        ``model``: the runner's agent for the run (an application's model calls are answered as it
+        would act); ``repeat``: the run's repeat index (a model's samples differ by it)."""
         return None
 
     @property
     def containment(self) -> dict | None:
-        """An external arm: whether its runs are contained in rooms, for the manifest (None: in process)."""
+        """An external arm: whether its runs are contained in rooms, for the manifest (None: in
+        process)."""
         return None
 
     def check(self) -> None:
@@ -155,18 +167,21 @@ class Staged:
 
     def seal(self) -> None:
         """This staged world becomes a template (execution/world.py keeps one per (case, arm)): keep
-        in memory what its copies need, and release files and descriptors. Only copied from now on."""
+        in memory what its copies need, and release files and descriptors. Only copied from now
+        on."""
 
     def copy_to(self, world: World) -> "Staged":
-        """A copy for a run whose ``world`` is a copy of this one's (its own stand-in, wire, folder)."""
+        """A copy for a run whose ``world`` is a copy of this one's (its own stand-in, wire,
+        folder)."""
         return Staged({k: list(v) for k, v in self.refs.items()})
 
 
 class StagingArm(Arm):
-    """An arm whose ``prepare`` is two halves: ``stage`` (the operator's setup, on ``world``: the same
-    in every variant and repeat of a case but for the variant's data, when the setup carries it) and
-    ``enter`` (the agent's session for the variant). The runner stages each (case, arm) once, keeps
-    it as a template and gives every run a copy (execution/world.py); ``enter`` sends nothing."""
+    """An arm whose ``prepare`` is two halves: ``stage`` (the operator's setup, on ``world``: the
+    same in every variant and repeat of a case but for the variant's data, when the setup carries
+    it) and ``enter`` (the agent's session for the variant). The runner stages each (case, arm)
+    once, keeps it as a template and gives every run a copy (execution/world.py); ``enter`` sends
+    nothing."""
 
     @abstractmethod
     def stage(self, case: Case, variant: int, world: World) -> Staged:
@@ -180,7 +195,8 @@ class StagingArm(Arm):
         return self.enter(case, variant, world, self.stage(case, variant, world))
 
 
-PLACEHOLDERS = ("order", "capture", "payout", "prior_order", "prior_capture", "prior_payout", "approval")
+PLACEHOLDERS = ("order", "capture", "payout", "prior_order", "prior_capture",
+                "prior_payout", "approval")
 
 
 def fill(text: str | None, refs: dict[str, list[str]]) -> str | None:
@@ -196,7 +212,8 @@ def fill(text: str | None, refs: dict[str, list[str]]) -> str | None:
 
 def read_data_tool(data: str | None) -> Tool:
     from guardbench.arms.prompts import READ_DATA
-    return Tool("read_data", READ_DATA, {"type": "object", "properties": {}, "additionalProperties": False},
+    return Tool("read_data", READ_DATA,
+                {"type": "object", "properties": {}, "additionalProperties": False},
                 lambda args: data if data is not None else "(no document attached)")
 
 
@@ -204,9 +221,11 @@ HTTP_PARAMETERS = {
     "type": "object",
     "properties": {
         "method": {"type": "string", "enum": ["GET", "POST", "PATCH", "PUT", "DELETE"]},
-        "url": {"type": "string", "description": "Full URL, e.g. https://api-m.sandbox.paypal.com/v2/checkout/orders"},
+        "url": {"type": "string",
+                "description": "Full URL, e.g. https://api-m.sandbox.paypal.com/v2/checkout/orders"},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-        "body": {"type": "object", "description": "The JSON request body, as an object (no body for GET)"},
+        "body": {"type": "object", "description": "The JSON request body, as an object (no "
+                 "body for GET)"},
     },
     "required": ["method", "url"],
 }
@@ -216,8 +235,9 @@ _STRINGIFY = re.compile(r"^\s*JSON\.stringify\((.*)\)\s*;?\s*$", re.S)
 
 def request_body(body: Any) -> str | None:
     """The body the http tool sends: an object as JSON; a string that holds JSON (also wrapped in
-    ``JSON.stringify(...)`` or encoded twice, as recorded replies sent it) as that JSON, re-serialised;
-    any other string as it is (the server's answer then says what is wrong with it)."""
+    ``JSON.stringify(...)`` or encoded twice, as recorded replies sent it) as that JSON,
+    re-serialised; any other string as it is (the server's answer then says what is wrong with
+    it)."""
     if body is None:
         return None
     if not isinstance(body, str):
@@ -231,7 +251,8 @@ def request_body(body: Any) -> str | None:
             parsed = json.loads(text)
         except ValueError:
             return body
-        if not isinstance(parsed, str):     # JSON as sent: the model's own bytes, unless it had to be unwrapped
+        # JSON as sent: the model's own bytes, unless it had to be unwrapped
+        if not isinstance(parsed, str):
             return body if depth == 0 and text is body else json.dumps(parsed)
         text = parsed                       # encoded twice: a JSON string holding the JSON
     return body
@@ -254,7 +275,9 @@ def http_tool(send: Callable[[WireRequest], Any], description: str | None = None
         except (TypeError, ValueError) as exc:
             return json.dumps({"error": f"bad request: {exc}"})
         parsed = resp.json()
-        return json.dumps({"status": resp.status, "body": parsed if parsed is not None else resp.body})
+        return json.dumps({"status": resp.status, "body": parsed if parsed is not None
+                           else resp.body})
 
-    return Tool("http_request", description or "Send an HTTP request (to the PayPal REST API) and return status "
+    return Tool("http_request", description or "Send an HTTP request (to the PayPal REST API) and "
+                "return status "
                 "and body.", HTTP_PARAMETERS, call)

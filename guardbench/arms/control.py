@@ -10,8 +10,23 @@ from __future__ import annotations
 from guardbench.agents.base import Session
 from guardbench.agents.scripted import extract_refs
 from guardbench.arms import prompt_filter, prompts
-from guardbench.arms.base import ArmOptions, Prepared, Staged, StagingArm, fill, http_tool, read_data_tool
-from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.base import (
+    ArmOptions,
+    Prepared,
+    Staged,
+    StagingArm,
+    fill,
+    http_tool,
+    read_data_tool,
+)
+from guardbench.arms.setup import (
+    SetupFailed,
+    approval_stand_in,
+    checkout,
+    run_prior,
+    setup_ref,
+    steps,
+)
 from guardbench.arms.world import API_BASE, World
 from guardbench.broker import Policy
 from guardbench.cases.load import Case
@@ -23,10 +38,12 @@ def operator_context(policy: Policy, token: str) -> dict:
     """What the control integration puts in the agent's context (as teams do today)."""
     return {
         "api_base": API_BASE, "access_token": token,
-        "merchant_id": policy.operator["merchant_id"], "supplier_email": policy.operator["supplier_email"],
+        "merchant_id": policy.operator["merchant_id"],
+        "supplier_email": policy.operator["supplier_email"],
         "currency": policy.operator["currency"],
         "catalogue": {sku: str(price) for sku, price in policy.catalogue.items()},
-        "limits": {name: {k: str(v) for k, v in op.limits.items()} for name, op in policy.operations.items()
+        "limits": {name: {k: str(v) for k, v in op.limits.items()} for name,
+                   op in policy.operations.items()
                    if op.limits},
         "approval_over": {name: str(op.approval_over) for name, op in policy.operations.items()
                           if op.approval_over is not None},
@@ -44,10 +61,11 @@ class ControlArm(StagingArm):
         self._prompt: str | None = None
 
     def _system_prompt(self, ctx: dict) -> str:
-        """The arm's system prompt, rendered once: the token is not in it (it is the session's per-run
-        text, arms/prompts.py), so every run of the arm shares the same prompt prefix."""
+        """The arm's system prompt, rendered once: the token is not in it (it is the session's
+        per-run text, arms/prompts.py), so every run of the arm shares the same prompt prefix."""
         if self._prompt is None:
-            self._prompt = (prompts.hardened_prompt if self.hardened else prompts.control_prompt)(ctx)
+            self._prompt = (prompts.hardened_prompt if self.hardened
+                            else prompts.control_prompt)(ctx)
         return self._prompt
 
     def stage(self, case: Case, variant: int, world: World) -> Staged:
@@ -58,7 +76,8 @@ class ControlArm(StagingArm):
         token = world.token()
         ctx = operator_context(self.policy, token)
         for i, action, answer in steps(case):
-            if answer:                 # no holds here: an approved call is sent, a rejected one is not
+            # no holds here: an approved call is sent, a rejected one is not
+            if answer:
                 refs.setdefault("approval", []).append(approval_stand_in(seed, case.id, i))
                 if answer == "reject":
                     continue
@@ -66,11 +85,14 @@ class ControlArm(StagingArm):
                 found = checkout(world, case, action, fill(v.data, refs), self.policy, i)
             else:
                 call = compose_call(action.do, api_base=ctx["api_base"], token=token,
-                                    merchant_id=ctx["merchant_id"], supplier_email=ctx["supplier_email"],
-                                    currency=ctx["currency"], request_id=f"setup-{seed}-{case.id}-{i}",
+                                    merchant_id=ctx["merchant_id"],
+                                    supplier_email=ctx["supplier_email"],
+                                    currency=ctx["currency"],
+                                    request_id=f"setup-{seed}-{case.id}-{i}",
                                     sku=action.sku, amount=action.amount, note=action.note,
                                     ref=setup_ref(action, refs))
-                resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))
+                resp = recorder.send(WireRequest.make(call["method"], call["url"], call["headers"],
+                                                      call.get("body")))
                 if not resp.ok:
                     raise SetupFailed(f"{action.do} failed: HTTP {resp.status}")
                 found = extract_refs(resp.json() or {})
@@ -86,7 +108,8 @@ class ControlArm(StagingArm):
         user = fill(v.user, refs) or ""
         data = None if case.data_in_lookup else fill(v.data, refs)
         system = self._system_prompt(ctx)
-        prepared = Prepared(session=None, world=world, setup_seq=len(recorder.exchanges),  # type: ignore[arg-type]
+        prepared = Prepared(session=None, world=world,  # type: ignore[arg-type]
+                            setup_seq=len(recorder.exchanges),
                             secrets=world.secrets(token))
         if self.hardened:
             if world.agent_kind == "scripted":
@@ -102,5 +125,6 @@ class ControlArm(StagingArm):
 
 class HardenedArm(ControlArm):
     name = "hardened"
-    description = "control plus a prompt-level defence (text check for scripted agents, written rules for LLMs)"
+    description = ("control plus a prompt-level defence (text check for scripted agents, written "
+                   "rules for LLMs)")
     hardened = True

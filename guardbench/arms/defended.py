@@ -32,7 +32,14 @@ from guardbench.agents.base import Session, Tool
 from guardbench.arms import prompts
 from guardbench.arms.approver import Approver, make_approver
 from guardbench.arms.base import Arm, ArmOptions, Prepared, fill
-from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.setup import (
+    SetupFailed,
+    approval_stand_in,
+    checkout,
+    run_prior,
+    setup_ref,
+    steps,
+)
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
 from guardbench.defences.base import Context, ToolCall, Turn, Verdict
@@ -53,10 +60,13 @@ class DefendedPrepared(Prepared):
 class Layer:
     """One session's enforcement point: defence in front of the toolkit."""
 
-    defence: Any                       # a Defence (defences/base.py): decide(), maybe observe/approve/reject
-    kit: Toolkit | Any                 # or anything with Toolkit.run (serve/front.py: another MCP server's tools)
+    # a Defence (defences/base.py): decide(), maybe observe/approve/reject
+    defence: Any
+    # or anything with Toolkit.run (serve/front.py: another MCP server's tools)
+    kit: Toolkit | Any
     config: DefenceConfig
-    case: Case | None                  # None: a defence served over MCP (serve/), which knows no case
+    # None: a defence served over MCP (serve/), which knows no case
+    case: Case | None
     user: str
     data: str | None
     approver: Approver
@@ -66,7 +76,8 @@ class Layer:
     agent_id: str = "agent"
     history: list[Turn] = field(default_factory=list)
     counter: int = 0
-    key: str = ""              # the idempotency key of the call being decided (one per proposed call)
+    # the idempotency key of the call being decided (one per proposed call)
+    key: str = ""
 
     def context(self, tool: Any, args: Any, approval_id: str | None = None) -> Context:
         rule = self.config.tools.get(tool) if isinstance(tool, str) else None
@@ -76,7 +87,8 @@ class Layer:
 
     def decide(self, call: ToolCall, approval_id: str | None = None) -> Verdict:
         try:
-            v = self.defence.decide(call, tuple(self.history), self.context(call.tool, call.args, approval_id))
+            v = self.defence.decide(call, tuple(self.history),
+                                    self.context(call.tool, call.args, approval_id))
             if not isinstance(v, Verdict):
                 raise TypeError(f"decide returned {type(v).__name__}, not a Verdict")
             return v
@@ -84,11 +96,13 @@ class Layer:
             return Verdict("deny", f"error: the defence failed ({type(exc).__name__}: {exc})")
 
     def refuse(self, tool: Any, status: str, reason: str) -> None:
-        self.prepared.attempts.append(Attempt(getattr(self.defence, "name", "defence"), str(tool), status, reason))
+        self.prepared.attempts.append(Attempt(getattr(self.defence, "name", "defence"), str(tool),
+                                              status, reason))
 
     def call(self, tool: str, args: dict) -> str:
         self.counter += 1          # <= 35 characters: PayPal caps a payout's sender_item_id at 63
-        self.key = "gb-" + hashlib.sha256(f"{self.session_key}:{self.counter}".encode()).hexdigest()[:32]
+        digest = hashlib.sha256(f"{self.session_key}:{self.counter}".encode()).hexdigest()
+        self.key = "gb-" + digest[:32]
         call = ToolCall(tool, args)
         v = self.decide(call)
         approved = False
@@ -98,14 +112,17 @@ class Layer:
                 if hasattr(self.defence, "approve"):
                     self.defence.approve(v.approval_id)
                 again = self.decide(call, approval_id=v.approval_id)
-                v = again if again.kind != "hold" else Verdict("deny", f"approval: still held ({again.reason})")
+                v = again if again.kind != "hold" else Verdict("deny",
+                                                               "approval: still held "
+                                                               f"({again.reason})")
                 approved = v.kind in ("allow", "modify")
             else:
                 if hasattr(self.defence, "reject"):
                     self.defence.reject(v.approval_id)
                 self.refuse(tool, "approval_rejected", v.reason)
                 return self._turn(call, "rejected", {"status": "rejected", "reason":
-                                  f"held for a person's approval ({v.reason}); the operator did not approve it"})
+                                  f"held for a person's approval ({v.reason}); the operator did "
+                                  "not approve it"})
         if v.kind == "deny":
             self.refuse(tool, "denied", v.reason)
             return self._turn(call, "deny", {"status": "denied", "reason": v.reason})
@@ -115,7 +132,8 @@ class Layer:
             call = v.call
         if not approved:
             return self._run(call, v.kind)
-        # what an approved call sends is the operator's approval, not an approval skipped (scoring reads it)
+        # what an approved call sends is the operator's approval, not an approval skipped (scoring
+        # reads it)
         recorder = getattr(self.prepared, "recorder", None)
         before = len(recorder) if recorder is not None else 0
         try:
@@ -132,7 +150,8 @@ class Layer:
         ctx = self.context(call.tool, call.args)
         run = self.kit.run(call.tool, call.args, ctx.idempotency_key)
         for kind, ids in run.refs.items():
-            self.refs.setdefault(kind, []).extend(i for i in ids if i not in self.refs.get(kind, []))
+            self.refs.setdefault(kind, []).extend(i for i in ids
+                                                  if i not in self.refs.get(kind, []))
         if hasattr(self.defence, "observe"):
             try:
                 self.defence.observe(call, run.outcome, run.text, ctx)
@@ -143,7 +162,8 @@ class Layer:
     def _turn(self, call: ToolCall, verdict: str, obj: Any, text: str | None = None) -> str:
         text = json.dumps(obj) if text is None else text
         rule = self.config.tools.get(call.tool) if isinstance(call.tool, str) else None
-        self.history.append(Turn(str(call.tool), call.args, verdict, text, bool(rule and rule.writes)))
+        self.history.append(Turn(str(call.tool), call.args, verdict, text,
+                                 bool(rule and rule.writes)))
         return text
 
 
@@ -158,12 +178,14 @@ class DefendedArm(Arm):
         self._approvals = approvals
         self.config = config_for(self.policy)
         self.approver = make_approver(approvals, self.config)
-        self.description = f"PayPal toolkit tools behind the {defence} defence (approvals: {approvals})"
+        self.description = (f"PayPal toolkit tools behind the {defence} defence (approvals: "
+                            f"{approvals})")
 
     def operator_context(self) -> dict:
         op = self.policy.operator
         return {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
-                "currency": op["currency"], "catalogue": {k: str(v) for k, v in self.policy.catalogue.items()}}
+                "currency": op["currency"],
+                "catalogue": {k: str(v) for k, v in self.policy.catalogue.items()}}
 
     @property
     def approvals(self) -> str | None:
@@ -173,16 +195,21 @@ class DefendedArm(Arm):
         recorder, seed = world.recorder, world.seed
         token = world.token()
         op = self.policy.operator
-        kit = Toolkit(recorder.send, token, merchant_id=op["merchant_id"], supplier_email=op["supplier_email"],
+        kit = Toolkit(recorder.send, token, merchant_id=op["merchant_id"],
+                      supplier_email=op["supplier_email"],
                       currency=op["currency"], api_base=API_BASE)
         refs = world.fixtures.seeded_refs()
         v = case.variants[variant]
         quoted = run_prior(world, case, self.policy)      # ids from before the run: text only
-        prepared = DefendedPrepared(session=None, world=world, setup_seq=0,  # type: ignore[arg-type]
+        prepared = DefendedPrepared(session=None, world=world,  # type: ignore[arg-type]
+                                    setup_seq=0,
                                     secrets=world.secrets(token))
-        layer = Layer(make_defence(self.defence_name, self.config), kit, self.config, case, "", None,
-                      self.approver, prepared, refs, f"gb-{seed}-{case.id}-{variant}", f"{self.name}-agent")
-        for i, a, answer in steps(case):     # the operator's own steps, straight through the tool layer
+        layer = Layer(make_defence(self.defence_name, self.config), kit, self.config,
+                      case, "", None,
+                      self.approver, prepared, refs, f"gb-{seed}-{case.id}-{variant}",
+                      f"{self.name}-agent")
+        # the operator's own steps, straight through the tool layer
+        for i, a, answer in steps(case):
             if a.carries_data:
                 found = checkout(world, case, a, fill(v.data, {**refs, **quoted}), self.policy, i)
                 for kind, ids in found.items():
@@ -191,8 +218,10 @@ class DefendedArm(Arm):
             tool, args = action_args(a.do, sku=a.sku, amount=a.amount, note=a.note,
                                      ref=setup_ref(a, refs))
             if answer:
-                run = operator_answer(layer, ToolCall(tool, args), answer, f"setup-{seed}-{case.id}-{i}",
-                                      quoted.setdefault("approval", []), approval_stand_in(seed, case.id, i))
+                run = operator_answer(layer, ToolCall(tool, args), answer,
+                                      f"setup-{seed}-{case.id}-{i}",
+                                      quoted.setdefault("approval", []),
+                                      approval_stand_in(seed, case.id, i))
                 if run is None:
                     continue
             else:
@@ -207,15 +236,18 @@ class DefendedArm(Arm):
         layer.user, layer.data = user, data
         prepared.layer = layer
         ctx = self.operator_context()
-        tools = [Tool(spec.name, spec.description, spec.parameters, _bind(layer, spec.name)) for spec in TOOLS.values()]
-        tools.append(Tool(READ_DATA, "Read the document this task refers to (email, invoice, product page...).",
+        tools = [Tool(spec.name, spec.description, spec.parameters, _bind(layer, spec.name))
+                 for spec in TOOLS.values()]
+        tools.append(Tool(READ_DATA, "Read the document this task refers to (email, invoice, "
+                          "product page...).",
                           {"type": "object", "properties": {}, "additionalProperties": False},
                           _bind(layer, READ_DATA)))
         prepared.session = Session(
             arm=self.name, case=case, variant=variant,
             system_prompt=SYSTEM.format(settings=json.dumps(ctx, indent=2, sort_keys=True)),
             user=user, data=data, context=ctx, tools=tools, seed=seed,
-            refs={**{k: list(refs[k]) for k in ("order", "capture", "payout") if k in refs}, **quoted})
+            refs={**{k: list(refs[k]) for k in ("order", "capture", "payout")
+                     if k in refs}, **quoted})
         return prepared
 
 
@@ -243,7 +275,8 @@ def operator_answer(layer: Layer, call: ToolCall, answer: str, key: str, approva
         run = layer.kit.run(call.tool, call.args, key)
         if hasattr(layer.defence, "observe"):
             try:
-                layer.defence.observe(call, run.outcome, run.text, layer.context(call.tool, call.args))
+                layer.defence.observe(call, run.outcome, run.text,
+                                      layer.context(call.tool, call.args))
             except Exception:  # noqa: BLE001 - a failing hook never un-sends a request
                 pass
         return run

@@ -31,11 +31,15 @@ if TYPE_CHECKING:
     from guardbench.proxy.server import RecordingProxy
 
 STDERR_LIMIT = 4000
-BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")   # uncontained: passed on
-ROOM_ENV = ("PATH", "LANG", "LC_ALL")       # in a room: all of guardbench's environment the system sees
-SETTLE = 6.0          # seconds a room's processes get to exit by themselves at a run's end, then are killed
-# (a server stopped under load, uvicorn's graceful shutdown, can take a few seconds: shorter made an honest
-# server a survivor and its attack run unmeasured; the wait ends as soon as the room is empty)
+# uncontained: passed on
+BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SYSTEMROOT")
+# in a room: all of guardbench's environment the system sees
+ROOM_ENV = ("PATH", "LANG", "LC_ALL")
+# seconds a room's processes get to exit by themselves at a run's end, then are killed
+SETTLE = 6.0
+# (a server stopped under load, uvicorn's graceful shutdown, can take a few seconds: shorter made an
+# honest server a survivor and its attack run unmeasured; the wait ends as soon as the room is
+# empty)
 
 
 def placeholders(spec: McpSpec) -> dict[str, str]:
@@ -46,19 +50,22 @@ def fixtures_of(fixtures: Fixtures | None, spec: McpSpec) -> Fixtures:
     """An external arm hands the stand-in's credentials to its process before any run: the runner's
     fixtures (ArmOptions.fixtures) are required."""
     if fixtures is None:
-        raise GuardbenchError(f"--arms {spec.path}", "an external arm needs the runner's stand-in fixtures "
-                                                     "(ArmOptions.fixtures: guardbench.execution.world.STANDIN)")
+        raise GuardbenchError(f"--arms {spec.path}", "an external arm needs the runner's "
+                              "stand-in fixtures "
+                                                     "(ArmOptions.fixtures: "
+                                                     "guardbench.execution.world.STANDIN)")
     return fixtures
 
 
 ROOM_MODES = ("auto", "off", "required")
-GUARDBENCH_TOOLS = ("read_data",)         # tools guardbench adds for the agent: a server may not list them
+# tools guardbench adds for the agent: a server may not list them
+GUARDBENCH_TOOLS = ("read_data",)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def containment(mode: str) -> str | None:
-    """Why an external arm runs uncontained (None: each run gets a room): ``--room off``, or why no room
-    can be made here; ``required`` refuses to start instead (one line, exit status 2)."""
+    """Why an external arm runs uncontained (None: each run gets a room): ``--room off``, or why no
+    room can be made here; ``required`` refuses to start instead (one line, exit status 2)."""
     if mode not in ROOM_MODES:
         raise GuardbenchError("--room", f"unknown mode {mode!r} (one of {', '.join(ROOM_MODES)})")
     if mode == "off":
@@ -71,15 +78,16 @@ def containment(mode: str) -> str | None:
 
 
 def user_variables(spec: McpSpec) -> dict[str, str]:
-    """The spec's ``env:`` with ``${VAR}`` read from the user's environment (the one way a value of the
-    user's reaches the system: a model's API key the application needs, say); a variable that is not
-    set is a one-line error naming the spec's field."""
+    """The spec's ``env:`` with ``${VAR}`` read from the user's environment (the one way a value of
+    the user's reaches the system: a model's API key the application needs, say); a variable that is
+    not set is a one-line error naming the spec's field."""
     out = {}
     for k, v in spec.env.items():
         def value(m: re.Match, key: str = k) -> str:
             name = m.group(1)
             if name not in os.environ:
-                raise GuardbenchError(f"{spec.path}: env.{key}", f"refers to ${{{name}}}, which is not set in "
+                raise GuardbenchError(f"{spec.path}: env.{key}", f"refers to ${{{name}}}, which "
+                                      "is not set in "
                                                                   "this environment")
             return os.environ[name]
         out[k] = _VAR.sub(value, v)
@@ -89,23 +97,25 @@ def user_variables(spec: McpSpec) -> dict[str, str]:
 class ExternalWorld:
     """The proxy, the token, the room of the run in progress, and the process's environment."""
 
-    def __init__(self, spec: McpSpec, fixtures: Fixtures, room: str = "auto", hide: tuple[str, ...] = (),
+    def __init__(self, spec: McpSpec, fixtures: Fixtures, room: str = "auto",
+                 hide: tuple[str, ...] = (),
                  folder: str | None = None) -> None:
         self.spec = spec
         self.fixtures = fixtures
         self.room_mode = room
         self.uncontained = containment(room)      # None: every run in a room of its own
         self.hide = tuple(hide)
-        self.folder = folder                      # the run folder: requests between runs are written there
+        # the run folder: requests between runs are written there
+        self.folder = folder
         user_variables(spec)                      # a ${VAR} that is not set: refused before any run
         self._proxy: Any = None
         self._token: str | None = None
         self._tokens: dict[str, str] = {}
         self.standin: PayPalStandIn | None = None
         self.room: Any = None
-        # hooks for a service of guardbench's inside the room (the model gateway, issue 27 R items 4-5): more
-        # ports the room listens on, a callback that serves them once the room is made (room.listeners[port]),
-        # and variables added to the system's environment
+        # hooks for a service of guardbench's inside the room (the model gateway, issue 27 R items
+        # 4-5): more ports the room listens on, a callback that serves them once the room is made
+        # (room.listeners[port]), and variables added to the system's environment
         self.room_ports: tuple[int, ...] = ()
         self.on_room: list[Callable[[Any], None]] = []
         self.room_env: dict[str, str] = {}
@@ -145,9 +155,10 @@ class ExternalWorld:
 
     # ------------------------------------------------------------------ one run
     def begin_run(self, world: World) -> list[dict]:
-        """Route the proxy to the run's wire (the runner's, serialised: ``serial_wire``); the tokens the
-        arm's process holds are valid on the run's stand-in. Returns what reached the proxy while no run
-        was routed (a process of an earlier run, uncontained): the run's record keeps it, unscored."""
+        """Route the proxy to the run's wire (the runner's, serialised: ``serial_wire``); the tokens
+        the arm's process holds are valid on the run's stand-in. Returns what reached the proxy
+        while no run was routed (a process of an earlier run, uncontained): the run's record keeps
+        it, unscored."""
         self.token()
         self.standin = world.standin
         if self.standin is not None:
@@ -164,8 +175,8 @@ class ExternalWorld:
         return [ex.to_dict() for ex in new]
 
     def open_room(self) -> Any:
-        """The run's room (made on first use: a run with no tool path never starts a process), served by
-        the proxy; None when the arm runs uncontained."""
+        """The run's room (made on first use: a run with no tool path never starts a process),
+        served by the proxy; None when the arm runs uncontained."""
         if not self.contained:
             return None
         if self.room is None:
@@ -182,22 +193,23 @@ class ExternalWorld:
         return self.room
 
     def folder_of(self, values: dict[str, str]) -> str:
-        """The process's working folder: the spec's ``cwd``; else, in a room, the room's own folder (the
-        only one it may write), uncontained the spec's folder."""
+        """The process's working folder: the spec's ``cwd``; else, in a room, the room's own folder
+        (the only one it may write), uncontained the spec's folder."""
         from guardbench.mcp.spec import expand
         if self.spec.cwd:
             return expand(self.spec.cwd, values)
         return self.room.workdir if self.room is not None else values["spec_dir"]
 
     def end_run(self) -> dict | None:
-        """The run is over: every process of its room is ended (the ones still alive are named), what
-        they sent until then is served to the run's wire, then the route is cleared. The room's account
-        (DNS names, escapes, survivors) for the record; None when uncontained."""
+        """The run is over: every process of its room is ended (the ones still alive are named),
+        what they sent until then is served to the run's wire, then the route is cleared. The room's
+        account (DNS names, escapes, survivors) for the record; None when uncontained."""
         account = None
         room, self.room = self.room, None
         try:
             if room is not None:
-                room.settle(SETTLE)          # a process guardbench stopped gets a moment to exit by itself
+                # a process guardbench stopped gets a moment to exit by itself
+                room.settle(SETTLE)
                 room.end()
                 if self._proxy is not None:
                     self._proxy.settle()
@@ -214,9 +226,9 @@ class ExternalWorld:
         return account
 
     def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        """The process's whole environment: the spec's own variables (``${VAR}`` read from the user's),
-        the way to the stand-in, the credentials; in a room also PATH, LANG and its own folder as HOME
-        and TMPDIR, and nothing else of guardbench's environment."""
+        """The process's whole environment: the spec's own variables (``${VAR}`` read from the
+        user's), the way to the stand-in, the credentials; in a room also PATH, LANG and its own
+        folder as HOME and TMPDIR, and nothing else of guardbench's environment."""
         from guardbench.mcp.spec import expand
         from guardbench.proxy.ca import proxy_environment
         from guardbench.room.room import PROXY_PORT
@@ -257,8 +269,8 @@ class ExternalWorld:
             self._proxy = None
 
     def _write_stray(self) -> None:
-        """What reached the proxy after the last run (an uncontained process outliving it): written to the
-        run folder's between_runs.jsonl, never dropped."""
+        """What reached the proxy after the last run (an uncontained process outliving it): written
+        to the run folder's between_runs.jsonl, never dropped."""
         left = self.take_stray()
         if not left or not self.folder or not os.path.isdir(self.folder):
             return
@@ -268,9 +280,10 @@ class ExternalWorld:
 
 
 def record_room(prepared: Prepared, account: dict | None, uncontained: str | None) -> None:
-    """The run's record keeps its room's account (or why it had none); DNS names are an outgoing channel
-    the credential detector reads; escapes and survivors (a process still running when the run ended: what
-    it would have sent next is missing) make an attack run unmeasured (execution/runner.py)."""
+    """The run's record keeps its room's account (or why it had none); DNS names are an outgoing
+    channel the credential detector reads; escapes and survivors (a process still running when the
+    run ended: what it would have sent next is missing) make an attack run unmeasured
+    (execution/runner.py)."""
     if account is None and uncontained is None:
         return                                    # contained, but no process ran (no tool path)
     ext = dict(prepared.external or {})
@@ -281,13 +294,15 @@ def record_room(prepared: Prepared, account: dict | None, uncontained: str | Non
         names = [str(d.get("asked") or d.get("name")) for d in account.get("dns", [])]
         prepared.channels.extend(dict.fromkeys(names))
         prepared.unseen.extend(f"escape: {e}" for e in account.get("escapes", []))
-        prepared.unseen.extend(f"still running at the run's end (killed): {p}" for p in account.get("survivors", []))
+        prepared.unseen.extend(f"still running at the run's end (killed): {p}"
+                               for p in account.get("survivors", []))
     prepared.external = ext
 
 
 def empty_session(arm: str, case: Case, variant: int, seed: int) -> Session:
     """The session of a run the agent never gets to (lost before it started, or no tool path)."""
-    return Session(arm=arm, case=case, variant=variant, system_prompt="", user="", data=None, context={},
+    return Session(arm=arm, case=case, variant=variant, system_prompt="", user="",
+                   data=None, context={},
                    tools=[], seed=seed)
 
 

@@ -11,20 +11,28 @@ from guardbench.agents.base import Session, Tool
 from guardbench.agents.scripted import BROKER_OPERATION, extract_refs
 from guardbench.arms import prompts
 from guardbench.arms.base import ArmOptions, Prepared, Staged, StagingArm, fill, read_data_tool
-from guardbench.arms.setup import SetupFailed, approval_stand_in, checkout, run_prior, setup_ref, steps
+from guardbench.arms.setup import (
+    SetupFailed,
+    approval_stand_in,
+    checkout,
+    run_prior,
+    setup_ref,
+    steps,
+)
 from guardbench.arms.world import World
 from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, Policy
 from guardbench.cases.load import Case
 from guardbench.records.record import Attempt, Decision
 
-# An operation name the policy does not have (invented by the model, or asked for by an attack): refused
-# by the broker like any other, recorded under its own status so that in a benign run it is counted as the
-# model's error, not as the defence's false block (measures.defence_refusals).
+# An operation name the policy does not have (invented by the model, or asked for by an attack):
+# refused by the broker like any other, recorded under its own status so that in a benign run it is
+# counted as the model's error, not as the defence's false block (measures.defence_refusals).
 UNKNOWN_OPERATION = "unknown_operation"
 
 
 def refusal_status(policy: Policy, op: Any, decision: Decision) -> str:
-    """How a refused broker call is recorded: an operation the policy does not have is the model's error."""
+    """How a refused broker call is recorded: an operation the policy does not have is the model's
+    error."""
     return decision.status if isinstance(op, str) and op in policy.operations else UNKNOWN_OPERATION
 
 
@@ -34,10 +42,13 @@ def run_parameters(operations: list[str]) -> dict:
         "type": "object",
         "properties": {
             "operation": {"type": "string", "enum": list(operations),
-                          "description": "The operation's name (listed in this tool's description)"},
-            "params": {"type": "object", "description": "The operation's parameters, inside its declared ranges"},
+                          "description": "The operation's name (listed in this tool's "
+                          "description)"},
+            "params": {"type": "object", "description": "The operation's parameters, inside its "
+                       "declared ranges"},
             "reference": {"type": "string",
-                          "description": "Only for operations that take one: the order, capture or payout "
+                          "description": "Only for operations that take one: the order, "
+                          "capture or payout "
                                          "batch id an earlier operation returned"},
         },
         "required": ["operation", "params"],
@@ -87,7 +98,8 @@ class BrokerStaged(Staged):
             if path.is_file() and path.suffix != ".lock":      # locks are the process's own
                 self.files[path.relative_to(root).as_posix()] = path.read_bytes()
         head_copy = self.broker.ledger.head_copy
-        if head_copy is not None and os.path.exists(head_copy):   # the operator's second head location
+        # the operator's second head location
+        if head_copy is not None and os.path.exists(head_copy):
             self.files[HEAD_COPY] = Path(head_copy).read_bytes()
         self.broker.close()
 
@@ -105,7 +117,8 @@ class BrokerStaged(Staged):
         if HEAD_COPY in self.files and broker.ledger.head_copy is not None:
             Path(broker.ledger.head_copy).write_bytes(self.files[HEAD_COPY])
         broker.carry_tokens(self.broker)
-        return BrokerStaged({k: list(v) for k, v in self.refs.items()}, broker, clock, self.open_broker)
+        return BrokerStaged({k: list(v) for k, v in self.refs.items()}, broker, clock,
+                            self.open_broker)
 
 
 HEAD_COPY = "\0head-copy"        # BrokerStaged.files: the second head location's bytes (not a path)
@@ -114,9 +127,11 @@ HEAD_COPY = "\0head-copy"        # BrokerStaged.files: the second head location'
 class GuardrailArm(StagingArm):
     name = "guardrail"
     needs_workdir = True           # the broker's ledger and approval queue
-    description = "agent names an operation and bounded values; the broker binds payee, currency, host"
+    description = ("agent names an operation and bounded values; the broker binds payee, "
+                   "currency, host")
 
-    def __init__(self, options: ArmOptions | None = None, broker_factory: Callable[..., Broker] | None = None) -> None:
+    def __init__(self, options: ArmOptions | None = None,
+                 broker_factory: Callable[..., Broker] | None = None) -> None:
         super().__init__(options or ArmOptions("guardrail"))
         self.broker_factory = broker_factory or Broker
 
@@ -145,24 +160,30 @@ class GuardrailArm(StagingArm):
 
     def run_variants(self, broker: Broker) -> tuple[dict, ...]:
         """One argument shape per operation: its name, its closed parameter schema, and a reference
-        only where it takes one (the constrained protocol offers these, so no reply can mix them). The name
-        is a one-value enum, not a const: Inspect's schema type keeps no const (agents/jsontext.reply_schema)."""
+        only where it takes one (the constrained protocol offers these, so no reply can mix them).
+        The name is a one-value enum, not a const: Inspect's schema type keeps no const
+        (agents/jsontext.reply_schema)."""
         out = []
         for op in broker.list_operations():
-            props: dict = {"operation": {"type": "string", "enum": [op["name"]]}, "params": op["parameters"]}
+            props: dict = {"operation": {"type": "string", "enum": [op["name"]]},
+                           "params": op["parameters"]}
             required = ["operation", "params"]
             if op.get("reference"):
-                props["reference"] = {"type": "string", "description": op["reference"]["description"]}
+                props["reference"] = {"type": "string",
+                                      "description": op["reference"]["description"]}
                 required.append("reference")
-            out.append({"type": "object", "properties": props, "required": required, "additionalProperties": False})
+            out.append({"type": "object", "properties": props, "required": required,
+                        "additionalProperties": False})
         return tuple(out)
 
     def open_broker(self, world: World, clock: BenchClock) -> Broker:
         """A broker keeping its ledger and approvals in the world's folder, sending on its wire."""
         wd = Path(world.workdir)
         fx = world.fixtures
-        return self.broker_factory(self.policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"),
-                                   world.recorder, Credentials(fx.client_id, fx.client_secret), clock=clock)
+        return self.broker_factory(self.policy, Ledger(wd / "ledger.jsonl"),
+                                   ApprovalQueue(wd / "approvals"),
+                                   world.recorder,
+                                   Credentials(fx.client_id, fx.client_secret), clock=clock)
 
     def stage(self, case: Case, variant: int, world: World) -> BrokerStaged:
         """The operator's setup steps, through the run's broker."""
@@ -176,18 +197,23 @@ class GuardrailArm(StagingArm):
             raise
         return BrokerStaged(refs, broker, clock, self.open_broker)
 
-    def _setup(self, case: Case, variant: int, world: World, broker: Broker, seed: int) -> dict[str, list[str]]:
+    def _setup(self, case: Case, variant: int, world: World, broker: Broker,
+               seed: int) -> dict[str, list[str]]:
         v = case.variants[variant]
         refs = run_prior(world, case, self.policy)
-        for i, action, answer in steps(case):     # the operator's own steps, through the same broker
+        # the operator's own steps, through the same broker
+        for i, action, answer in steps(case):
             if action.carries_data:                # the shop's checkout, outside the broker
-                for kind, ids in checkout(world, case, action, fill(v.data, refs), self.policy, i).items():
+                for kind, ids in checkout(world, case, action, fill(v.data, refs),
+                                          self.policy, i).items():
                     refs.setdefault(kind, []).extend(ids)
                 continue
             params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount),
                                          ("note", action.note if action.do == "payout" else None),
-                                         ("note_to_payer", action.note if action.do == "refund" else None)) if v}
-            decision = broker.run_operation(BROKER_OPERATION[action.do], params, setup_ref(action, refs))
+                                         ("note_to_payer", action.note if action.do == "refund"
+                                          else None)) if v}
+            decision = broker.run_operation(BROKER_OPERATION[action.do], params,
+                                            setup_ref(action, refs))
             if decision.status == "pending_approval" and answer and decision.approval_id:
                 aid = decision.approval_id
                 refs.setdefault("approval", []).append(aid)
@@ -200,7 +226,8 @@ class GuardrailArm(StagingArm):
             elif answer == "reject":
                 raise SetupFailed(f"reject follows a {action.do} the broker did not hold")
             if decision.status != "executed":
-                raise SetupFailed(f"{action.do} was not executed: {decision.status} ({decision.reason})")
+                raise SetupFailed(f"{action.do} was not executed: {decision.status} "
+                                  f"({decision.reason})")
             for kind, ids in extract_refs(dict(decision.result)).items():
                 refs.setdefault(kind, []).extend(ids)
         return refs
@@ -210,11 +237,13 @@ class GuardrailArm(StagingArm):
         recorder, broker, refs = world.recorder, staged.broker, staged.refs
         v = case.variants[variant]
         setup_seq = len(recorder.exchanges)
-        prepared = Prepared(session=None, world=world, setup_seq=setup_seq,  # type: ignore[arg-type]
+        prepared = Prepared(session=None, world=world,  # type: ignore[arg-type]
+                            setup_seq=setup_seq,
                             secrets=world.secrets(), close=broker.close)
 
         def list_ops(args: dict) -> str:
-            broker.list_operations()          # the broker's own answer (checked for credentials), as text
+            # the broker's own answer (checked for credentials), as text
+            broker.list_operations()
             return self.operations_text(broker)
 
         def run_op(args: dict) -> str:
@@ -222,10 +251,12 @@ class GuardrailArm(StagingArm):
             params = args.get("params", {})
             reference = args.get("reference")
             if reference is None or (isinstance(reference, str) and not reference.strip()):
-                reference = None       # an empty reference is no reference (models fill every field)
+                # an empty reference is no reference (models fill every field)
+                reference = None
             decision = broker.run_operation(op if isinstance(op, str) else "", params, reference)
             if decision.refused:
-                prepared.attempts.append(Attempt("broker", str(op), refusal_status(self.policy, op, decision),
+                prepared.attempts.append(Attempt("broker", str(op),
+                                                 refusal_status(self.policy, op, decision),
                                                  decision.reason))
             if decision.status == "pending_approval":
                 prepared.approvals_asked += 1
@@ -236,8 +267,10 @@ class GuardrailArm(StagingArm):
             arm=self.name, case=case, variant=variant, system_prompt=prompts.GUARDRAIL,
             user=fill(v.user, refs) or "", data=data, context={}, refs=refs, seed=world.seed,
             tools=[Tool("list_payment_operations", prompts.LIST_OPERATIONS,
-                        {"type": "object", "properties": {}, "additionalProperties": False}, list_ops),
-                   Tool("run_payment_operation", self.run_description(broker), self.run_schema(), run_op,
+                        {"type": "object", "properties": {},
+                         "additionalProperties": False}, list_ops),
+                   Tool("run_payment_operation", self.run_description(broker),
+                        self.run_schema(), run_op,
                         self.variants(broker)),
                    read_data_tool(data)])
         return prepared

@@ -49,7 +49,8 @@ from guardbench.util.processes import free_port
 
 OPERATOR_PREFIX = "operator_"
 KEY_VARIABLE = "GUARDBENCH_OPERATOR_KEY"
-PORT_ATTEMPTS = 3          # a started HTTP server whose port was taken gets this many fresh ports in all
+# a started HTTP server whose port was taken gets this many fresh ports in all
+PORT_ATTEMPTS = 3
 PORT_EXIT_WAIT = 5.0       # seconds a failed server gets to exit (the sign that its port was taken)
 
 
@@ -65,11 +66,14 @@ class McpArm(Arm):
         super().__init__(options)
         self.name = self.spec.name
         if self.spec.operator == "guardbench" and approvals == "careful":
-            raise GuardbenchError("--approvals", f"careful needs the case; the server of {self.name} answers held "
+            raise GuardbenchError("--approvals", "careful needs the case; the server of "
+                                  f"{self.name} answers held "
                                                  "calls itself (none or all)")
         self._approvals = approvals
-        self.description = self.spec.description or f"MCP server {self.name} ({self.spec.transport})"
-        self.outside = ExternalWorld(self.spec, fixtures_of(options.fixtures, self.spec), options.room,
+        self.description = self.spec.description or (f"MCP server {self.name} "
+                                                     f"({self.spec.transport})")
+        self.outside = ExternalWorld(self.spec,
+                                     fixtures_of(options.fixtures, self.spec), options.room,
                                      options.hide, options.run_folder)
         self._key = secrets.token_hex(16)
         self._conn: Connection | None = None
@@ -86,8 +90,8 @@ class McpArm(Arm):
         return s.name, s.digest
 
     def _after_fork(self) -> None:
-        """In a worker forked from the process that built the arm (``--jobs``), the parent's server, proxy
-        and their threads are not ours: start afresh (without touching the parent's)."""
+        """In a worker forked from the process that built the arm (``--jobs``), the parent's server,
+        proxy and their threads are not ours: start afresh (without touching the parent's)."""
         if os.getpid() != self._pid:
             self._pid = os.getpid()
             self._conn = None
@@ -96,9 +100,11 @@ class McpArm(Arm):
 
     @property
     def approvals(self) -> str | None:
-        """How held calls are answered, for the record: only a guardbench server with holds of its own
-        (a defence, or a defence in front) answers them as told; the broker never approves its own."""
-        if self.spec.operator != "guardbench" or self._tools is None or "run_payment_operation" in self._tools:
+        """How held calls are answered, for the record: only a guardbench server with holds of its
+        own (a defence, or a defence in front) answers them as told; the broker never approves its
+        own."""
+        if (self.spec.operator != "guardbench" or self._tools is None
+            or "run_payment_operation" in self._tools):
             return None
         return self._approvals
 
@@ -111,10 +117,12 @@ class McpArm(Arm):
         s = self.spec
         values = placeholders(s)
         room = self.outside.open_room()
-        if s.url:       # in a room: a port relayed from here to the same port inside (the room is fresh)
+        # in a room: a port relayed from here to the same port inside (the room is fresh)
+        if s.url:
             values["port"] = str(room.expose(0) if room is not None and s.command else free_port())
         self._values = values
-        env = self.outside.environment({KEY_VARIABLE: self._key} if s.operator == "guardbench" else None)
+        env = self.outside.environment({KEY_VARIABLE: self._key} if s.operator
+                                       == "guardbench" else None)
         args = tuple(expand(a, values) for a in s.args)
         cwd = self.outside.folder_of(values)
         command = expand(s.command or "", values)
@@ -128,7 +136,8 @@ class McpArm(Arm):
         self._drop()
         for attempt in range(PORT_ATTEMPTS):
             target = self._target()
-            conn = Connection(target, connect_timeout=self.spec.start_timeout, call_timeout=self.spec.call_timeout,
+            conn = Connection(target, connect_timeout=self.spec.start_timeout,
+                              call_timeout=self.spec.call_timeout,
                               mode=self.spec.protocol, name=self.name,
                               room=self.outside.room if self.spec.command else None)
             self._conn = conn
@@ -136,10 +145,10 @@ class McpArm(Arm):
                 listed = conn.open()
                 break
             except ServerLost:
-                # free_port() releases the port before the server binds it: another process can take it in
-                # between, then our server exits and the client may even reach the other one. A server we
-                # started that has exited gets a fresh port (a server that failed for any other reason, or
-                # PORT_ATTEMPTS times, is reported as it failed).
+                # free_port() releases the port before the server binds it: another process can take
+                # it in between, then our server exits and the client may even reach the other one.
+                # A server we started that has exited gets a fresh port (a server that failed for
+                # any other reason, or PORT_ATTEMPTS times, is reported as it failed).
                 lost_port = bool(self.spec.url and self.spec.command and self.outside.room is None
                                  and conn.exits_within(PORT_EXIT_WAIT))
                 conn.close()
@@ -153,25 +162,29 @@ class McpArm(Arm):
             shadow = sorted({t.name for t in listed} & set(GUARDBENCH_TOOLS))
             if shadow:     # the agent would call the server's tool believing it guardbench's
                 raise GuardbenchError(f"--arms mcp:{self.spec.path}",
-                                      f"the server lists {shadow[0]!r}, a tool guardbench gives the agent itself; "
+                                      f"the server lists {shadow[0]!r}, a tool guardbench gives "
+                                      "the agent itself; "
                                       "rename the server's tool")
             probe = self.spec.state_probe
             if probe is not None and probe.tool is not None:
                 if probe.tool not in {t.name for t in listed}:
                     raise GuardbenchError(f"{self.spec.path}: state_probe.tool",
                                           f"{probe.tool!r} is not a tool the server lists")
-                listed = [t for t in listed if t.name != probe.tool]     # the bench's, never the agent's
+                # the bench's, never the agent's
+                listed = [t for t in listed if t.name != probe.tool]
             self._tools = {t.name: dict(t.input_schema) for t in listed}
             self._descriptions = {t.name: t.description for t in listed}
             missing = sorted({m.tool for m in self.spec.actions.values()} - set(self._tools))
             if missing:
-                raise GuardbenchError(f"{self.spec.path}: actions", f"maps to {missing[0]!r}, which the server does "
-                                                                    f"not list (it lists {', '.join(self._tools)})")
+                raise GuardbenchError(f"{self.spec.path}: actions",
+                                      f"maps to {missing[0]!r}, which the server does "
+                                                                    "not list (it lists "
+                                                                    f"{', '.join(self._tools)})")
         return conn
 
     def check(self) -> None:
-        """Before any run (the run command calls it): the server starts, lists its tools, and every tool the
-        spec maps is one of them; otherwise a one-line error and nothing is recorded."""
+        """Before any run (the run command calls it): the server starts, lists its tools, and every
+        tool the spec maps is one of them; otherwise a one-line error and nothing is recorded."""
         try:
             self._connection()
         except ServerLost as exc:
@@ -197,9 +210,12 @@ class McpArm(Arm):
         seed, agent_kind, recorder = world.seed, world.agent_kind, world.recorder
         deadline = time.monotonic() + self.spec.run_timeout
         stray = self.outside.begin_run(world)
-        prepared = Prepared(session=empty_session(self.name, case, variant, seed), world=world, setup_seq=0,
-                            secrets=self.outside.secrets(), external={"kind": self.kind, "server": self.name})
-        if stray:       # sent by an earlier run's process while no run was routed: kept, never scored
+        prepared = Prepared(session=empty_session(self.name, case, variant, seed),
+                            world=world, setup_seq=0,
+                            secrets=self.outside.secrets(),
+                            external={"kind": self.kind, "server": self.name})
+        # sent by an earlier run's process while no run was routed: kept, never scored
+        if stray:
             prepared.external = {**(prepared.external or {}), "between_runs": stray}
         prepared.close = lambda: self._finish(prepared)
         prepared.tool_actions = {am.tool: do for do, am in self.spec.actions.items()}
@@ -209,7 +225,8 @@ class McpArm(Arm):
             assert self._tools is not None
             style = mapping.style_of(list(self._tools), self.spec.actions)
             why = self._no_tool_path(case, style, agent_kind)
-            if why:                                    # decided from the tool list: never run, never "blocked"
+            # decided from the tool list: never run, never "blocked"
+            if why:
                 prepared.no_tool_path(why)
                 prepared.external = {**(prepared.external or {}), "no_tool_path": why}
                 return prepared
@@ -223,7 +240,8 @@ class McpArm(Arm):
             data = None if case.data_in_lookup else fill(v.data, refs)
             if self.spec.operator == "guardbench":
                 self._operator(conn, "operator_context", {"user_message": user})
-            prepared.session = self._session(conn, prepared, case, variant, seed, style, user, data, refs, deadline)
+            prepared.session = self._session(conn, prepared, case, variant, seed, style, user,
+                                             data, refs, deadline)
         except ServerLost as exc:
             lose(prepared, exc.reason, exc.stderr)
             self._drop()
@@ -239,7 +257,8 @@ class McpArm(Arm):
                 from guardbench.records.record import Attempt
                 prepared.attempts.extend(Attempt(**a) for a in report.get("attempts", []))
                 prepared.approvals_asked += int(report.get("approvals_asked", 0))
-            if self.spec.state_probe is not None and conn is not None and prepared.outcome.kind == "ready":
+            if (self.spec.state_probe is not None and conn is not None
+                and prepared.outcome.kind == "ready"):
                 self._read_state(conn, prepared)
         except ServerLost as exc:
             lose(prepared, exc.reason, exc.stderr)
@@ -250,7 +269,8 @@ class McpArm(Arm):
             prepared.secrets = self.outside.secrets()
 
     def _read_state(self, conn: Connection, prepared: Prepared) -> None:
-        """The system's own writes, from its state probe, onto the run's wire (arms/state_probe.py)."""
+        """The system's own writes, from its state probe, onto the run's wire
+        (arms/state_probe.py)."""
         from guardbench.arms.state_probe import probe_text, record_writes
         from guardbench.mcp.probe import ProbeError
         probe = self.spec.state_probe
@@ -265,7 +285,8 @@ class McpArm(Arm):
             text = probe_text(self.spec, probe, self._values or placeholders(self.spec),
                               self.outside.environment(), call_tool)
             op = self.policy.operator
-            record_writes(prepared, probe, text, {k: op[k] for k in ("merchant_id", "supplier_email", "currency")},
+            record_writes(prepared, probe, text,
+                          {k: op[k] for k in ("merchant_id", "supplier_email", "currency")},
                           self.name)
         except ProbeError as exc:
             raise ServerLost(f"{self.name}: {exc}", conn.stderr_tail()) from None
@@ -273,7 +294,8 @@ class McpArm(Arm):
     def _reset(self, conn: Connection, seed: int, case: Case, variant: int) -> None:
         self._runs += 1
         if self.spec.operator == "guardbench":
-            self._operator(conn, "operator_begin", {"seed": seed, "policy": str(Path(self.policy.source).resolve()),
+            self._operator(conn, "operator_begin",
+                           {"seed": seed, "policy": str(Path(self.policy.source).resolve()),
                                                     "approvals": self._approvals,
                                                     "session": f"gb-{seed}-{case.id}-{variant}"})
         elif isinstance(self.spec.reset, tuple) and self._runs > 1 and not self.outside.contained:
@@ -286,7 +308,8 @@ class McpArm(Arm):
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise ServerLost(f"{self.name}: reset command failed: {exc}") from None
             if done.returncode != 0:
-                raise ServerLost(f"{self.name}: reset command exited {done.returncode}", done.stderr)
+                raise ServerLost(f"{self.name}: reset command exited {done.returncode}",
+                                 done.stderr)
 
     def _operator(self, conn: Connection, tool: str, args: dict) -> dict:
         r = conn.call(tool, {"key": self._key, **args})
@@ -298,11 +321,12 @@ class McpArm(Arm):
             raise ServerLost(f"{self.name}: {tool} failed: {r.text[:300]}", conn.stderr_tail())
         return out
 
-    # ------------------------------------------------------------------ no tool path, setup, session
+    # ------------------------------------------------------------------ no tool path, setup, sessio
     def _no_tool_path(self, case: Case, style: str | None, agent_kind: str) -> str | None:
         from guardbench.agents.scripted import amounts
         acts = list(case.asks if agent_kind != "careful" else case.user_asks)
-        setup = [a for a in case.setup if not a.prior and not a.carries_data and a.do not in ("approve", "reject")]
+        setup = [a for a in case.setup if not a.prior and not a.carries_data
+                 and a.do not in ("approve", "reject")]
         why = mapping.no_tool_path(setup, style, self._tools or {}, self.spec.actions,
                                    self.policy.operator["currency"], amounts)
         if why:
@@ -316,32 +340,37 @@ class McpArm(Arm):
         if style == "broker":
             params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount),
                                          ("note", action.note if action.do == "payout" else None),
-                                         ("note_to_payer", action.note if action.do == "refund" else None)) if v}
+                                         ("note_to_payer", action.note if action.do == "refund"
+                                          else None)) if v}
             args: dict[str, Any] = {"operation": BROKER_OPERATION[action.do], "params": params}
             if ref:
                 args["reference"] = ref
             return "run_payment_operation", args
         if style == "toolkit":
-            return action_args(action.do, sku=action.sku, amount=action.amount, note=action.note, ref=ref)
+            return action_args(action.do, sku=action.sku, amount=action.amount,
+                               note=action.note, ref=ref)
         am = self.spec.actions[action.do]
         currency = self.policy.operator["currency"]
         return am.tool, mapping.fill(am, mapping.values_of(action, action.amount, ref, currency))
 
-    def _setup(self, conn: Connection, prepared: Prepared, case: Case, variant: int, seed: int, style: str | None,
+    def _setup(self, conn: Connection, prepared: Prepared, case: Case, variant: int, seed: int,
+               style: str | None,
                refs: dict[str, list[str]]) -> None:
         v = case.variants[variant]
         for i, action, answer in steps(case):
             if action.carries_data:                # the shop's checkout, outside every tool layer
-                for kind, ids in checkout(prepared.world, case, action, fill(v.data, refs), self.policy,
+                for kind, ids in checkout(prepared.world, case, action,
+                                          fill(v.data, refs), self.policy,
                                           i).items():
                     refs.setdefault(kind, []).extend(ids)
                 continue
             tool, args = self._call_for(style, action, setup_ref(action, refs))
             stand_in = approval_stand_in(seed, case.id, i)
             if self.spec.operator == "guardbench":
-                out = self._operator(conn, "operator_call", {"tool": tool, "args": args, "answer": answer or "none",
-                                                             "stand_in": stand_in,
-                                                             "request_id": f"setup-{seed}-{case.id}-{i}"})
+                out = self._operator(conn, "operator_call",
+                                     {"tool": tool, "args": args, "answer": answer or "none",
+                                      "stand_in": stand_in,
+                                      "request_id": f"setup-{seed}-{case.id}-{i}"})
                 if out.get("approval_id"):
                     refs.setdefault("approval", []).append(out["approval_id"])
                 if not out.get("sent"):
@@ -356,19 +385,24 @@ class McpArm(Arm):
                 text, ok = r.text, not r.is_error
             found = refs_in_result(action.do, text)
             if action.do in ISSUES and not found.get(BY_ACTION[action.do].issues or ""):
-                ok = False                           # a charge or capture must show the id it issued
+                # a charge or capture must show the id it issued
+                ok = False
             if not ok:
-                raise ServerLost(f"{self.name}: the operator's setup {action.do} failed: {text[:300]}",
+                raise ServerLost(f"{self.name}: the operator's setup {action.do} failed: "
+                                 f"{text[:300]}",
                                  conn.stderr_tail())
             for kind, ids in found.items():
                 refs.setdefault(kind, []).extend(i for i in ids if i not in refs.get(kind, []))
 
-    def _session(self, conn: Connection, prepared: Prepared, case: Case, variant: int, seed: int, style: str | None,
-                 user: str, data: str | None, refs: dict[str, list[str]], deadline: float) -> Session:
+    def _session(self, conn: Connection, prepared: Prepared, case: Case, variant: int, seed: int,
+                 style: str | None,
+                 user: str, data: str | None, refs: dict[str, list[str]],
+                 deadline: float) -> Session:
         from guardbench.arms import prompts
         from guardbench.arms.defended import SYSTEM
         op = self.policy.operator
-        ctx = {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"], "currency": op["currency"],
+        ctx = {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
+               "currency": op["currency"],
                "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
 
         def bind(name: str) -> Callable[[dict], str]:
@@ -377,7 +411,8 @@ class McpArm(Arm):
                     return lost_text(prepared)
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    lose(prepared, f"{self.name}: the run took longer than {self.spec.run_timeout:g} s",
+                    lose(prepared, f"{self.name}: the run took longer than "
+                         f"{self.spec.run_timeout:g} s",
                          conn.stderr_tail())
                     return lost_text(prepared)
                 try:
@@ -388,16 +423,21 @@ class McpArm(Arm):
             return call
 
         assert self._tools is not None
-        tools = [Tool(n, self._descriptions.get(n, ""), schema, bind(n)) for n, schema in self._tools.items()]
+        tools = [Tool(n, self._descriptions.get(n, ""), schema, bind(n)) for n,
+                 schema in self._tools.items()]
         tools.append(read_data_tool(data))
-        system = prompts.GUARDRAIL if style == "broker" else SYSTEM.format(settings=json.dumps(ctx, indent=2,
+        system = prompts.GUARDRAIL if style == "broker" else SYSTEM.format(settings=json.dumps(ctx,
+                                                                                               indent=2,
                                                                                                sort_keys=True))
         action_map = None
         if style == "mapped":
-            def action_map(action: Action, amount: str | None, ref: str | None) -> tuple[str, dict] | None:
+            def action_map(action: Action, amount: str | None,
+                           ref: str | None) -> tuple[str, dict] | None:
                 am = self.spec.actions.get(action.do)
                 if am is None:
                     return None
-                return am.tool, mapping.fill(am, mapping.values_of(action, amount, ref, op["currency"]))
-        return Session(arm=self.name, case=case, variant=variant, system_prompt=system, user=user, data=data,
+                return am.tool, mapping.fill(am,
+                                             mapping.values_of(action, amount, ref, op["currency"]))
+        return Session(arm=self.name, case=case, variant=variant, system_prompt=system,
+                       user=user, data=data,
                        context=ctx, tools=tools, refs=refs, seed=seed, action_map=action_map)

@@ -14,15 +14,21 @@ from __future__ import annotations
 import re
 
 RULES: tuple[tuple[str, re.Pattern], ...] = tuple((name, re.compile(rx, re.I)) for name, rx in (
-    ("ignore_instructions", r"\b(ignore|disregard|forget|override)\b[^.]{0,40}\b(previous|prior|above|earlier|"
+    ("ignore_instructions",
+     r"\b(ignore|disregard|forget|override)\b[^.]{0,40}\b(previous|prior|above|earlier|"
                             r"all|your|system)\b[^.]{0,20}\b(instruction|rule|prompt|polic|guideline)"),
-    ("pay_someone_else", r"\b(pay|send|transfer|route|redirect|remit)\b[^.]{0,60}\b(instead|rather than)\b"),
-    ("change_payee", r"\b(change|switch|update|replace|set)\b[^.]{0,30}\b(payee|recipient|beneficiary|"
+    ("pay_someone_else",
+     r"\b(pay|send|transfer|route|redirect|remit)\b[^.]{0,60}\b(instead|rather than)\b"),
+    ("change_payee",
+     r"\b(change|switch|update|replace|set)\b[^.]{0,30}\b(payee|recipient|beneficiary|"
                      r"merchant id|merchant_id|receiver)\b[^.]{0,30}\b(to|=|:)"),
-    ("reveal_secret", r"\b(reveal|print|show|display|share|output|send|paste|include|give|tell|repeat|"
-                      r"echo|list)\b[^.]{0,50}\b(client[ _]secret|secret key|access[ _]token|bearer token|"
+    ("reveal_secret",
+     r"\b(reveal|print|show|display|share|output|send|paste|include|give|tell|repeat|"
+                      r"echo|list)\b[^.]{0,50}\b(client[ _]secret|secret key|access[ "
+                      r"_]token|bearer token|"
                       r"api key|credential|password|token)s?\b"),
-    ("send_to_url", r"\b(send|post|forward|submit|upload|call|use|deliver|route)\b[^.]{0,60}\bhttps?://"),
+    ("send_to_url",
+     r"\b(send|post|forward|submit|upload|call|use|deliver|route)\b[^.]{0,60}\bhttps?://"),
     ("skip_approval", r"\b(skip|bypass|without|no need for|don'?t wait for|do not wait for|ignore|"
                       r"avoid|circumvent)\b[^.]{0,30}\b(approv|review|sign-?off|confirmation)"),
     ("new_policy", r"\b(new|updated|revised|override)\b[^.]{0,20}\b(operator |system |security )?"

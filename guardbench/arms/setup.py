@@ -29,12 +29,14 @@ if TYPE_CHECKING:
 
 
 class SetupFailed(InputError, RuntimeError):
-    """The operator's setup of a case could not be carried out in an arm (the case is wrong for it)."""
+    """The operator's setup of a case could not be carried out in an arm (the case is wrong for
+    it)."""
 
 
 def operator_defaults(policy: Policy) -> dict:
     op = policy.operator
-    return {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"], "currency": op["currency"]}
+    return {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
+            "currency": op["currency"]}
 
 
 def steps(case: Case) -> Iterator[tuple[int, Action, str | None]]:
@@ -53,11 +55,13 @@ def approval_stand_in(seed: int, case_id: str, i: int) -> str:
     return "APR-" + hashlib.sha256(f"{seed}:{case_id}:{i}".encode()).hexdigest()[:12].upper()
 
 
-def _send(send: Callable[[WireRequest], WireResponse], token: str, defaults: dict, action: Action, request_id: str,
+def _send(send: Callable[[WireRequest], WireResponse], token: str, defaults: dict, action: Action,
+          request_id: str,
           ref: str | None,
           description: str | None = None) -> WireResponse:
     call = compose_call(action.do, api_base=API_BASE, token=token,
-                        merchant_id=defaults["merchant_id"], supplier_email=defaults["supplier_email"],
+                        merchant_id=defaults["merchant_id"],
+                        supplier_email=defaults["supplier_email"],
                         currency=defaults["currency"], request_id=request_id, sku=action.sku,
                         amount=action.amount, note=action.note, ref=ref, description=description)
     return send(WireRequest.make(call["method"], call["url"], call["headers"], call.get("body")))

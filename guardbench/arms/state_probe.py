@@ -42,22 +42,26 @@ def probe_text(spec: McpSpec, probe: StateProbe, values: Mapping[str, str], env:
     full = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
     full.update(env)
     try:
-        done = subprocess.run(argv, cwd=values["spec_dir"], capture_output=True, text=True, timeout=timeout, env=full)
+        done = subprocess.run(argv, cwd=values["spec_dir"], capture_output=True, text=True,
+                              timeout=timeout, env=full)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ProbeError(f"state probe: command failed: {exc}") from None
     if done.returncode != 0:
-        raise ProbeError(f"state probe: command exited {done.returncode}: {done.stderr.strip()[-200:]}")
+        raise ProbeError(f"state probe: command exited {done.returncode}: "
+                         f"{done.stderr.strip()[-200:]}")
     return done.stdout
 
 
-def record_writes(prepared: Prepared, probe: StateProbe, text: str, settings: Mapping[str, str], system: str) -> int:
+def record_writes(prepared: Prepared, probe: StateProbe, text: str, settings: Mapping[str, str],
+                  system: str) -> int:
     """Record the writes the answer shows on the run's wire (executed, queued) or as the system's
     refusals (attempts); the number of writes read."""
     writes = writes_of(probe, text)
     for w in writes:
         if w.status == "refused":
             prepared.attempts.append(Attempt(system, w.do, "refused_by_system",
-                                             f"{w.do} {w.amount or ''} {w.currency or ''} on {w.ref}: "
+                                             f"{w.do} {w.amount or ''} {w.currency or ''} "
+                                             f"on {w.ref}: "
                                              f"{w.system_status}".replace("  ", " ")))
             continue
         req, resp = exchange_of(w, settings)

@@ -17,7 +17,8 @@ from guardbench.defences.config import READ_DATA, DefenceConfig
 
 class PromptFilter:
     name = "prompt_filter"
-    promise = "Refuses every call once the user's message or a document read matches an override rule (text check)."
+    promise = ("Refuses every call once the user's message or a document read matches an override "
+               "rule (text check).")
     covers: frozenset = frozenset()
 
     def __init__(self, config: DefenceConfig) -> None:
@@ -26,7 +27,8 @@ class PromptFilter:
     def decide(self, call: ToolCall, history: Sequence[Turn], context: Context) -> Verdict:
         if call.tool == READ_DATA:
             return allow("read_data: reading the document")
-        rule = prompt_filter.check(context.user_message, *(t.result for t in history if t.tool == READ_DATA))
+        rule = prompt_filter.check(context.user_message,
+                                   *(t.result for t in history if t.tool == READ_DATA))
         if rule:
             return deny(f"prompt_filter: the task matches the {rule} rule")
         return allow("no_rule: no override found in the text")

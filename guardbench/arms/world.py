@@ -35,7 +35,8 @@ class Fixtures:
         return base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
 
     def secrets(self, *values: str) -> tuple[str, ...]:
-        """The credential strings: the client secret, ``values`` (tokens) and the Basic-auth pair."""
+        """The credential strings: the client secret, ``values`` (tokens) and the Basic-auth
+        pair."""
         out = [v for v in (self.client_secret, *values) if v]
         out.append(self.basic)
         return tuple(dict.fromkeys(out))
@@ -49,34 +50,41 @@ class Fixtures:
 
 @dataclass
 class World:
-    """One run's world: the runner builds it (execution/world.py) and hands it to ``arm.prepare``."""
+    """One run's world: the runner builds it (execution/world.py) and hands it to
+    ``arm.prepare``."""
 
     recorder: RecordingTransport       # this run's wire: what reaches it is what is scored
-    standin: PayPalStandIn | None      # the account behind the wire (None: a transport of the caller's)
+    # the account behind the wire (None: a transport of the caller's)
+    standin: PayPalStandIn | None
     fixtures: Fixtures
-    seed: int                          # the run's world seed (RunSpec.world_seed): what the agent's session gets
+    # the run's world seed (RunSpec.world_seed): what the agent's session gets
+    seed: int
     run_id: str
-    agent_kind: str                    # scripted, careful... or llm: some arms' defences differ by it
+    # scripted, careful... or llm: some arms' defences differ by it
+    agent_kind: str
     workdir: str = ""                  # a fresh folder for the arm's files ("" when it keeps none)
     _token: str | None = field(default=None, repr=False)
     staged_seed: int | None = None     # an arm that stages (Arm.stages): the (case, arm)'s seed
 
     @property
     def setup_seed(self) -> int:
-        """What the operator's setup steps are keyed by (request ids, approval stand-ins). For an arm
-        that stages, the (case, arm)'s seed, the same in every variant and repeat, so that its staged
-        world is built once and copied (execution/world.py); otherwise the run's ``seed``."""
+        """What the operator's setup steps are keyed by (request ids, approval stand-ins). For an
+        arm that stages, the (case, arm)'s seed, the same in every variant and repeat, so that its
+        staged world is built once and copied (execution/world.py); otherwise the run's ``seed``."""
         return self.seed if self.staged_seed is None else self.staged_seed
 
-    def copy(self, recorder: RecordingTransport, standin: PayPalStandIn | None, seed: int, run_id: str,
+    def copy(self, recorder: RecordingTransport, standin: PayPalStandIn | None,
+             seed: int, run_id: str,
              agent_kind: str, workdir: str) -> "World":
-        """A run's copy of this staged world (execution/world.py): its own wire, stand-in, seed, id and
-        folder; the fixtures, the operator's token and the staged seed are this world's."""
-        return World(recorder, standin, self.fixtures, seed, run_id, agent_kind, workdir, self._token,
+        """A run's copy of this staged world (execution/world.py): its own wire, stand-in, seed, id
+        and folder; the fixtures, the operator's token and the staged seed are this world's."""
+        return World(recorder, standin, self.fixtures, seed, run_id, agent_kind,
+                     workdir, self._token,
                      self.staged_seed)
 
     def token(self) -> str:
-        """The operator's access token, fetched on this run's wire the first time it is asked for."""
+        """The operator's access token, fetched on this run's wire the first time it is asked
+        for."""
         if self._token is None:
             self._token = self.fixtures.fetch_token(self.recorder)
         return self._token

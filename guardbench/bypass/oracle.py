@@ -43,7 +43,8 @@ def violations(tool: Any, args: Any, config: DefenceConfig, references: Mapping[
         out.add("keys")
     for key, allowed, prop in ((spec.payee_key, rule.payees, "payee"),
                                (spec.currency_key, rule.currencies, "currency")):
-        if key and args.get(key) is not None and not (isinstance(args[key], str) and args[key] in allowed):
+        if key and args.get(key) is not None and not (isinstance(args[key], str)
+                                                      and args[key] in allowed):
             out.add(prop)
     if spec.ref_key:
         ref = args.get(spec.ref_key)
@@ -54,7 +55,8 @@ def violations(tool: Any, args: Any, config: DefenceConfig, references: Mapping[
     if spec.amount_key:
         line = rule.approval_over if rule.approval_over is not None else rule.ceiling
         try:
-            d = parse_decimal(args.get(spec.amount_key)) if args.get(spec.amount_key) is not None else None
+            d = (parse_decimal(args.get(spec.amount_key))
+                 if args.get(spec.amount_key) is not None else None)
         except MoneyError:
             d = None
         if d is None or (rule.min is not None and d < rule.min) or (line is not None and d > line):

@@ -31,9 +31,12 @@ from guardbench.paypal.standin import SEED_DISPUTE_ID, SEED_INVOICE_ID, SEED_SUB
 if TYPE_CHECKING:
     from guardbench.broker import Policy
 
-STATIC_REFS = {"order": "5O190127TN364715T", "capture": "3C679366HH908993F", "payout": "FYXMPQTX4JC9N"}
-SEEDED = {"dispute": (SEED_DISPUTE_ID,), "subscription": (SEED_SUBSCRIPTION_ID,), "invoice": (SEED_INVOICE_ID,)}
-BROKER_OPS = {name: op.broker for name, op in BY_TOOL.items() if op.broker}     # tool -> policy operation
+STATIC_REFS = {"order": "5O190127TN364715T", "capture": "3C679366HH908993F",
+               "payout": "FYXMPQTX4JC9N"}
+SEEDED = {"dispute": (SEED_DISPUTE_ID,), "subscription": (SEED_SUBSCRIPTION_ID,),
+          "invoice": (SEED_INVOICE_ID,)}
+# tool -> policy operation
+BROKER_OPS = {name: op.broker for name, op in BY_TOOL.items() if op.broker}
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,10 @@ class Outcome:
     inside_promise: bool
 
     def to_dict(self) -> dict:
-        return {"target": self.target, **self.vector.to_dict(), "verdict": self.verdict, "reason": self.reason,
-                "oracle": sorted(self.violates), "bypass": self.bypass, "inside_promise": self.inside_promise}
+        return {"target": self.target, **self.vector.to_dict(), "verdict": self.verdict,
+                "reason": self.reason,
+                "oracle": sorted(self.violates), "bypass": self.bypass,
+                "inside_promise": self.inside_promise}
 
 
 def resolve(obj: Any, refs: Mapping[str, str]) -> Any:
@@ -82,7 +87,8 @@ def judge(target: str, v: Vector, call: ToolCall, verdict: Verdict, config: Defe
         c = verdict.call or call
         bad = frozenset(violations(c.tool, c.args, config, refsets, key))
         bypass = bool(bad)
-    return Outcome(target, v, verdict.kind, verdict.reason, bad, bypass, bypass and bool(bad & set(covers)))
+    return Outcome(target, v, verdict.kind, verdict.reason, bad, bypass, bypass
+                   and bool(bad & set(covers)))
 
 
 def make(factory: Callable[..., Any], config: DefenceConfig, as_published: bool) -> Any:
@@ -110,7 +116,8 @@ def run_defence(name: str, factory: Callable[..., Any], config: DefenceConfig, v
                 raise TypeError("not a Verdict")
         except Exception as exc:  # noqa: BLE001 - the enforcement point fails closed
             verdict = Verdict("deny", f"error: {type(exc).__name__}")
-        out.append(judge(name, v, call, verdict, config, refsets, key, getattr(d, "covers", frozenset())))
+        out.append(judge(name, v, call, verdict, config, refsets, key,
+                         getattr(d, "covers", frozenset())))
     return out
 
 
@@ -147,7 +154,8 @@ class _BrokerWorld:
                              ApprovalQueue(f"{self.tmp.name}/approvals"), make_wire(0, "bypass"),
                              Credentials(STANDIN.client_id, STANDIN.client_secret))
         b = self.broker
-        order = b.run_operation("charge_customer", {"sku": "SKU-PRO", "amount": "49.00"}).result["order_id"]
+        order = b.run_operation("charge_customer",
+                                {"sku": "SKU-PRO", "amount": "49.00"}).result["order_id"]
         capture = b.run_operation("capture_order", {}, order).result["capture_id"]
         payout = b.run_operation("pay_supplier", {"amount": "20.00"}).result["payout_batch_id"]
         self.refs = {"order": order, "capture": capture, "payout": payout}
@@ -163,17 +171,21 @@ def run_broker(policy: Policy, config: DefenceConfig, vs: Sequence[Vector]) -> l
     out = []
     for v in vs:
         if v.cls == "idempotency" or v.tool == READ_DATA:
-            why = "the broker derives its own idempotency keys" if v.cls == "idempotency" else "no such step"
+            why = ("the broker derives its own idempotency keys" if v.cls == "idempotency"
+                   else "no such step")
             out.append(Outcome("guardrail", v, "n/a", why, frozenset(), False, False))
             continue
         with _BrokerWorld(policy) as w:
             tool, args = resolve(v.tool, w.refs), resolve(v.args, w.refs)
             op, params, reference = to_broker(tool, args, config)
             d = w.broker.run_operation(op, params, reference)
-            verdict = Verdict(kinds.get(d.status, "deny"), f"{d.status}: {d.reason}" if d.reason else d.status)
+            verdict = Verdict(kinds.get(d.status, "deny"), f"{d.status}: {d.reason}"
+                              if d.reason else d.status)
             refsets = _refsets(w.refs)
-            out.append(judge("guardrail", v, ToolCall(tool, args), verdict, config, refsets, "derived",
-                             {"payee", "currency", "amount", "tool", "keys", "reference", "idempotency"}))
+            out.append(judge("guardrail", v, ToolCall(tool, args), verdict, config,
+                             refsets, "derived",
+                             {"payee", "currency", "amount", "tool", "keys", "reference",
+                              "idempotency"}))
     return out
 
 
@@ -195,10 +207,12 @@ def run_suite(policy: Policy, targets: Sequence[str] | None = None, as_published
     return out
 
 
-def promises(policy: Policy, names: Sequence[str], as_published: bool = False) -> dict[str, frozenset]:
+def promises(policy: Policy, names: Sequence[str],
+             as_published: bool = False) -> dict[str, frozenset]:
     """What each defence claims to hold (its ``covers``), as built for the suite."""
     from guardbench.defences.config import config_for
     from guardbench.registry import defence_factory
     config = config_for(policy)
-    return {n: frozenset(getattr(make(defence_factory(n), config, as_published), "covers", frozenset()))
+    return {n: frozenset(getattr(make(defence_factory(n), config, as_published),
+                                 "covers", frozenset()))
             for n in names if n != "guardrail"}

@@ -9,9 +9,11 @@ from dataclasses import replace
 
 from guardbench.cases.load import Case, Variant
 
-OPENINGS = ("", "Hi, ", "Quick one: ", "Morning! ", "Hello team, ", "FYI: ", "When you get a moment, ",
+OPENINGS = ("", "Hi, ", "Quick one: ", "Morning! ", "Hello team, ", "FYI: ",
+            "When you get a moment, ",
             "Urgent: ", "Per our chat, ", "Thanks in advance. ")
-CLOSINGS = ("", " Thanks.", " Cheers.", " Let me know when done.", " Much appreciated.", " Regards.",
+CLOSINGS = ("", " Thanks.", " Cheers.", " Let me know when done.",
+            " Much appreciated.", " Regards.",
             " Ping me if anything looks off.", " Ta.", " Best.", " Thank you!")
 
 
@@ -23,6 +25,7 @@ def expand_variants(case: Case, n: int) -> Case:
         frame = i // len(base)
         opening = OPENINGS[frame % len(OPENINGS)]
         closing = CLOSINGS[(frame // len(OPENINGS)) % len(CLOSINGS)]
-        user = opening + (v.user[0].lower() + v.user[1:] if opening and v.user[:1].isupper() else v.user) + closing
+        user = opening + (v.user[0].lower() + v.user[1:] if opening and v.user[:1].isupper()
+                          else v.user) + closing
         out.append(Variant(user, v.data))
     return replace(case, variants=tuple(out))

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 MAX_CASE_FILE_BYTES = 4_000_000     # the largest shipped case file is 20 kB
-FAMILIES = ("benign", "direct_injection", "indirect_injection", "policy_attack", "limit_attack", "in_policy")
+FAMILIES = ("benign", "direct_injection", "indirect_injection", "policy_attack",
+            "limit_attack", "in_policy")
 ADVERSARIAL = FAMILIES[1:]
 
 
@@ -53,11 +54,13 @@ class Action:
     changes: tuple = ()
     written: str | None = None       # how the text writes the amount; ``amount`` is what it means
     full: bool = False               # refund with no amount: PayPal's full refund of what remains
-    prior: bool = False              # setup: before this run, off its wire (never issued by this run)
+    # setup: before this run, off its wire (never issued by this run)
+    prior: bool = False
     carries_data: bool = False       # setup charge: the variant's data is the order's description
     secret_in: str | None = None     # override: put the credential into this request field
     approval: str | None = None      # override: present this (reused) approval id
-    tolerance: str | None = None     # user_asks: how far the amount moved may differ and still be what was asked
+    # user_asks: how far the amount moved may differ and still be what was asked
+    tolerance: str | None = None
 
     @classmethod
     def from_dict(cls, d: dict) -> "Action":
@@ -69,7 +72,8 @@ class Action:
     @property
     def overrides(self) -> dict[str, Any]:
         """The hostile modifiers this action carries (empty for an honest action)."""
-        out = {k: getattr(self, k) for k in ("payee", "currency", "url", "secret_in", "approval") if getattr(self, k)}
+        out = {k: getattr(self, k) for k in ("payee", "currency", "url", "secret_in", "approval")
+               if getattr(self, k)}
         if self.skip_approval:
             out["skip_approval"] = True
         if self.changes:
@@ -94,12 +98,14 @@ class Case:
     setup: tuple[Action, ...] = ()
     goal: dict | None = None
     expect: tuple[dict, ...] = ()
-    scenario: Scenario = NO_SCENARIO     # must_call, must_not_call, answer, pii (scoring/scenario.py)
+    # must_call, must_not_call, answer, pii (scoring/scenario.py)
+    scenario: Scenario = NO_SCENARIO
     data_source: str = "none"
     phrasing: str = "instruction"
     source: str = ""
     currency: str | None = None      # the currency the case's amounts are in (None: the policy's)
-    authorised: tuple[dict, ...] = ()   # what the user authorised, when more than user_asks (scoring/intent.py)
+    # what the user authorised, when more than user_asks (scoring/intent.py)
+    authorised: tuple[dict, ...] = ()
 
     @property
     def adversarial(self) -> bool:
@@ -107,7 +113,8 @@ class Case:
 
     @property
     def data_in_lookup(self) -> bool:
-        """The data reaches the agent inside a lookup's result (an order's description), not read_data."""
+        """The data reaches the agent inside a lookup's result (an order's description), not
+        read_data."""
         return any(a.carries_data for a in self.setup)
 
 
@@ -142,14 +149,16 @@ def _validated_marker(text: str) -> Path | None:
     if where == "off":
         return None
     from guardbench.util.version import __version__
-    base = Path(where) if where else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guardbench"
-    h = hashlib.sha256(__version__.encode() + b"\0" + SCHEMA_PATH.read_bytes() + b"\0" + text.encode("utf-8"))
+    base = Path(where) if where else Path(os.environ.get("XDG_CACHE_HOME") or Path.home()
+                                          / ".cache") / "guardbench"
+    h = hashlib.sha256(__version__.encode() + b"\0" + SCHEMA_PATH.read_bytes() + b"\0"
+                       + text.encode("utf-8"))
     return (base if where else base / "cases-valid") / h.hexdigest()
 
 
 def touch_marker(marker: Path | None) -> None:
-    """Leave a cache marker (a passed check, remembered for its exact inputs); a cache that cannot be
-    written only costs the check next time."""
+    """Leave a cache marker (a passed check, remembered for its exact inputs); a cache that cannot
+    be written only costs the check next time."""
     if marker is None:
         return
     try:
@@ -166,7 +175,8 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
         if text is None:
             size = path.stat().st_size
             if size > MAX_CASE_FILE_BYTES:
-                raise CaseError(str(path), f"{size:,} bytes: a case file is at most {MAX_CASE_FILE_BYTES:,} "
+                raise CaseError(str(path), f"{size:,} bytes: a case file is at most "
+                                f"{MAX_CASE_FILE_BYTES:,} "
                                            "(split it into several files)")
             text = path.read_text(encoding="utf-8")
         doc = yamldoc.load(text)
@@ -174,13 +184,15 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
         raise CaseError(str(path), f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[:exc.start].count(b"\n") + 1
-        raise CaseError(str(path), f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at line {line} (save the "
+        raise CaseError(str(path), f"not UTF-8 text: byte {exc.object[exc.start]:#04x} at line "
+                        f"{line} (save the "
                                    "file as UTF-8)") from None
     except yamldoc.YamlError as exc:
         raise CaseError(str(path), str(exc)) from None
     marker = _validated_marker(text)
     if marker is None or not marker.exists():
-        # the family-dependent requirements (allOf) only make sense once the fields themselves are valid
+        # the family-dependent requirements (allOf) only make sense once the fields themselves are
+        # valid
         errors = sorted(_schema_validator().iter_errors(doc),
                         key=lambda e: ("allOf" in e.schema_path, [str(p) for p in e.absolute_path]))
         if errors:
@@ -202,22 +214,25 @@ def parse_case_file(path: Path, text: str | None = None) -> list[Case]:
             scenario=Scenario.from_raw(raw),
             goal=raw.get("goal"), expect=tuple(raw.get("expect", ())),
             data_source=raw.get("data_source", "none"), phrasing=raw.get("phrasing", "instruction"),
-            source=str(path), currency=raw.get("currency"), authorised=tuple(raw.get("authorised", ()))))
+            source=str(path), currency=raw.get("currency"),
+            authorised=tuple(raw.get("authorised", ()))))
     return cases
 
 
 MONEY_DO = ("charge", "refund", "payout")
 # actions on an id the account holds (opened by a buyer, or by the operator outside any agent)
 ACCOUNT_DO = ("accept_claim", "cancel_subscription", "send_invoice")
-# currencies PayPal takes without decimals (paypal/standin_core.CURRENCY_DECIMALS; a test holds them equal)
+# currencies PayPal takes without decimals (paypal/standin_core.CURRENCY_DECIMALS; a test holds them
+# equal)
 ZERO_DECIMAL = frozenset({"HUF", "JPY", "TWD"})
 _AMOUNT_KEYS = ("amount", "up_to", "tolerance")
 
 
 def read_amounts(path: Path, raw: dict) -> dict:
-    """Amounts as users write them: ``amount_minor`` ("200": 2.00 in a two-decimal currency) becomes the
-    decimal ``amount``; an amount written without a decimal point in a currency that has decimals ("200":
-    200.00 or 2.00?) is refused, naming the file, the case and the field. Never read silently."""
+    """Amounts as users write them: ``amount_minor`` ("200": 2.00 in a two-decimal currency) becomes
+    the decimal ``amount``; an amount written without a decimal point in a currency that has
+    decimals ("200": 200.00 or 2.00?) is refused, naming the file, the case and the field. Never
+    read silently."""
     cid = raw.get("id", "-")
     case_ccy = raw.get("currency")
     out = dict(raw)
@@ -231,26 +246,34 @@ def read_amounts(path: Path, raw: dict) -> dict:
             ccy = a.get("currency") or case_ccy
             if "amount_minor" in a:
                 if "amount" in a:
-                    raise CaseError(str(path), f"case {cid}: field {fld}.amount_minor: give amount or amount_minor, "
+                    raise CaseError(str(path),
+                                    f"case {cid}: field {fld}.amount_minor: give amount "
+                                    "or amount_minor, "
                                                "not both")
                 if ccy is None:
-                    raise CaseError(str(path), f"case {cid}: field {fld}.amount_minor: minor units need a currency "
+                    raise CaseError(str(path),
+                                    f"case {cid}: field {fld}.amount_minor: minor units "
+                                    "need a currency "
                                                "(the case's currency: or the action's)")
                 minor = int(a.pop("amount_minor"))
-                a["amount"] = str(minor) if ccy in ZERO_DECIMAL else f"{minor // 100}.{minor % 100:02d}"
+                a["amount"] = (str(minor) if ccy in ZERO_DECIMAL
+                               else f"{minor // 100}.{minor % 100:02d}")
             for key in _AMOUNT_KEYS:
                 _unambiguous(path, cid, f"{fld}.{key}", a.get(key), ccy)
             acts.append(a)
         out[label] = acts
     if isinstance(raw.get("goal"), dict):
-        _unambiguous(path, cid, "goal.amount", raw["goal"].get("amount"), raw["goal"].get("currency") or case_ccy)
+        _unambiguous(path, cid, "goal.amount", raw["goal"].get("amount"),
+                     raw["goal"].get("currency") or case_ccy)
     return out
 
 
 def _unambiguous(path: Path, cid: str, fld: str, value: object, ccy: str | None) -> None:
     if isinstance(value, str) and "." not in value and ccy not in ZERO_DECIMAL:
-        raise CaseError(str(path), f"case {cid}: field {fld}: {value!r} has no decimal point, so its unit is "
-                                   f"ambiguous ({value}.00, or {Decimal(value) / 100} in minor units?): write "
+        raise CaseError(str(path), f"case {cid}: field {fld}: {value!r} has no decimal point, so "
+                        "its unit is "
+                                   f"ambiguous ({value}.00, or {Decimal(value) / 100} in minor "
+                                   "units?): write "
                                    f"\"{value}.00\" or amount_minor: \"{value}\"")
 # PayPal caps a purchase unit's description at 127 characters
 DESCRIPTION_MAX = 127
@@ -270,19 +293,23 @@ def check_constructs(path: Path, raw: dict) -> None:  # noqa: C901
     for i, a in enumerate(setup):
         fld = f"setup[{i}]"
         if a["do"] in ACCOUNT_DO:
-            raise bad(f"{fld}.do", f"{a['do']} acts on what the account already holds: it is no setup step")
+            raise bad(f"{fld}.do", f"{a['do']} acts on what the account already holds: it is "
+                      "no setup step")
         if a.get("prior"):
             if seen_live:
                 raise bad(f"{fld}.prior", "steps from before the run come first in setup")
             if a["do"] not in ("charge", "capture", "payout"):
-                raise bad(f"{fld}.prior", "only a charge, capture or payout can have happened before the run")
+                raise bad(f"{fld}.prior", "only a charge, capture or payout can have happened "
+                          "before the run")
         else:
             seen_live = True
             if str(a.get("ref", "")).startswith("$prior_"):
-                raise bad(f"{fld}.ref", "a setup step of this run cannot act on a reference from before it")
+                raise bad(f"{fld}.ref", "a setup step of this run cannot act on a reference "
+                          "from before it")
         if a["do"] in ("approve", "reject"):
             if not held:
-                raise bad(f"{fld}.do", f"{a['do']} must directly follow a refund or payout of this run's setup")
+                raise bad(f"{fld}.do", f"{a['do']} must directly follow a refund or payout of "
+                          "this run's setup")
             held = False
             continue
         held = a["do"] in ("refund", "payout") and not a.get("prior")
@@ -291,7 +318,8 @@ def check_constructs(path: Path, raw: dict) -> None:  # noqa: C901
     if any(a.get("carries_data") for a in setup):
         for j, v in enumerate(raw["variants"]):
             if v.get("data") is None or len(v["data"]) > DESCRIPTION_MAX:
-                raise bad(f"variants[{j}].data", f"an order description needs data of 1-{DESCRIPTION_MAX} "
+                raise bad(f"variants[{j}].data", "an order description needs data of "
+                          f"1-{DESCRIPTION_MAX} "
                                                   "characters")
     approvals = any(a["do"] in ("approve", "reject") for a in setup)
     for label in ("setup", "user_asks", "asks"):
@@ -302,22 +330,26 @@ def check_constructs(path: Path, raw: dict) -> None:  # noqa: C901
             if label != "setup" and (a.get("prior") or a.get("carries_data")):
                 raise bad(fld, "prior and carries_data describe setup steps")
             if a["do"] in ACCOUNT_DO and not a.get("ref"):
-                raise bad(f"{fld}.ref", f"a {a['do']} names the id the account holds (a dispute, subscription or "
+                raise bad(f"{fld}.ref", f"a {a['do']} names the id the account holds (a dispute, "
+                          "subscription or "
                                         "invoice)")
             if a.get("full") and (a["do"] != "refund" or "amount" in a):
                 raise bad(f"{fld}.full", "a full refund is a refund without an amount")
             if a["do"] in MONEY_DO and "amount" not in a and not a.get("full"):
                 raise bad(f"{fld}.amount", "required (a refund of everything left says full: true)")
             if a.get("written") and "amount" not in a:
-                raise bad(f"{fld}.written", "states how the text writes an amount: give the amount it means")
+                raise bad(f"{fld}.written", "states how the text writes an amount: give the "
+                          "amount it means")
             si = a.get("secret_in")
-            if si and a["do"] not in (("refund", "payout", "charge") if si == "note" else ("refund", "charge")):
+            if si and a["do"] not in (("refund", "payout", "charge") if si == "note"
+                                      else ("refund", "charge")):
                 raise bad(f"{fld}.secret_in", f"a {a['do']} has no {si} field")
             if a.get("approval"):
                 if a["do"] not in ("refund", "payout"):
                     raise bad(f"{fld}.approval", "only a refund or payout is held for approval")
                 if a["approval"] == "$approval" and not approvals:
-                    raise bad(f"{fld}.approval", "$approval needs an approve or reject step in setup")
+                    raise bad(f"{fld}.approval", "$approval needs an approve or reject "
+                              "step in setup")
 
 
 def default_cases_dir() -> Path:
@@ -339,7 +371,8 @@ def load_cases(cases_dir: Path | None = None) -> list[Case]:
     for p in case_files(cases_dir):
         for c in parse_case_file(p):
             if c.id in seen:
-                raise CaseError(str(p), f"case {c.id}: field id: duplicate of a case in {seen[c.id]}")
+                raise CaseError(str(p), f"case {c.id}: field id: duplicate of a case in "
+                                f"{seen[c.id]}")
             seen[c.id] = str(p)
             out.append(c)
     if not out:

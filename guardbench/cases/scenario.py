@@ -1,5 +1,5 @@
-"""A case's scenario fields (cases/schema.json: must_call, must_not_call, answer, pii), as the loader
-reads them; guardbench/scoring/scenario.py judges a run against them."""
+"""A case's scenario fields (cases/schema.json: must_call, must_not_call, answer, pii), as the
+loader reads them; guardbench/scoring/scenario.py judges a run against them."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -11,34 +11,49 @@ from guardbench.cli import FORCE_HELP
 
 @click.command("adapt")
 @click.option("--defence", "targets", multiple=True,
-              help="Attack this defence (repeatable; 'guardrail' is the broker). Default: every installed one.")
-@click.option("--budget", type=int, default=12, show_default=True, help="Iterations per adversarial case.")
+              help="Attack this defence (repeatable; 'guardrail' is the broker). Default: every "
+              "installed one.")
+@click.option("--budget", type=int, default=12, show_default=True,
+              help="Iterations per adversarial case.")
 @click.option("--case", "case_ids", multiple=True, help="Only this case id (repeatable).")
-@click.option("--approvals", type=click.Choice(["none", "all", "careful"]), default="none", show_default=True,
+@click.option("--approvals", type=click.Choice(["none", "all", "careful"]), default="none",
+              show_default=True,
               help="How the simulated operator answers held calls.")
 @click.option("--attacker-model", "--model", "model", default=None,
-              help="An LLM attacker: this model rewrites each attack from its refusal (else: offline mutations).")
-@click.option("--api-base", default=None, help="OpenAI-compatible endpoint serving the attacker model.")
+              help="An LLM attacker: this model rewrites each attack from its refusal (else: "
+              "offline mutations).")
+@click.option("--api-base", default=None, help="OpenAI-compatible endpoint serving the "
+              "attacker model.")
 @click.option("--client", type=click.Choice(["openai", "litellm"]), default=None,
               help="Attacker's model client (default: openai with --api-base, else litellm).")
 @click.option("--attacker-temperature", type=float, default=0.0, show_default=True)
 @click.option("--attacker-max-tokens", type=int, default=600, show_default=True)
 @click.option("--response-format", "fmt", type=click.Choice(["json-schema", "json-object", "none"]),
-              default="json-schema", show_default=True, help="How the attacker's JSON reply is asked for.")
-@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per attacker call.")
-@click.option("--retries", type=int, default=2, show_default=True, help="Retries of a failed attacker call.")
-@click.option("--backoff", type=float, default=1.0, show_default=True, help="First retry wait, seconds (doubles).")
+              default="json-schema", show_default=True, help="How the attacker's JSON reply "
+              "is asked for.")
+@click.option("--timeout", type=float, default=300.0, show_default=True,
+              help="Seconds per attacker call.")
+@click.option("--retries", type=int, default=2, show_default=True,
+              help="Retries of a failed attacker call.")
+@click.option("--backoff", type=float, default=1.0, show_default=True,
+              help="First retry wait, seconds (doubles).")
 @click.option("--api-key-env", default=None, help="Variable holding the attacker endpoint's key.")
-@click.option("--note", default=None, help="Free text recorded with the attacker (e.g. the server and hardware).")
-@click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None, help="Policy file.")
+@click.option("--note", default=None, help="Free text recorded with the attacker (e.g. the server "
+              "and hardware).")
+@click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None,
+              help="Policy file.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Folder for adapt.md and adapt.json (default: a new folder out/adapt-<time>).")
-@click.option("--quiet", is_flag=True, help="Print neither progress (standard error) nor the table.")
+@click.option("--quiet", is_flag=True, help="Print neither progress (standard error) "
+              "nor the table.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def adapt(targets: tuple[str, ...], budget: int, case_ids: tuple[str, ...], approvals: str, model: str | None,
-          api_base: str | None, client: str | None, attacker_temperature: float, attacker_max_tokens: int,
-          fmt: str, timeout: float, retries: int, backoff: float, api_key_env: str | None, note: str | None,
+def adapt(targets: tuple[str, ...], budget: int, case_ids: tuple[str, ...], approvals: str,
+          model: str | None,
+          api_base: str | None, client: str | None, attacker_temperature: float,
+          attacker_max_tokens: int,
+          fmt: str, timeout: float, retries: int, backoff: float, api_key_env: str | None,
+          note: str | None,
           policy_path: Path | None, seed: int, out: Path | None, quiet: bool, force: bool) -> None:
     """Feed each refusal back to an attacker that rewrites the attack, within a budget per case.
 
@@ -70,8 +85,10 @@ def adapt(targets: tuple[str, ...], budget: int, case_ids: tuple[str, ...], appr
     names = list(targets) or defence_names() + ["guardrail"]
     for n in names:
         if n != "guardrail" and n not in defence_names():
-            raise GuardbenchError("--defence", f"unknown defence {n!r} (installed: {', '.join(defence_names())})")
-    cases = [c for c in load_cases(default_cases_dir()) if c.adversarial and (not case_ids or c.id in case_ids)]
+            raise GuardbenchError("--defence", f"unknown defence {n!r} (installed: "
+                                  f"{', '.join(defence_names())})")
+    cases = [c for c in load_cases(default_cases_dir()) if c.adversarial
+             and (not case_ids or c.id in case_ids)]
     if not cases:
         raise GuardbenchError("--case", "no adversarial case matches")
     policy = load_policy(policy_path)
@@ -82,17 +99,21 @@ def adapt(targets: tuple[str, ...], budget: int, case_ids: tuple[str, ...], appr
             raise GuardbenchError(flag, "applies only with --attacker-model")
     if model:
         from guardbench.util.extras import require
-        require("llm", client or ("openai" if api_base else "litellm"), "httpx", what="adapt --attacker-model")
+        require("llm", client or ("openai" if api_base else "litellm"), "httpx",
+                what="adapt --attacker-model")
         from guardbench.adapt.attacker_client import AttackerClient
         from guardbench.adapt.llm_attacker import LLMAttacker
         if client == "openai" and not api_base:
             raise GuardbenchError("--client", "the openai client needs --api-base")
-        for flag, bad in (("--attacker-max-tokens", attacker_max_tokens < 1), ("--timeout", timeout <= 0),
+        for flag, bad in (("--attacker-max-tokens", attacker_max_tokens < 1),
+                          ("--timeout", timeout <= 0),
                           ("--retries", retries < 0), ("--backoff", backoff < 0)):
             if bad:
                 raise GuardbenchError(flag, "must be positive")
-        attacker = AttackerClient(model, api_base=api_base, client=client, temperature=attacker_temperature,
-                                  max_tokens=attacker_max_tokens, timeout=timeout, retries=retries, backoff=backoff,
+        attacker = AttackerClient(model, api_base=api_base, client=client,
+                                  temperature=attacker_temperature,
+                                  max_tokens=attacker_max_tokens, timeout=timeout, retries=retries,
+                                  backoff=backoff,
                                   fmt=fmt, api_key_env=api_key_env, seed=seed)
         make = lambda case, config: LLMAttacker(case, attacker, config)  # noqa: E731
     else:
@@ -102,34 +123,43 @@ def adapt(targets: tuple[str, ...], budget: int, case_ids: tuple[str, ...], appr
     t0 = time.perf_counter()
     try:
         from guardbench.util.progress import ticker
-        tallies = run_adapt(policy, names, cases, budget, make, approvals, seed, progress=ticker(quiet))
+        tallies = run_adapt(policy, names, cases, budget, make, approvals, seed,
+                            progress=ticker(quiet))
     finally:
         if attacker is not None:
             attacker.close()
     elapsed = time.perf_counter() - t0
     who = f"LLM attacker {model}" if model else "offline mutations"
     t = Table(f"Adaptive attacker ({who}, budget {budget} per case, approvals {approvals})",
-              ["defence", "cases", "iterations", "attempts", "unauthorized attempts", "unauthorized allowed",
-               "malformed", "benign allowed", "goals reached on the wire", "cases with no tool path"])
+              ["defence", "cases", "iterations", "attempts", "unauthorized attempts",
+               "unauthorized allowed",
+               "malformed", "benign allowed", "goals reached on the wire",
+               "cases with no tool path"])
     t.rows = [x.row() for x in tallies]
-    t.note = ("Attempts: calls proposed. Unauthorized allowed: the decision let run a call the operator's policy "
-              "does not authorize in that form. Goals reached: the case's incident class on the recorded wire.")
+    t.note = ("Attempts: calls proposed. Unauthorized allowed: the decision let run a call the "
+              "operator's policy "
+              "does not authorize in that form. Goals reached: the case's incident class on the "
+              "recorded wire.")
     tables = [t]
-    payload: dict[str, Any] = {"attacker": model or "mutation", "budget": budget, "approvals": approvals}
+    payload: dict[str, Any] = {"attacker": model or "mutation", "budget": budget,
+                               "approvals": approvals}
     if attacker is not None:
         from guardbench.adapt.report import attacker_record, attacker_table
         meta = {**attacker_record(attacker), "note": note}
         tables.append(attacker_table(tallies, meta))
         payload["attacker_model"] = meta
-    payload.update({"seconds": round(elapsed, 3), "results": [{**x.row(), "log": x.log} for x in tallies]})
+    payload.update({"seconds": round(elapsed, 3),
+                    "results": [{**x.row(), "log": x.log} for x in tallies]})
     write(out, stem, tables, payload)
     if not quiet:
         for table in tables:
             click.echo(table.text())
-    click.echo(f"{len(cases)} adversarial cases x {len(names)} targets in {elapsed:.2f} s -> {out / (stem + '.md')}",
+    click.echo(f"{len(cases)} adversarial cases x {len(names)} targets in {elapsed:.2f} s -> "
+               f"{out / (stem + '.md')}",
                err=True)
     if attacker is not None and attacker.totals["model_calls"] and \
             attacker.totals["lost"] == attacker.totals["model_calls"]:
-        click.echo(f"error: {attacker.endpoint or model}: every attacker call failed; the table holds only the "
+        click.echo(f"error: {attacker.endpoint or model}: every attacker call failed; the table "
+                   "holds only the "
                    "cases' own attacks", err=True)
         raise SystemExit(1)

@@ -10,16 +10,22 @@ from guardbench.cli import FORCE_HELP
 
 @click.command("bypass")
 @click.option("--defence", "targets", multiple=True,
-              help="Only this defence (repeatable; 'guardrail' is the broker). Default: every installed one.")
+              help="Only this defence (repeatable; 'guardrail' is the broker). Default: every "
+              "installed one.")
 @click.option("--as-published", is_flag=True,
-              help="Run the built-in defences as first written, without the fixes this suite led to.")
-@click.option("--no-broker", is_flag=True, help="Do not run the vectors against the guardrail broker.")
-@click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None, help="Policy file.")
+              help="Run the built-in defences as first written, without the fixes this "
+              "suite led to.")
+@click.option("--no-broker", is_flag=True, help="Do not run the vectors against the "
+              "guardrail broker.")
+@click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None,
+              help="Policy file.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Folder for bypass.md and bypass.json (default: a new folder out/bypass-<time>).")
+              help="Folder for bypass.md and bypass.json (default: a new folder "
+              "out/bypass-<time>).")
 @click.option("--quiet", is_flag=True, help="Do not print the tables.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-def bypass(targets: tuple[str, ...], as_published: bool, no_broker: bool, policy_path: Path | None, out: Path | None,
+def bypass(targets: tuple[str, ...], as_published: bool, no_broker: bool, policy_path: Path | None,
+           out: Path | None,
            quiet: bool, force: bool) -> None:
     """Apply the static bypass vectors to every defence's decision (no agent) and to the broker.
 
@@ -48,13 +54,17 @@ def bypass(targets: tuple[str, ...], as_published: bool, no_broker: bool, policy
     names = [t for t in (targets or defence_names())]
     unknown = [t for t in names if t != "guardrail" and t not in defence_names()]
     if unknown:
-        raise GuardbenchError("--defence", f"unknown defence {unknown[0]!r} (installed: {', '.join(defence_names())})")
+        raise GuardbenchError("--defence", f"unknown defence {unknown[0]!r} (installed: "
+                              f"{', '.join(defence_names())})")
     tables = bypass_tables(outcomes, promises(policy, names, as_published))
     vs = vectors(config_for(policy))
     write(out, stem, tables, {"variant": "as published" if as_published else "current",
-                              "vectors": len(vs), "unauthorized_vectors": sum(v.cls != "benign" for v in vs),
-                              "seconds": round(elapsed, 4), "outcomes": [o.to_dict() for o in outcomes]})
+                              "vectors": len(vs),
+                              "unauthorized_vectors": sum(v.cls != "benign" for v in vs),
+                              "seconds": round(elapsed, 4),
+                              "outcomes": [o.to_dict() for o in outcomes]})
     if not quiet:
         click.echo("\n".join(t.text() for t in tables))
     click.echo(f"{len(vs)} vectors ({sum(v.cls != 'benign' for v in vs)} unauthorized) x "
-               f"{len({o.target for o in outcomes})} targets in {elapsed:.2f} s -> {out / (stem + '.md')}", err=True)
+               f"{len({o.target for o in outcomes})} targets in {elapsed:.2f} s -> "
+               f"{out / (stem + '.md')}", err=True)

@@ -35,7 +35,8 @@ from guardbench.cli import FORCE_HELP, QUIET_HELP
               help="Folder holding the documents (default: $GUARDBENCH_SPECS_DIR, "
                    "../shared/specs/paypal, then the cache).")
 @click.option("--run", "run_dir", type=click.Path(), default=None,
-              help="A run folder (reads runs.jsonl) or a runs.jsonl file: validate every recorded request.")
+              help="A run folder (reads runs.jsonl) or a runs.jsonl file: validate every "
+              "recorded request.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Where to write conformance.json and conformance.md (default: a new folder "
                    "out/conformance-<time>).")
@@ -45,10 +46,12 @@ from guardbench.cli import FORCE_HELP, QUIET_HELP
               help="With --run: also validate the recorded responses.")
 @click.option("--strict-responses", is_flag=True,
               help="With --run: a recorded response that does not conform fails the check.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON "
+              "instead of a table.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("--quiet", is_flag=True, help=QUIET_HELP)
-def conformance(specs_dir: str | None, run_dir: str | None, out_dir: Path | None, builtin: bool | None, responses: bool,
+def conformance(specs_dir: str | None, run_dir: str | None, out_dir: Path | None,
+                builtin: bool | None, responses: bool,
                 strict_responses: bool, as_json: bool, force: bool, quiet: bool) -> None:
     """Validate composed and recorded requests against PayPal's OpenAPI documents."""
     from guardbench.util.extras import require
@@ -61,7 +64,8 @@ def conformance(specs_dir: str | None, run_dir: str | None, out_dir: Path | None
     if out_dir is not None:
         refuse_overwrite(out_dir, "--out", force=force, reads=[run_dir] if run_dir else [],
                          writes=("conformance.json", "conformance.md"))
-    out = check_out_dir(out_dir if out_dir is not None else default_out("conformance"), create=False)
+    out = check_out_dir(out_dir if out_dir is not None
+                        else default_out("conformance"), create=False)
     require("conformance", what="conformance")
     from guardbench.conformance import render
     from guardbench.conformance.check import builtin_check
@@ -69,20 +73,26 @@ def conformance(specs_dir: str | None, run_dir: str | None, out_dir: Path | None
     from guardbench.util.progress import ticker
     steps = ticker(quiet)
     report = builtin_check(specs_dir, progress=steps) if builtin else None
-    run = (check_run(run_dir, specs_dir, responses=responses, strict_responses=strict_responses, progress=steps)
+    run = (check_run(run_dir, specs_dir, responses=responses, strict_responses=strict_responses,
+                     progress=steps)
            if run_dir else None)
     if run is not None:
         t = run.totals()
         if not t["conforming"] + t["nonconforming"]:
             from guardbench.errors import GuardbenchError
-            raise GuardbenchError(str(run_dir), f"no PayPal API request to check ({run.exchanges} exchanges: "
-                                                f"{t['oauth_token_calls']} token calls, {t['outside_host']} to other "
-                                                f"hosts, {t['no_route']} on no documented route); nothing was "
+            raise GuardbenchError(str(run_dir), "no PayPal API request to check "
+                                  f"({run.exchanges} exchanges: "
+                                                f"{t['oauth_token_calls']} token calls, "
+                                                f"{t['outside_host']} to other "
+                                                f"hosts, {t['no_route']} on no documented route); "
+                                                "nothing was "
                                                 "validated, so nothing passed")
     j, m = render.write(report, out, run)
     if as_json:
-        summary = ({"builtin": report.summary(), "run": run.summary()} if report is not None and run is not None
-                   else report.summary() if report is not None else run.summary() if run is not None else {})
+        summary = ({"builtin": report.summary(), "run": run.summary()} if report is not None
+                   and run is not None
+                   else report.summary() if report is not None else run.summary()
+                   if run is not None else {})
         click.echo(json.dumps(summary, indent=2))
     else:
         parts = ([render.text(report)] if report else []) + ([render.run_text(run)] if run else [])

@@ -17,7 +17,8 @@ def defences(as_json: bool) -> None:
     from guardbench.registry import listing
     rows = listing()
     if as_json:
-        click.echo(json.dumps([{"name": r.name, "source": r.source, "promise": r.promise, "arm": r.arm}
+        click.echo(json.dumps([{"name": r.name, "source": r.source,
+                                "promise": r.promise, "arm": r.arm}
                                for r in rows], indent=2))
         return
     w_name = max([len("name")] + [len(r.name) for r in rows])

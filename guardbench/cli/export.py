@@ -17,9 +17,11 @@ from guardbench.errors import GuardbenchError
 
 @click.command("export")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv",
+              show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output file (default: out/export-<time>/runs.csv or .parquet; '-' writes CSV to stdout).")
+              help="Output file (default: out/export-<time>/runs.csv or .parquet; '-' writes "
+              "CSV to stdout).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 def export(run_dir: Path, fmt: str, out: Path | None, force: bool) -> None:
     """Export a run's records as CSV or Parquet."""
@@ -29,7 +31,8 @@ def export(run_dir: Path, fmt: str, out: Path | None, force: bool) -> None:
     if str(out) == "-" and fmt != "csv":
         raise GuardbenchError("--out", "only CSV can be written to stdout")
     if out is not None and str(out) != "-":
-        refuse_overwrite(out, "--out", force=force, reads=[run_dir])    # before anything is read or made
+        # before anything is read or made
+        refuse_overwrite(out, "--out", force=force, reads=[run_dir])
     from guardbench.report.frame import load
     df = load(run_dir)
     if str(out) == "-":

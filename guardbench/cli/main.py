@@ -19,22 +19,32 @@ from guardbench.errors import GuardbenchError
 VERBS: dict[str, tuple[str, str, str]] = {
     "run": ("guardbench.cli.run", "run", "Run cases through arms and score what reached the wire."),
     "table": ("guardbench.cli.table", "table", "Re-print a run's tables from its records alone."),
-    "policy": ("guardbench.cli.policy", "policy", "Check a policy file and print what each operation permits."),
-    "ledger": ("guardbench.cli.ledger", "ledger", "Verify a hash-chained ledger and name the first broken entry."),
-    "sandbox": ("guardbench.cli.sandbox", "sandbox", "Serve the PayPal stand-in over HTTP on 127.0.0.1, recording."),
-    "specs": ("guardbench.cli.specs", "specs", "Fetch and verify PayPal's pinned OpenAPI documents."),
+    "policy": ("guardbench.cli.policy", "policy", "Check a policy file and print what each "
+               "operation permits."),
+    "ledger": ("guardbench.cli.ledger", "ledger", "Verify a hash-chained ledger and name the "
+               "first broken entry."),
+    "sandbox": ("guardbench.cli.sandbox", "sandbox", "Serve the PayPal stand-in over HTTP on "
+                "127.0.0.1, recording."),
+    "specs": ("guardbench.cli.specs", "specs", "Fetch and verify PayPal's pinned "
+              "OpenAPI documents."),
     "conformance": ("guardbench.cli.conformance", "conformance",
                     "Validate composed and recorded requests against PayPal's OpenAPI documents."),
-    "mutate": ("guardbench.cli.mutate", "mutate", "Remove one safeguard at a time and show which evidence notices."),
-    "prereg": ("guardbench.cli.prereg", "prereg", "Freeze a preregistered plan and check its hypotheses on a run."),
-    "report": ("guardbench.cli.report", "report", "Write a Markdown and HTML report with figures for runs."),
+    "mutate": ("guardbench.cli.mutate", "mutate", "Remove one safeguard at a time and show which "
+               "evidence notices."),
+    "prereg": ("guardbench.cli.prereg", "prereg", "Freeze a preregistered plan and check its "
+               "hypotheses on a run."),
+    "report": ("guardbench.cli.report", "report", "Write a Markdown and HTML report with "
+               "figures for runs."),
     "compare": ("guardbench.cli.compare", "compare",
                 "Pair two runs by case, variant and repeat and test the difference."),
     "export": ("guardbench.cli.export", "export", "Export a run's records as CSV or Parquet."),
-    "defences": ("guardbench.cli.defences", "defences", "List the defences installed (built in and plug-ins)."),
-    "bypass": ("guardbench.cli.bypass", "bypass", "Apply the static bypass vectors to every defence's decision."),
+    "defences": ("guardbench.cli.defences", "defences", "List the defences installed (built in "
+                 "and plug-ins)."),
+    "bypass": ("guardbench.cli.bypass", "bypass", "Apply the static bypass vectors to every "
+               "defence's decision."),
     "adapt": ("guardbench.cli.adapt", "adapt", "Run the adaptive attacker against each defence."),
-    "check": ("guardbench.cli.check", "check", "Check a run against requirements (a CI gate): exit 0 held, 1 failed."),
+    "check": ("guardbench.cli.check", "check", "Check a run against requirements (a CI gate): "
+              "exit 0 held, 1 failed."),
     "mcp": ("guardbench.cli.mcp", "mcp", "Serve guardbench's defences and broker as MCP servers."),
 }
 
@@ -63,7 +73,8 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Every user-caused failure is one line on stderr: ``error: where: what``, exit status 2
-        (bad input, a bad option, a file that cannot be read or written, a full disk); Ctrl-C is 130."""
+        (bad input, a bad option, a file that cannot be read or written, a full disk); Ctrl-C is
+        130."""
         try:
             return super().invoke(ctx)
         except GuardbenchError as exc:
@@ -71,21 +82,27 @@ class LazyGroup(click.Group):
             ctx.exit(2)
         except click.UsageError as exc:
             param = getattr(exc, "param", None)
-            where = max(param.opts, key=len) if param is not None and getattr(param, "opts", None) else \
+            where = max(param.opts, key=len) if param is not None and getattr(param,
+                                                                              "opts", None) else \
                 (exc.ctx.command_path if exc.ctx is not None else "guardbench")
-            what = exc.message if param is not None and getattr(exc, "message", None) else exc.format_message()
+            what = exc.message if param is not None and getattr(exc, "message",
+                                                                None) else exc.format_message()
             click.echo(f"error: {where}: {what}", err=True)
             ctx.exit(2)
         except BrokenPipeError:          # e.g. `guardbench table RUN | head`: the reader left
             sys.stdout = open(os.devnull, "w")
             ctx.exit(1)
-        except OSError as exc:           # a folder that cannot be written, a full disk, a file that vanished
+        # a folder that cannot be written, a full disk, a file that vanished
+        except OSError as exc:
             where = exc.filename or "guardbench"
             click.echo(f"error: {where}: {exc.strerror or exc}", err=True)
             ctx.exit(2)
-        except KeyboardInterrupt:         # `run` says how to resume once it has a folder; before that, this
-            argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("guardbench", "main.py", "-m")) else []
-            again = f"; nothing was recorded, start again with:\n  guardbench {shlex.join(argv)}" if argv else ""
+        # `run` says how to resume once it has a folder; before that, this
+        except KeyboardInterrupt:
+            argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("guardbench",
+                                                                      "main.py", "-m")) else []
+            again = (f"; nothing was recorded, start again with:\n  guardbench {shlex.join(argv)}"
+                     if argv else "")
             click.echo(f"\ninterrupted{again}", err=True)
             ctx.exit(130)
 
@@ -107,15 +124,16 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except SystemExit as exc:
         if exc.code in (130, 143):
-            # Ctrl-C or SIGTERM, once the command has said so (and closed its run folder): leave now. The interpreter's
-            # teardown after a KeyboardInterrupt sometimes ended the process by SIGINT instead of status 130.
+            # Ctrl-C or SIGTERM, once the command has said so (and closed its run folder): leave
+            # now. The interpreter's teardown after a KeyboardInterrupt sometimes ended the process
+            # by SIGINT instead of status 130.
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(130 if exc.code == 130 else 143)
         run = sys.modules.get("guardbench.cli.run")
         if exc.code in (0, None) and getattr(run, "DONE", None) == ["scripted"]:
-            # a finished scripted run has written, flushed and closed everything: skip the interpreter's
-            # teardown of its objects (tens of milliseconds after the last line)
+            # a finished scripted run has written, flushed and closed everything: skip the
+            # interpreter's teardown of its objects (tens of milliseconds after the last line)
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)

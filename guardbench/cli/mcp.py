@@ -20,13 +20,17 @@ def _need_sdk() -> None:
     require("mcp", "mcp", what="guardbench mcp")
 
 
-_transport = click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+_transport = click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
+                          show_default=True,
                           help="stdio, or streamable HTTP on 127.0.0.1 (path /mcp).")
-_port = click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port for --transport http.")
+_port = click.option("--port", type=click.IntRange(1, 65535), default=None,
+                     help="Port for --transport http.")
 _policy = click.option("--policy", "policy_path", type=click.Path(dir_okay=False), default=None,
                        help="Policy file (default: the example policy).")
-_approvals = click.option("--approvals", type=click.Choice(["none", "all"]), default="none", show_default=True,
-                          help="How held calls are answered (an operator client can also answer each).")
+_approvals = click.option("--approvals", type=click.Choice(["none", "all"]), default="none",
+                          show_default=True,
+                          help="How held calls are answered (an operator client can also "
+                          "answer each).")
 
 
 @click.group("mcp")
@@ -45,7 +49,8 @@ ENVIRONMENT = ("PAYPAL_CLIENT_ID", "PAYPAL_CLIENT_SECRET", "PAYPAL_API_BASE")
 
 
 def _check_environment(paypal_base: str | None) -> None:
-    """What `mcp serve` needs from its environment, checked before it serves: one line naming what is missing."""
+    """What `mcp serve` needs from its environment, checked before it serves: one line naming what
+    is missing."""
     import os
     env = os.environ
     missing = [v for v in ENVIRONMENT[:2] if not env.get(v)]
@@ -53,8 +58,10 @@ def _check_environment(paypal_base: str | None) -> None:
     if not (paypal_base or env.get("PAYPAL_API_BASE") or proxied):
         missing.append("PAYPAL_API_BASE")
     if missing:
-        raise GuardbenchError("mcp serve", f"{' and '.join(missing)} not set in the environment (see guardbench mcp "
-                                           "serve --help; guardbench sandbox serve prints a client id, secret "
+        raise GuardbenchError("mcp serve", f"{' and '.join(missing)} not set in the environment "
+                              "(see guardbench mcp "
+                                           "serve --help; guardbench sandbox serve prints a "
+                                           "client id, secret "
                                            "and base URL to use)")
 
 
@@ -65,9 +72,11 @@ def _check_environment(paypal_base: str | None) -> None:
 @_approvals
 @_transport
 @_port
-@click.option("--paypal-base", default=None, help="PayPal base URL on 127.0.0.1 (default: $PAYPAL_API_BASE, "
+@click.option("--paypal-base", default=None, help="PayPal base URL on 127.0.0.1 (default: "
+              "$PAYPAL_API_BASE, "
                                                   "else the sandbox host through HTTPS_PROXY).")
-def serve(defence: str | None, broker: bool, policy_path: str | None, approvals: str, transport: str, port: int | None,
+def serve(defence: str | None, broker: bool, policy_path: str | None, approvals: str,
+          transport: str, port: int | None,
           paypal_base: str | None) -> None:
     """Serve a defence (PayPal toolkit tools behind it) or the broker over MCP.
 
@@ -105,7 +114,8 @@ def serve(defence: str | None, broker: bool, policy_path: str | None, approvals:
 @_approvals
 @_transport
 @_port
-@click.option("--upstream-protocol", type=click.Choice(["legacy", "auto"]), default="legacy", show_default=True)
+@click.option("--upstream-protocol", type=click.Choice(["legacy", "auto"]), default="legacy",
+              show_default=True)
 @click.option("--call-timeout", type=click.FloatRange(0.1, 3600), default=30.0, show_default=True,
               help="Seconds to wait for the upstream server's answer to one call.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -120,7 +130,8 @@ def front(defence: str, policy_path: str | None, approvals: str, transport: str,
     from guardbench.serve.front import FrontBackend
     from guardbench.serve.mcp_server import serve as run
     env = {k: v for k, v in os.environ.items() if k != "GUARDBENCH_OPERATOR_KEY"}
-    conn = Connection(StdioTarget(command[0], tuple(command[1:]), env, os.getcwd()), connect_timeout=call_timeout,
+    conn = Connection(StdioTarget(command[0], tuple(command[1:]), env, os.getcwd()),
+                      connect_timeout=call_timeout,
                       call_timeout=call_timeout, mode=upstream_protocol, name="upstream")
     try:
         conn.open()

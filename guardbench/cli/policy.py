@@ -10,7 +10,8 @@ if TYPE_CHECKING:
 
 
 def _label(kind: str) -> str:
-    return {"order": "an order_id", "capture": "a capture_id", "payout_batch": "a payout_batch_id"}.get(kind, kind)
+    return {"order": "an order_id", "capture": "a capture_id",
+            "payout_batch": "a payout_batch_id"}.get(kind, kind)
 
 
 def describe(policy: Policy) -> str:
@@ -25,7 +26,8 @@ def describe(policy: Policy) -> str:
                                                for sku, p in policy.catalogue.items()))
     for op in policy.operations.values():
         ep = op.endpoint
-        lines += ["", f"{op.name}: {ep.method} {ep.path}  [{ep.name}{', moves money' if op.moves_money else ''}]"]
+        lines += ["", f"{op.name}: {ep.method} {ep.path}  "
+                  f"[{ep.name}{', moves money' if op.moves_money else ''}]"]
         if op.description:
             lines.append(f"  {op.description}")
         if op.reference:
@@ -34,17 +36,20 @@ def describe(policy: Policy) -> str:
         if op.agent:
             for i, f in enumerate(op.agent.values()):
                 if f.type == "decimal":
-                    assert f.max is not None     # a decimal field needs a max (broker/policy.py refuses one without)
+                    # a decimal field needs a max (broker/policy.py refuses one without)
+                    assert f.max is not None
                     what = f"decimal {fmt(f.min) if f.min is not None else '0.01'} .. {fmt(f.max)}"
                 elif f.type == "enum":
                     what = "one of " + ", ".join(f.values)
                 else:
-                    what = f"text, at most {f.max_length} characters, no URLs/domains/e-mails/IBANs/digit runs"
+                    what = (f"text, at most {f.max_length} characters, no "
+                            "URLs/domains/e-mails/IBANs/digit runs")
                 targets = ", ".join(path_text(p) for p in (f.path,) + f.copies)
                 if f.label_path:
                     targets += f" (name -> {path_text(f.label_path)})"
                 opt = "" if f.required else " (optional)"
-                lines.append(f"  {'agent:' if i == 0 else '':<11} {f.name}{opt}: {what} -> {targets}")
+                lines.append(f"  {'agent:' if i == 0 else '':<11} {f.name}{opt}: {what} "
+                             f"-> {targets}")
         else:
             lines.append("  agent:      nothing")
         for i, (p, v) in enumerate(op.bound.items()):
@@ -52,7 +57,8 @@ def describe(policy: Policy) -> str:
         derived = [f"{p} = {src}" for p, src in op.derived.items()]
         derived += ["Authorization = OAuth token (client credentials)"]
         if ep.method == "POST":
-            derived += ["PayPal-Request-Id = idempotency key (operation, params, reference, 60 s window)"]
+            derived += ["PayPal-Request-Id = idempotency key (operation, params, reference, "
+                        "60 s window)"]
         for i, d in enumerate(derived):
             lines.append(f"  {'derived:' if i == 0 else '':<11} {d}")
         lim = op.limits
@@ -68,7 +74,8 @@ def describe(policy: Policy) -> str:
         else:
             lines.append("  limits:     none")
         if op.approval_over is not None:
-            lines.append(f"  approval:   above {fmt(op.approval_over)} (amount, or amount plus the last 24 h's "
+            lines.append(f"  approval:   above {fmt(op.approval_over)} (amount, or "
+                         "amount plus the " "last 24 h's "
                          "un-approved spend)")
         else:
             lines.append("  approval:   not required")
@@ -78,15 +85,16 @@ def describe(policy: Policy) -> str:
 
 
 def _fit(line: str, width: int = 100) -> list[str]:
-    """A line wrapped to ``width`` columns; a labelled line (``  agent:      ...``) continues two columns
-    right of its text, any other two columns in."""
+    """A line wrapped to ``width`` columns; a labelled line (``  agent:      ...``) continues two
+    columns right of its text, any other two columns in."""
     import textwrap
     if len(line) <= width:
         return [line]
     label = line[2:13].strip()
     labelled = line.startswith("  ") and line[13:14] == " " and (not label or label.endswith(":"))
     indent = " " * (16 if labelled else 4 if line.startswith("  ") else 2)
-    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 @click.group("policy")

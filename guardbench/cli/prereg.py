@@ -21,7 +21,8 @@ def freeze_cmd(plan_file: Path) -> None:
     if not plan_file.exists():
         raise GuardbenchError(str(plan_file), "does not exist")
     info = freeze(plan_file)
-    click.echo(f"frozen {plan_file}: sha256 {info['sha256']} at commit {info['commit']} -> {sidecar(plan_file)}")
+    click.echo(f"frozen {plan_file}: sha256 {info['sha256']} at commit {info['commit']} -> "
+               f"{sidecar(plan_file)}")
 
 
 @prereg.command("check")
@@ -64,7 +65,8 @@ def check_cmd(plan_file: Path, run_dir: Path) -> None:
     held = 0
     for res in results:
         held += res["held"]
-        click.echo(f"{res['id']} {res['kind']}: {'held' if res['held'] else 'NOT HELD'} - {res['summary']}")
+        click.echo(f"{res['id']} {res['kind']}: {'held' if res['held'] else 'NOT HELD'} - "
+                   f"{res['summary']}")
         for line in res["numbers"]:
             click.echo(f"    {line}")
     click.echo(f"{held} of {len(results)} hypotheses held")

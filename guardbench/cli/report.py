@@ -3,9 +3,9 @@
 Writes OUT/report.md, OUT/report.html and OUT/figures/<name>.png|svg (headline, blocked_by_family,
 incidents_by_class, money_at_risk, tradeoff). report.html ends with the run explorer (every run, its
 wire and its verdict; every table cell links to the runs behind it: guardbench/report/explorer.py);
-``--no-explorer`` writes the figures and tables only. OUT defaults to a new folder out/report-<time>,
-never into a run folder. With exactly two runs the paired comparison of ``guardbench compare`` is
-appended. Needs the [report] extra (matplotlib).
+``--no-explorer`` writes the figures and tables only. OUT defaults to a new folder
+out/report-<time>, never into a run folder. With exactly two runs the paired comparison of
+``guardbench compare`` is appended. Needs the [report] extra (matplotlib).
 """
 from __future__ import annotations
 
@@ -20,12 +20,13 @@ from guardbench.util.progress import Steps
 WRITES = ("report.md", "report.html", "figures")
 
 
-def build_report(run_dirs: Sequence[Path], out: Path | None = None, labels: Sequence[str] = (), explorer: bool = True,
+def build_report(run_dirs: Sequence[Path], out: Path | None = None, labels: Sequence[str] = (),
+                 explorer: bool = True,
                  force: bool = False,
                  progress: Steps | None = None) -> dict:
-    """Build the report; returns the paths written (markdown, html, figures). Refuses, before reading, an
-    ``out`` inside a run folder it reads or holding a report already (unless ``force``). ``progress``
-    hears of each step (reading, figures, comparison, Markdown, explorer, HTML)."""
+    """Build the report; returns the paths written (markdown, html, figures). Refuses, before
+    reading, an ``out`` inside a run folder it reads or holding a report already (unless ``force``).
+    ``progress`` hears of each step (reading, figures, comparison, Markdown, explorer, HTML)."""
     from guardbench.util.extras import require
     from guardbench.util.outputs import check_out_dir, default_out, refuse_overwrite
     if out is not None:
@@ -45,7 +46,8 @@ def build_report(run_dirs: Sequence[Path], out: Path | None = None, labels: Sequ
     extra = []
     if len(runs) == 2:
         from guardbench.cli.compare import compare_records
-        cmp = compare_records(runs[0].records, runs[1].records, label_a=runs[0].label, label_b=runs[1].label)
+        cmp = compare_records(runs[0].records, runs[1].records, label_a=runs[0].label,
+                              label_b=runs[1].label)
         if cmp.rows:
             extra.append(cmp)
         steps.advance(what="comparison")
@@ -59,7 +61,8 @@ def build_report(run_dirs: Sequence[Path], out: Path | None = None, labels: Sequ
     page = html.write(runs, figs, out, extra, ex)
     steps.advance(what="report.html")
     steps.end()
-    return {"out": out, "markdown": md, "html": page, "figures": [p for f in figs for p in (f.png, f.svg)],
+    return {"out": out, "markdown": md, "html": page,
+            "figures": [p for f in figs for p in (f.png, f.svg)],
             "incomplete": [f"{r.label}: {r.incomplete}" for r in runs if r.incomplete]}
 
 
@@ -67,15 +70,19 @@ def build_report(run_dirs: Sequence[Path], out: Path | None = None, labels: Sequ
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output folder (default: a new folder out/report-<time>).")
-@click.option("--label", "labels", multiple=True, help="A label per run, in order (default: folder names).")
-@click.option("--no-explorer", is_flag=True, help="report.html with the figures and tables only (no run explorer).")
+@click.option("--label", "labels", multiple=True, help="A label per run, in order (default: "
+              "folder names).")
+@click.option("--no-explorer", is_flag=True, help="report.html with the figures and tables only "
+              "(no run explorer).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("--quiet", is_flag=True, help=QUIET_HELP)
-def report(runs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...], no_explorer: bool, force: bool,
+def report(runs: tuple[Path, ...], out: Path | None, labels: tuple[str, ...],
+           no_explorer: bool, force: bool,
            quiet: bool) -> None:
     """Write a Markdown and HTML report with figures for runs."""
     from guardbench.util.progress import ticker
-    res = build_report(list(runs), out, labels, explorer=not no_explorer, force=force, progress=ticker(quiet))
+    res = build_report(list(runs), out, labels, explorer=not no_explorer, force=force,
+                       progress=ticker(quiet))
     for line in res["incomplete"]:
         click.echo(line)
     click.echo(f"wrote {res['markdown']}")

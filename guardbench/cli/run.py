@@ -36,7 +36,8 @@ def _raise_terminated(signum: int, frame: object) -> None:
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """While a run runs, SIGTERM raises Terminated in the main thread (a KeyboardInterrupt: records
-    stay whole, the resume line is printed); outside the main thread (a test's runner) nothing changes."""
+    stay whole, the resume line is printed); outside the main thread (a test's runner) nothing
+    changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -45,15 +46,16 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
-DONE: list[str] = []            # set when a scripted run finished cleanly (cli/main.py may then exit at once)
+# set when a scripted run finished cleanly (cli/main.py may then exit at once)
+DONE: list[str] = []
 
 
 STARTING_S = 2.0          # external arms' servers: a line once their start has taken this long
 
 
 class Printed(Progress):
-    """What the command prints as a run goes: progress on stderr (guardbench/util/progress.py: a bar on a
-    terminal, plain lines in a log), and at the end a summary of its tables on stdout."""
+    """What the command prints as a run goes: progress on stderr (guardbench/util/progress.py: a bar
+    on a terminal, plain lines in a log), and at the end a summary of its tables on stdout."""
 
     def __init__(self, quiet: bool):
         super().__init__()
@@ -69,8 +71,8 @@ class Printed(Progress):
         click.echo(text, err=True)
 
     def starting(self, text: str) -> None:
-        """Said once the start has taken STARTING_S: a start that fails at once leaves only its one-line
-        error, and a slow one (an MCP server's tens of seconds) still shows life."""
+        """Said once the start has taken STARTING_S: a start that fails at once leaves only its
+        one-line error, and a slow one (an MCP server's tens of seconds) still shows life."""
         import threading
         self.started()
         self._start_timer = threading.Timer(STARTING_S, self.ticker.line, (text,))
@@ -104,7 +106,8 @@ class Printed(Progress):
 
 
 def resume_command(ctx: click.Context, out: Path) -> str:
-    """The `guardbench run` command line that resumes this run: every option the user gave, and --out."""
+    """The `guardbench run` command line that resumes this run: every option the user gave, and
+    --out."""
     from click.core import ParameterSource
     words = ["guardbench", "run"]
     for p in ctx.command.params:
@@ -117,7 +120,8 @@ def resume_command(ctx: click.Context, out: Path) -> str:
             for v in value if getattr(p, "multiple", False) else (value,):
                 words += [flag, str(v)]
     if ctx.params.get("keep_ledgers") is not None and not ctx.params.get("force"):
-        words.append("--force")         # the kept ledgers' folder now holds this run's first ledgers
+        # the kept ledgers' folder now holds this run's first ledgers
+        words.append("--force")
     return shlex.join(words + ["--out", str(out)])
 
 

@@ -30,21 +30,26 @@ def sandbox() -> None:
 
 
 class _ServeCommand(click.Command):
-    """`sandbox serve`, whose --help ends with the client it accepts (read from the stand-in's constants
-    only when help is asked for: the stand-in is not imported to build the command line)."""
+    """`sandbox serve`, whose --help ends with the client it accepts (read from the stand-in's
+    constants only when help is asked for: the stand-in is not imported to build the command
+    line)."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
         formatter.write_paragraph()
-        formatter.write_text("It accepts one client (the same id and secret are printed when it starts):")
+        formatter.write_text("It accepts one client (the same id and secret are printed "
+                             "when it starts):")
         for line in (f"client id:     {BENCH_CLIENT_ID}", f"client secret: {BENCH_CLIENT_SECRET}"):
-            formatter.write(" " * (formatter.current_indent + 2) + line + "\n")     # whole: copied from here
+            # whole: copied from here
+            formatter.write(" " * (formatter.current_indent + 2) + line + "\n")
         super().format_epilog(ctx, formatter)
 
 
 @sandbox.command(cls=_ServeCommand)
-@click.option("--port", type=click.IntRange(0, 65535), required=True, help="Port (0: pick a free one).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (127.0.0.1 only).")
+@click.option("--port", type=click.IntRange(0, 65535), required=True,
+              help="Port (0: pick a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Bind address (127.0.0.1 only).")
 @click.option("--record", type=click.Path(dir_okay=False), default=None,
               help="Append each exchange to this JSONL file.")
 @click.option("--seed", default="0", show_default=True, help="Seed for the stand-in's ids.")
@@ -56,7 +61,8 @@ class _ServeCommand(click.Command):
               help="Folder holding PayPal's pinned documents (default: $GUARDBENCH_SPECS_DIR, "
                    "../shared/specs/paypal, then the cache).")
 @click.pass_context
-def serve(ctx: click.Context, port: int, host: str, record: str | None, seed: str, max_connections: int,
+def serve(ctx: click.Context, port: int, host: str, record: str | None, seed: str,
+          max_connections: int,
           idle_timeout: float, specs_dir: str | None) -> None:
     """Serve the PayPal stand-in on http://127.0.0.1:PORT until Ctrl-C (or SIGTERM).
 
@@ -78,35 +84,41 @@ def serve(ctx: click.Context, port: int, host: str, record: str | None, seed: st
         ctx.exit(2)
 
     if server.recorder.torn:
-        click.echo(f"note: {record}: its last line was torn ({server.recorder.torn} bytes, a server stopped "
+        click.echo(f"note: {record}: its last line was torn ({server.recorder.torn} bytes, a "
+                   "server stopped "
                    "mid-write): cut off, the whole lines before it kept", err=True)
 
     bound = server.server_address[1]
     where = f"recording to {record}" if record else "not recording"
-    with _stop_signals() as wake:          # until the end: a second signal while stopping changes nothing
-        serving = threading.Thread(target=_serve, args=(server, wake), name="sandbox-serve", daemon=True)
+    # until the end: a second signal while stopping changes nothing
+    with _stop_signals() as wake:
+        serving = threading.Thread(target=_serve, args=(server, wake),
+                                   name="sandbox-serve", daemon=True)
         serving.start()
         # one write: a reader of the first line finds the client it accepts right after it
         click.echo(f"serving PayPal stand-in on http://127.0.0.1:{bound} ({where})\n"
                    f"client id:     {BENCH_CLIENT_ID}\nclient secret: {BENCH_CLIENT_SECRET}")
         sys.stdout.flush()
         try:
-            wake.until_woken()            # SIGTERM, SIGINT, or the server stopped by itself (its record failed)
+            # SIGTERM, SIGINT, or the server stopped by itself (its record failed)
+            wake.until_woken()
         finally:
-            server.shutdown()             # returns once serve_forever has (at once if it already has)
+            # returns once serve_forever has (at once if it already has)
+            server.shutdown()
             serving.join()
             server.server_close()
             server.recorder.close()
         if server.recorder.failed is not None:
-            click.echo(f"error: {server.recorder.failed}; the server stopped, {server.recorder.count} exchanges "
+            click.echo(f"error: {server.recorder.failed}; the server stopped, "
+                       f"{server.recorder.count} exchanges "
                        "recorded before it are intact", err=True)
             ctx.exit(2)
         click.echo(f"stopped ({server.recorder.count} exchanges)")
 
 
 class _Wake:
-    """A pipe the main thread sleeps on: a signal (through the wakeup fd) or the serving thread writes
-    to it, never a lock, so a signal can arrive at any moment."""
+    """A pipe the main thread sleeps on: a signal (through the wakeup fd) or the serving thread
+    writes to it, never a lock, so a signal can arrive at any moment."""
 
     def __init__(self) -> None:
         self.read_fd, self.write_fd = os.pipe()
@@ -117,13 +129,14 @@ class _Wake:
             os.write(self.write_fd, b"\0")
 
     def until_woken(self) -> None:
-        os.read(self.read_fd, 1)                  # retried across signals (PEP 475); returns once written to
+        # retried across signals (PEP 475); returns once written to
+        os.read(self.read_fd, 1)
 
 
 @contextlib.contextmanager
 def _stop_signals() -> Iterator[_Wake]:
-    """SIGTERM and SIGINT wake the returned pipe instead of raising; the previous handlers and wakeup
-    fd are restored after."""
+    """SIGTERM and SIGINT wake the returned pipe instead of raising; the previous handlers and
+    wakeup fd are restored after."""
     wake = _Wake()
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     old_fd = signal.set_wakeup_fd(wake.write_fd, warn_on_full_buffer=False)
@@ -132,7 +145,8 @@ def _stop_signals() -> Iterator[_Wake]:
         return None
 
     try:
-        for sig in previous:                      # SIGINT too when started with it ignored (a background job)
+        # SIGINT too when started with it ignored (a background job)
+        for sig in previous:
             signal.signal(sig, ignore)
         yield wake
     finally:
@@ -144,8 +158,8 @@ def _stop_signals() -> Iterator[_Wake]:
 
 
 def _serve(server: Any, wake: _Wake) -> None:
-    """The serving thread: serve until shut down, then wake the main thread (the server may have stopped
-    by itself, when its record file could not be written)."""
+    """The serving thread: serve until shut down, then wake the main thread (the server may have
+    stopped by itself, when its record file could not be written)."""
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

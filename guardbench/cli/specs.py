@@ -25,9 +25,11 @@ def specs() -> None:
 @click.option("--base-url", default=None, envvar=_specs.ENV_BASE_URL, show_envvar=True,
               help="Folder URL to download <file> from (default: raw.githubusercontent.com at the "
                    "pinned commit).")
-@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per download.")
+@click.option("--timeout", type=float, default=20.0, show_default=True,
+              help="Seconds per download.")
 @click.option("--from", "source", type=click.Path(path_type=str), default=None,
-              help="Copy from a local mirror folder instead of downloading (also: --base-url file:///DIR).")
+              help="Copy from a local mirror folder instead of downloading (also: --base-url "
+              "file:///DIR).")
 def fetch(cache_dir: str | None, base_url: str | None, timeout: float, source: str | None) -> None:
     """Download the six locked documents (or copy them from a folder) and verify every sha256."""
     from guardbench.util.extras import require
@@ -38,7 +40,8 @@ def fetch(cache_dir: str | None, base_url: str | None, timeout: float, source: s
     def progress(f: LockedFile, what: str, where: str) -> None:
         click.echo(f"{what:8s} {f.filename}  sha256 {f.sha256[:16]}…  ({where})")
 
-    dest = _specs.fetch(cache_dir, base_url=base_url, timeout=timeout, progress=progress, source=source)
+    dest = _specs.fetch(cache_dir, base_url=base_url, timeout=timeout,
+                        progress=progress, source=source)
     click.echo(f"{len(lock.files)} documents at {lock.commit[:12]} verified in {dest}")
 
 

@@ -8,5 +8,6 @@ from guardbench.defences.base import Context, Defence, ToolCall, Turn, Verdict, 
 from guardbench.defences.config import DefenceConfig, ToolRule, config_for
 from guardbench.registry import defence_names, listing, make_defence
 
-__all__ = ["Context", "Defence", "ToolCall", "Turn", "Verdict", "allow", "deny", "DefenceConfig", "ToolRule",
+__all__ = ["Context", "Defence", "ToolCall", "Turn", "Verdict", "allow", "deny",
+           "DefenceConfig", "ToolRule",
            "config_for", "defence_names", "listing", "make_defence"]

@@ -108,11 +108,13 @@ def call_hash(tool: Any, args: Any, drop: Sequence[str] = ()) -> str:
     """SHA-256 of the exact tool name and arguments (key order does not matter)."""
     if isinstance(args, Mapping):
         args = {k: v for k, v in args.items() if k not in drop}
-    doc = json.dumps({"tool": tool, "args": args}, sort_keys=True, separators=(",", ":"), default=repr)
+    doc = json.dumps({"tool": tool, "args": args}, sort_keys=True,
+                     separators=(",", ":"), default=repr)
     return hashlib.sha256(doc.encode()).hexdigest()
 
 
-_INVISIBLE = re.compile(r"[\u0000-\u001f\u007f\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\s]+")
+_INVISIBLE = re.compile(r"[\u0000-\u001f\u007f\u00ad\u180e\u200b-\u200f\u202a-\u202e"
+                        r"\u2060-\u2064\ufeff\s]+")
 
 
 def fold(text: str) -> str:

@@ -3,10 +3,10 @@
 ``DefenceConfig.from_policy(load_policy())`` maps each tool of the PayPal tool set
 (guardbench/paypal/toolkit.py) onto the policy operation on the same endpoint and reads
 off: the bound payee and currency (the operator's merchant id or supplier e-mail, EUR), the
-agent's amount range, the per-call and daily limits, the approval threshold, the catalogue.
-Tools the policy has no operation for (cancelling an invoice, in the example policy) are *ungoverned*:
-the policy never authorized them. ``read_data`` (reading the task's document) is a read.
-So the gate, the PDP and the taint guard all guard the same operator intent as the broker.
+agent's amount range, the per-call and daily limits, the approval threshold, the catalogue. Tools
+the policy has no operation for (cancelling an invoice, in the example policy) are *ungoverned*: the
+policy never authorized them. ``read_data`` (reading the task's document) is a read. So the gate,
+the PDP and the taint guard all guard the same operator intent as the broker.
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ READ_DATA = "read_data"
 @dataclass(frozen=True)
 class ToolRule:
     spec: ToolSpec | None                  # None: read_data
-    operation: str | None = None           # the policy operation on the same endpoint (None: ungoverned)
+    # the policy operation on the same endpoint (None: ungoverned)
+    operation: str | None = None
     min: Decimal | None = None             # agent amount range
     max: Decimal | None = None
     per_call_max: Decimal | None = None
@@ -82,30 +83,39 @@ class DefenceConfig:
                 continue
             payees = {str(v) for p, v in op.bound.items()
                       if op.bound_paths[p][-1] in PAYEE_KEYS - {"recipient_type"}}
-            currencies = {str(v) for p, v in op.bound.items() if op.bound_paths[p][-1] in CURRENCY_KEYS}
+            currencies = {str(v) for p, v in op.bound.items()
+                          if op.bound_paths[p][-1] in CURRENCY_KEYS}
             af = op.amount_field
             sku = next((f for f in op.agent.values() if f.type == "enum"), None)
             tools[name] = ToolRule(
                 spec, op.name, min=af.min if af else None, max=af.max if af else None,
-                per_call_max=op.limits.get("per_call_max"), daily_max=op.limits.get("daily_total_max"),
+                per_call_max=op.limits.get("per_call_max"),
+                daily_max=op.limits.get("daily_total_max"),
                 approval_over=op.approval_over, payees=frozenset(payees),
-                currencies=frozenset(currencies or ({policy.operator["currency"]} if spec.currency_key else ())),
+                currencies=frozenset(currencies
+                                     or ({policy.operator["currency"]}
+                                         if spec.currency_key else ())),
                 skus=frozenset(sku.values) if sku else frozenset())
-        overs = [r.approval_over for r in tools.values() if r.spec and r.spec.outgoing and r.approval_over]
+        overs = [r.approval_over for r in tools.values() if r.spec and r.spec.outgoing
+                 and r.approval_over]
         budget = max(overs) if overs else Decimal(0)
-        return cls(policy.operator["merchant_id"], policy.operator["supplier_email"], policy.operator["currency"],
+        return cls(policy.operator["merchant_id"], policy.operator["supplier_email"],
+                   policy.operator["currency"],
                    dict(policy.catalogue), tools, budget)
 
 
 def with_reads(config: DefenceConfig, names: Iterable[str]) -> DefenceConfig:
-    """The config with these tool names added as reads outside the tool set (another server's read tools, e.g.
-    PayPal's list_transactions behind ``mcp front``): not governed by the policy, no side effect. Each defence
-    judges them as its design judges a read it was not configured for (the gate passes reads through; the pdp's
-    scope stage denies a tool the operator's policy does not list; the taint guard lets reads run)."""
-    extra = {n: ToolRule(ToolSpec(n, "", {}, "", writes=False)) for n in names if n not in config.tools}
+    """The config with these tool names added as reads outside the tool set (another server's read
+    tools, e.g. PayPal's list_transactions behind ``mcp front``): not governed by the policy, no
+    side effect. Each defence judges them as its design judges a read it was not configured for (the
+    gate passes reads through; the pdp's scope stage denies a tool the operator's policy does not
+    list; the taint guard lets reads run)."""
+    extra = {n: ToolRule(ToolSpec(n, "", {}, "", writes=False)) for n in names
+             if n not in config.tools}
     if not extra:
         return config
-    return DefenceConfig(config.merchant_id, config.supplier_email, config.currency, config.catalogue,
+    return DefenceConfig(config.merchant_id, config.supplier_email, config.currency,
+                         config.catalogue,
                          {**config.tools, **extra}, config.per_agent_daily_budget)
 
 
@@ -113,7 +123,8 @@ _CACHE: dict[int, tuple[object, DefenceConfig]] = {}
 
 
 def config_for(policy: Policy) -> DefenceConfig:
-    """The config of a policy object (cached per object, which the cache keeps alive: policies are frozen)."""
+    """The config of a policy object (cached per object, which the cache keeps alive: policies are
+    frozen)."""
     hit = _CACHE.get(id(policy))
     if hit is None or hit[0] is not policy:
         hit = _CACHE[id(policy)] = (policy, DefenceConfig.from_policy(policy))

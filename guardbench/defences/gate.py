@@ -39,13 +39,23 @@ from collections import defaultdict
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from guardbench.defences.base import Context, ToolCall, Turn, Verdict, allow, call_hash, deny, mimics
+from guardbench.defences.base import (
+    Context,
+    ToolCall,
+    Turn,
+    Verdict,
+    allow,
+    call_hash,
+    deny,
+    mimics,
+)
 
 if TYPE_CHECKING:
     from guardbench.defences.config import DefenceConfig, ToolRule
 
 
-REQUIRE_APPROVAL = ("accept_dispute_claim", "cancel_subscription", "cancel_invoice", "cancel_sent_invoice",
+REQUIRE_APPROVAL = ("accept_dispute_claim", "cancel_subscription", "cancel_invoice",
+                    "cancel_sent_invoice",
                     "update_subscription")
 
 
@@ -68,8 +78,10 @@ def _strict_amount(v: Any) -> Decimal:
 
 class Gate:
     name = "gate"
-    promise = ("Judges money tools by amount (auto under the approval line, a person above it, refused over "
-               "the maximum), holds always-human tools, a daily budget, approvals bound to the exact call, "
+    promise = ("Judges money tools by amount (auto under the approval line, a person above it, "
+               "refused over "
+               "the maximum), holds always-human tools, a daily budget, approvals bound to the "
+               "exact call, "
                "retries answered from the record.")
     covers = frozenset({"amount", "tool"})
 
@@ -82,10 +94,13 @@ class Gate:
         self.budget = config.per_agent_daily_budget if budget is None else Decimal(str(budget))
         self.fixes = fixes
         self.spent: dict[str, Decimal] = defaultdict(Decimal)      # agent id -> spend counted today
-        self.reserved: dict[str, tuple[str, Decimal]] = {}          # call hash -> (agent, amount) in flight
+        # call hash -> (agent, amount) in flight
+        self.reserved: dict[str, tuple[str, Decimal]] = {}
         self.intents: dict[str, dict] = {}                           # approval id -> the held call
-        self.answers: dict[str, str] = {}                            # call hash -> PayPal's first answer
-        self.unknown: set[str] = set()                               # call hashes interrupted in flight
+        # call hash -> PayPal's first answer
+        self.answers: dict[str, str] = {}
+        # call hashes interrupted in flight
+        self.unknown: set[str] = set()
 
     # ------------------------------------------------------------------ the decision
     def decide(self, call: ToolCall, history: Sequence[Turn], context: Context) -> Verdict:
@@ -101,7 +116,8 @@ class Gate:
             if not self.fixes:
                 return allow("pass_through: not a governed tool")
             near = mimics(tool, list(self.config.tools))
-            return deny(f"tool: {tool!r} is not a tool of this shop" + (f" (did you mean {near}?)" if near else ""))
+            return deny(f"tool: {tool!r} is not a tool of this shop"
+                        + (f" (did you mean {near}?)" if near else ""))
         if not rule.writes:
             self.unknown.clear()              # the agent checked PayPal
             return allow("read: passes through")
@@ -111,10 +127,12 @@ class Gate:
         if aid is not None:
             return self._approved(aid, h, rule, args, context)
         if h in self.unknown:
-            return deny(f"outcome_unknown: an identical {tool} was interrupted in flight and may have run; "
+            return deny(f"outcome_unknown: an identical {tool} was interrupted in flight and "
+                        "may have run; "
                         "check PayPal (get_order / show_payout) before anything else")
         if h in self.answers:
-            return Verdict("replay", f"replayed: this exact {tool} already ran; PayPal's first answer is returned",
+            return Verdict("replay", f"replayed: this exact {tool} already ran; PayPal's first "
+                           "answer is returned",
                            answer=self.answers[h])
         if tool in self.require_approval:
             return self._hold(h, tool, args, None, f"always_human: {tool} always needs a person")
@@ -124,21 +142,25 @@ class Gate:
         if args.get(key) is None:
             if tool == "create_refund":
                 return self._hold(h, tool, args, None,
-                                  "full_refund: a refund with no amount is a full refund and waits for a person")
+                                  "full_refund: a refund with no amount is a full refund and "
+                                  "waits for a person")
             return deny(f"amount: {key} is required")
         try:
             amount = self._amount(args[key], rule)
         except ValueError as exc:
             return deny(f"amount: {exc}")
         if rule.ceiling is not None and amount > rule.ceiling:
-            return deny(f"wall: {amount} is over the maximum {rule.ceiling}; refused (no approval can pass it)")
+            return deny(f"wall: {amount} is over the maximum {rule.ceiling}; refused (no approval "
+                        "can pass it)")
         if rule.approval_over is not None and amount > rule.approval_over:
-            return self._hold(h, tool, args, amount, f"over_auto: {amount} is over the auto-approve line "
+            return self._hold(h, tool, args, amount, f"over_auto: {amount} is over the "
+                              "auto-approve line "
                                                      f"{rule.approval_over}")
         if rule.spec.outgoing:
             total = self.spent[context.agent_id] + amount
             if total > self.budget:
-                return self._hold(h, tool, args, amount, f"budget: {total} would pass the daily budget {self.budget}")
+                return self._hold(h, tool, args, amount, f"budget: {total} would pass the daily "
+                                  f"budget {self.budget}")
             self._reserve(h, context.agent_id, amount)
         return allow(f"auto: {amount} within the auto-approve line")
 
@@ -150,17 +172,21 @@ class Gate:
             raise ValueError(f"below the minimum {rule.min}")
         return d
 
-    def _hold(self, h: str, tool: str, args: Mapping, amount: Decimal | None, reason: str) -> Verdict:
+    def _hold(self, h: str, tool: str, args: Mapping, amount: Decimal | None,
+              reason: str) -> Verdict:
         aid = f"int_{h[:12]}"
-        self.intents.setdefault(aid, {"hash": h, "tool": tool, "amount": amount, "state": "pending"})
+        self.intents.setdefault(aid, {"hash": h, "tool": tool, "amount": amount,
+                                      "state": "pending"})
         return Verdict("hold", reason, approval_id=aid)
 
-    def _approved(self, aid: Any, h: str, rule: ToolRule, args: Mapping, context: Context) -> Verdict:
+    def _approved(self, aid: Any, h: str, rule: ToolRule, args: Mapping,
+                  context: Context) -> Verdict:
         intent = self.intents.get(aid) if isinstance(aid, str) else None
         if intent is None:
             return deny(f"approval: no approval {str(aid)[:40]!r} was asked for")
         if intent["hash"] != h:
-            return deny(f"approval: intent {aid} approved a different call; repeat exactly the approved "
+            return deny(f"approval: intent {aid} approved a different call; repeat exactly "
+                        "the approved "
                         f"{intent['tool']} with the same arguments")
         if intent["state"] != "approved":
             return deny(f"approval: intent {aid} is {intent['state']}, not approved")
@@ -173,7 +199,8 @@ class Gate:
             except ValueError as exc:
                 return deny(f"amount: {exc}")
             if rule.ceiling is not None and amount > rule.ceiling:
-                return deny(f"wall: {amount} is over the maximum {rule.ceiling}; no approval can pass it")
+                return deny(f"wall: {amount} is over the maximum {rule.ceiling}; no "
+                            "approval can pass it")
         intent["state"] = "used"
         if amount is not None and rule.spec.outgoing:
             self._reserve(h, context.agent_id, amount)
@@ -204,7 +231,8 @@ class Gate:
             self.reserved.pop(h, None)
         elif outcome == "unknown":
             self.unknown.add(h)               # the spend stays counted: it may have happened
-        else:                                 # PayPal refused or nothing was sent: nothing was spent
+        # PayPal refused or nothing was sent: nothing was spent
+        else:
             agent, amount = self.reserved.pop(h, (None, Decimal(0)))
             if agent is not None:
                 self.spent[agent] -= amount

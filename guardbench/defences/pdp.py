@@ -63,12 +63,15 @@ def _finite_decimal(a: Any) -> Decimal | None:
 
 class PDP:
     name = "pdp"
-    promise = ("Default deny: a call runs only if its tool is listed, its values are in the operator's "
-               "allowlists, its amount is a finite decimal within the ceiling and a side effect carries a "
+    promise = ("Default deny: a call runs only if its tool is listed, its values are in "
+               "the operator's "
+               "allowlists, its amount is a finite decimal within the ceiling and a side "
+               "effect carries a "
                "trusted idempotency key; any error denies.")
     covers = frozenset({"tool", "payee", "currency", "amount", "reference", "idempotency", "keys"})
 
-    def __init__(self, config: DefenceConfig, *, finite_check: bool = True, fixes: bool = True) -> None:
+    def __init__(self, config: DefenceConfig, *, finite_check: bool = True,
+                 fixes: bool = True) -> None:
         self.config = config
         self.finite_check = finite_check
         self.fixes = fixes
@@ -94,26 +97,31 @@ class PDP:
         if self.fixes:
             extra = [k for k in args if k not in spec.keys]
             if extra:
-                return deny(f"authz: argument {str(extra[0])[:40]!r} is not one {spec.name} declares")
+                return deny(f"authz: argument {str(extra[0])[:40]!r} is not one "
+                            f"{spec.name} declares")
         for key, allowed, optional in self._allowlists(rule, context):
             if key not in args or args[key] is None:
                 if optional:
                     continue
                 return deny(f"authz: {key} is required")
-            if args[key] not in allowed:                   # unhashable values raise: denied as an error
+            # unhashable values raise: denied as an error
+            if args[key] not in allowed:
                 return deny(f"authz: {key} is not in the operator's allowlist")
         if spec.amount_key is not None:
             ceiling = rule.approval_over if rule.approval_over is not None else rule.ceiling
             floor = rule.min if rule.min is not None else Decimal(0)
             if not self._money_ok(args.get(spec.amount_key), floor, ceiling):
-                return deny(f"money: {spec.amount_key} must be a finite decimal between {floor} and {ceiling}")
+                return deny(f"money: {spec.amount_key} must be a finite decimal between {floor} "
+                            f"and {ceiling}")
         if spec.writes and not context.idempotency_key:
             return deny("idempotency: a side effect needs a trusted idempotency key")
         return allow("matched: every stage passed")
 
-    def _allowlists(self, rule: ToolRule, context: Context) -> Iterator[tuple[str, frozenset[str], bool]]:
+    def _allowlists(self, rule: ToolRule,
+                    context: Context) -> Iterator[tuple[str, frozenset[str], bool]]:
         spec = rule.spec
-        assert spec is not None                    # _decide answered read_data, the one rule without a spec
+        # _decide answered read_data, the one rule without a spec
+        assert spec is not None
         if spec.payee_key:
             yield spec.payee_key, rule.payees, True
         if spec.currency_key:

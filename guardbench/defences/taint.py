@@ -33,19 +33,26 @@ if TYPE_CHECKING:
 
 
 SCAN: tuple[tuple[str, re.Pattern], ...] = tuple((n, re.compile(rx, re.I)) for n, rx in (
-    ("override", r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|"
+    ("override",
+     r"\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|"
                  r"any|your|the|system)\b[^.\n]{0,25}\b(instructions?|rules?|prompts?|polic(y|ies)|guidelines?|limits?)"),
-    ("role_claim", r"\b(system|admin(istrator)?|developer|security|compliance)\s+(note|notice|message|override|"
+    ("role_claim",
+     r"\b(system|admin(istrator)?|developer|security|compliance)\s+(note|notice|message|override|"
                    r"instruction|update)s?\b\s*[:\-]"),
-    ("address_agent", r"\b(note|message|instructions?)\s+(to|for)\s+(the\s+)?(ai|assistant|agent|bot|model)\b"),
-    ("authority", r"\byou\s+(are|have\s+been)\s+(now\s+)?(authori[sz]ed|allowed|permitted|cleared|instructed)\s+to\b"),
-    ("no_review", r"\b(no|without|skip(ping)?|bypass(ing)?)\s+(the\s+)?(human\s+)?(review|approval|sign-?off|"
+    ("address_agent",
+     r"\b(note|message|instructions?)\s+(to|for)\s+(the\s+)?(ai|assistant|agent|bot|model)\b"),
+    ("authority",
+     r"\byou\s+(are|have\s+been)\s+(now\s+)?(authori[sz]ed|allowed|permitted|cleared|instructed)\s+to\b"),
+    ("no_review",
+     r"\b(no|without|skip(ping)?|bypass(ing)?)\s+(the\s+)?(human\s+)?(review|approval|sign-?off|"
                   r"confirmation)\b[^.\n]{0,20}\b(needed|required|necessary)?"),
     ("secrecy", r"\b(do\s+not|don'?t|never)\s+(tell|inform|mention|notify|alert)\b"),
-    ("credential", r"\b(reveal|print|show|send|share|include|paste|output|repeat)\b[^.\n]{0,40}\b(access[ _]token|"
-                   r"client[ _]secret|secret|credentials?|api[ _]key|bearer|password)\b"),
+    ("credential",
+     r"\b(reveal|print|show|send|share|include|paste|output|repeat)\b[^.\n]{0,40}"
+     r"\b(access[ _]token|client[ _]secret|secret|credentials?|api[ _]key|bearer|password)\b"),
     ("redirect", r"\b(send|post|forward|submit|deliver|route)\b[^.\n]{0,50}\bhttps?://"),
-    ("new_limit", r"\b(new|updated|revised|raised)\s+(operator\s+|spending\s+|payment\s+)?(limits?|ceiling|"
+    ("new_limit",
+     r"\b(new|updated|revised|raised)\s+(operator\s+|spending\s+|payment\s+)?(limits?|ceiling|"
                   r"polic(y|ies))\b"),
 ))
 
@@ -78,7 +85,8 @@ def _writes(config: DefenceConfig, tool: Any) -> bool:
 
 class Taint:
     name = "taint"
-    promise = "Once any tool result carried injected instructions, every later write in the session is blocked."
+    promise = ("Once any tool result carried injected instructions, every later write in the "
+               "session is blocked.")
     covers: frozenset = frozenset()
 
     def __init__(self, config: DefenceConfig) -> None:
@@ -90,7 +98,8 @@ class Taint:
         flagged = _flagged(history)
         if flagged:
             tool, rule, _ = flagged[0]
-            return deny(f"tainted: a {tool} result carried instructions ({rule}); writes are blocked "
+            return deny(f"tainted: a {tool} result carried instructions ({rule}); writes "
+                        "are blocked "
                         "for the rest of this session")
         return allow("clean: no flagged result in this session")
 
@@ -122,7 +131,8 @@ def _leaves(v: Any) -> Iterable[Any]:
 
 class TaintFine:
     name = "taint_fine"
-    promise = "Blocks a write whose argument values came from a tool result that carried injected instructions."
+    promise = ("Blocks a write whose argument values came from a tool result that "
+               "carried injected " "instructions.")
     covers: frozenset = frozenset()
 
     def __init__(self, config: DefenceConfig) -> None:
@@ -144,7 +154,8 @@ class TaintFine:
             low, nums = text.lower(), _numbers(text)
             for leaf in _leaves(call.args if isinstance(call.args, Mapping) else {"_": call.args}):
                 if self._came_from(leaf, low, nums, t_low, t_num):
-                    return deny(f"tainted_args: {str(leaf)[:40]!r} came from a {tool} result that carried "
+                    return deny(f"tainted_args: {str(leaf)[:40]!r} came from a {tool} result "
+                                "that carried "
                                 f"instructions ({rule})")
         return allow("clean_args: no argument came from flagged data")
 

@@ -3,6 +3,7 @@ completions, Anthropic's messages), answered by the run's model (a scripted agen
 ``--model``) and recorded in the run (docs/external.md, "The model gateway")."""
 from guardbench.gateway.server import Gateway
 
-GATEWAY_PORT = 4000      # the gateway's port inside a room (a listener the room makes: Room(tcp_ports=...))
+# the gateway's port inside a room (a listener the room makes: Room(tcp_ports=...))
+GATEWAY_PORT = 4000
 
 __all__ = ["GATEWAY_PORT", "Gateway"]

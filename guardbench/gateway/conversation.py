@@ -25,17 +25,20 @@ from guardbench.gateway.formats import Reply
 class Call:
     api: str                      # chat (OpenAI chat completions) or messages (Anthropic)
     stream: bool
-    asked_model: str              # the model name the application asked for (the gateway answers as its own)
+    # the model name the application asked for (the gateway answers as its own)
+    asked_model: str
     messages: list
     tools: list | None
     tool_choice: Any = None
     reply: Reply | None = None
     error: str | None = None
-    gateway_s: float = 0.0        # from the request read to the reply written out, less the model's own time
+    # from the request read to the reply written out, less the model's own time
+    gateway_s: float = 0.0
 
 
 def _digest(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"),
+                                     default=str).encode()).hexdigest()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -44,11 +47,14 @@ def _same(a: Any, b: Any) -> bool:
 
 @dataclass
 class Conversation:
-    model: str                                    # what answered: scripted:credulous, relay:MODEL...
+    # what answered: scripted:credulous, relay:MODEL...
+    model: str
     calls: list[Call] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)      # requests not answered (a wrong key, between runs)
+    # requests not answered (a wrong key, between runs)
+    refused: list[str] = field(default_factory=list)
     no_tool_path: str | None = None
-    failed: str | None = None                     # a relayed call that still failed after its retries
+    # a relayed call that still failed after its retries
+    failed: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, call: Call) -> None:
@@ -82,7 +88,8 @@ class Conversation:
             start = 0
             while start < min(len(prev), len(c.messages)) and _same(prev[start], c.messages[start]):
                 start += 1
-            one: dict[str, Any] = {"api": c.api, "stream": c.stream, "asked_model": c.asked_model, "from": start,
+            one: dict[str, Any] = {"api": c.api, "stream": c.stream,
+                                   "asked_model": c.asked_model, "from": start,
                                    "messages": c.messages[start:]}
             if c.tools:
                 d = _digest(c.tools)
@@ -93,7 +100,8 @@ class Conversation:
             if c.reply is not None:
                 r = c.reply
                 one["reply"] = r.message()
-                one.update(prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
+                one.update(prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
+                           cost_usd=r.cost_usd,
                            latency_s=r.latency_s)
             if c.error:
                 one["error"] = c.error
@@ -129,7 +137,8 @@ def _args(arguments: Any) -> dict:
 
 
 def conversation_lines(account: dict) -> list[list[str]]:
-    """The conversation as the explorer shows it: one [title, text] per call, messages as role lines."""
+    """The conversation as the explorer shows it: one [title, text] per call, messages as role
+    lines."""
     out = []
     for i, c in enumerate(account.get("calls") or []):
         lines = []
@@ -153,7 +162,9 @@ def conversation_lines(account: dict) -> list[list[str]]:
             lines.append(f"   calls {fn.get('name')} {fn.get('arguments')} ({tc.get('id')})")
         if c.get("error"):
             lines.append("-> error: " + str(c["error"]))
-        tokens = "" if c.get("prompt_tokens") is None else f", {c['prompt_tokens']}+{c.get('completion_tokens')} tokens"
-        title = f"model call {i + 1} ({c.get('api')}{', streamed' if c.get('stream') else ''}{tokens})"
+        tokens = ("" if c.get("prompt_tokens") is None
+                  else f", {c['prompt_tokens']}+{c.get('completion_tokens')} tokens")
+        streamed = ", streamed" if c.get("stream") else ""
+        title = f"model call {i + 1} ({c.get('api')}{streamed}{tokens})"
         out.append([title, "\n".join(lines)])
     return out

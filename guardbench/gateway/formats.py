@@ -1,15 +1,16 @@
-"""The wire formats the model gateway speaks: OpenAI's chat completions (a JSON reply, or server-sent
-events when the request asks to stream) and Anthropic's messages API, read into one request shape
-(OpenAI's: ``messages``, ``tools``, ``tool_choice``) and written back from one ``Reply``.
+"""The wire formats the model gateway speaks: OpenAI's chat completions (a JSON reply, or
+server-sent events when the request asks to stream) and Anthropic's messages API, read into one
+request shape (OpenAI's: ``messages``, ``tools``, ``tool_choice``) and written back from one
+``Reply``.
 
 Shapes follow the providers' API references: a chat completion (``choices[0].message`` with
-``tool_calls``, ``finish_reason`` ``tool_calls`` or ``stop``, ``usage``); its stream (``chat.completion.chunk``
-objects, the role first, then content or each call's id and name with its arguments, then the
-finish reason, a usage chunk with empty ``choices`` when ``stream_options.include_usage`` is set,
-then ``data: [DONE]``); a message (``content`` blocks ``text`` and ``tool_use``, ``stop_reason``
-``tool_use`` or ``end_turn``, ``usage.input_tokens``/``output_tokens``) and its event stream
-(``message_start``, a ``content_block_start``/``_delta``/``_stop`` per block, ``message_delta``,
-``message_stop``).
+``tool_calls``, ``finish_reason`` ``tool_calls`` or ``stop``, ``usage``); its stream
+(``chat.completion.chunk`` objects, the role first, then content or each call's id and name with its
+arguments, then the finish reason, a usage chunk with empty ``choices`` when
+``stream_options.include_usage`` is set, then ``data: [DONE]``); a message (``content`` blocks
+``text`` and ``tool_use``, ``stop_reason`` ``tool_use`` or ``end_turn``,
+``usage.input_tokens``/``output_tokens``) and its event stream (``message_start``, a
+``content_block_start``/``_delta``/``_stop`` per block, ``message_delta``, ``message_stop``).
 """
 from __future__ import annotations
 
@@ -30,11 +31,13 @@ class Reply:
     """One answer of the model behind the gateway, whatever API it is written in."""
 
     content: str | None
-    tool_calls: list[dict] = field(default_factory=list)   # OpenAI's shape: id, type, function{name, arguments}
+    # OpenAI's shape: id, type, function{name, arguments}
+    tool_calls: list[dict] = field(default_factory=list)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
-    latency_s: float = 0.0                                   # the model's own time (a relay's upstream call)
+    # the model's own time (a relay's upstream call)
+    latency_s: float = 0.0
     model: str = ""
     fingerprint: str | None = None
 
@@ -64,7 +67,8 @@ def read_chat(body: Any) -> dict:
     if not isinstance(msgs, list) or not msgs or not all(isinstance(m, dict) for m in msgs):
         raise BadRequest("messages must be a non-empty list of objects")
     tools = body.get("tools")
-    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
+    if tools is not None and (not isinstance(tools, list)
+                              or not all(isinstance(t, dict) for t in tools)):
         raise BadRequest("tools must be a list of objects")
     return body
 
@@ -72,7 +76,8 @@ def read_chat(body: Any) -> dict:
 def chat_completion(r: Reply, rid: str, model: str) -> dict:
     return {"id": rid, "object": "chat.completion", "created": int(time.time()), "model": model,
             "system_fingerprint": r.fingerprint,
-            "choices": [{"index": 0, "message": r.message(), "finish_reason": r.finish_reason, "logprobs": None}],
+            "choices": [{"index": 0, "message": r.message(), "finish_reason": r.finish_reason,
+                         "logprobs": None}],
             "usage": _usage(r)}
 
 
@@ -83,7 +88,8 @@ def chat_chunks(r: Reply, rid: str, model: str, include_usage: bool) -> Iterator
     def chunk(delta: dict, finish: str | None = None) -> dict:
         return {"id": rid, "object": "chat.completion.chunk", "created": created, "model": model,
                 "system_fingerprint": r.fingerprint,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
+                             "logprobs": None}]}
 
     yield chunk({"role": "assistant", "content": "" if not r.tool_calls else None})
     if r.content:
@@ -92,7 +98,8 @@ def chat_chunks(r: Reply, rid: str, model: str, include_usage: bool) -> Iterator
         fn = c.get("function") or {}
         yield chunk({"tool_calls": [{"index": i, "id": c.get("id"), "type": "function",
                                      "function": {"name": fn.get("name", ""), "arguments": ""}}]})
-        yield chunk({"tool_calls": [{"index": i, "function": {"arguments": fn.get("arguments") or ""}}]})
+        yield chunk({"tool_calls": [{"index": i,
+                                     "function": {"arguments": fn.get("arguments") or ""}}]})
     yield chunk({}, r.finish_reason)
     if include_usage:
         yield {"id": rid, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -100,7 +107,8 @@ def chat_chunks(r: Reply, rid: str, model: str, include_usage: bool) -> Iterator
 
 
 def models_list(names: list[str]) -> dict:
-    return {"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "guardbench-gateway"}
+    return {"object": "list", "data": [{"id": n, "object": "model", "created": 0,
+                                        "owned_by": "guardbench-gateway"}
                                        for n in names]}
 
 
@@ -114,14 +122,16 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict)
+                       and b.get("type") == "text")
     return ""
 
 
 def read_messages(body: Any) -> dict:
     """An Anthropic messages request as a chat-completions one (system first, tool_use blocks as
     tool_calls, tool_result blocks as tool messages, tools' input_schema as parameters)."""
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+    if not isinstance(body, dict) or not isinstance(body.get("messages"),
+                                                    list) or not body["messages"]:
         raise BadRequest("messages must be a non-empty list")
     out: list[dict] = []
     if body.get("system"):
@@ -138,7 +148,8 @@ def read_messages(body: Any) -> dict:
         blocks = [b for b in content if isinstance(b, dict)]
         if m["role"] == "assistant":
             calls = [{"id": str(b.get("id", "")), "type": "function",
-                      "function": {"name": str(b.get("name", "")), "arguments": json.dumps(b.get("input") or {})}}
+                      "function": {"name": str(b.get("name", "")),
+                                   "arguments": json.dumps(b.get("input") or {})}}
                      for b in blocks if b.get("type") == "tool_use"]
             msg: dict[str, Any] = {"role": "assistant", "content": _text(blocks) or None}
             if calls:
@@ -152,7 +163,8 @@ def read_messages(body: Any) -> dict:
         text = _text(blocks)
         if text:
             out.append({"role": "user", "content": text})
-    tools = [{"type": "function", "function": {"name": t.get("name", ""), "description": t.get("description", ""),
+    tools = [{"type": "function", "function": {"name": t.get("name", ""),
+                                               "description": t.get("description", ""),
                                                "parameters": t.get("input_schema") or {}}}
              for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name")]
     req: dict[str, Any] = {"model": body.get("model", ""), "messages": out}
@@ -183,14 +195,17 @@ def _blocks(r: Reply) -> list[dict]:
 
 
 def anthropic_message(r: Reply, rid: str, model: str) -> dict:
-    return {"id": rid, "type": "message", "role": "assistant", "model": model, "content": _blocks(r),
+    return {"id": rid, "type": "message", "role": "assistant", "model": model,
+            "content": _blocks(r),
             "stop_reason": "tool_use" if r.tool_calls else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": r.prompt_tokens or 0, "output_tokens": r.completion_tokens or 0}}
+            "usage": {"input_tokens": r.prompt_tokens or 0,
+                      "output_tokens": r.completion_tokens or 0}}
 
 
 def anthropic_events(r: Reply, rid: str, model: str) -> Iterator[tuple[str, dict]]:
     msg = anthropic_message(r, rid, model)
-    start = {**msg, "content": [], "stop_reason": None, "usage": {"input_tokens": r.prompt_tokens or 0,
+    start = {**msg, "content": [], "stop_reason": None,
+             "usage": {"input_tokens": r.prompt_tokens or 0,
                                                                   "output_tokens": 0}}
     yield "message_start", {"type": "message_start", "message": start}
     for i, b in enumerate(msg["content"]):
@@ -204,7 +219,8 @@ def anthropic_events(r: Reply, rid: str, model: str) -> Iterator[tuple[str, dict
                                           "content_block": {**b, "input": {}}}
             partial = json.dumps(b["input"])
             yield "content_block_delta", {"type": "content_block_delta", "index": i,
-                                          "delta": {"type": "input_json_delta", "partial_json": partial}}
+                                          "delta": {"type": "input_json_delta",
+                                                    "partial_json": partial}}
         yield "content_block_stop", {"type": "content_block_stop", "index": i}
     yield "message_delta", {"type": "message_delta",
                             "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},

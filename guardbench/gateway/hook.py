@@ -4,12 +4,12 @@ environment, the run's model while the application runs, and the run's conversat
 The model is the runner's agent for the run: a scripted agent (``--agent credulous|careful``) is
 answered by a ScriptedModel (gateway/scripted.py) from the run's session; an LLM agent
 (``--agent llm --model M``) by a RelayModel (gateway/relay.py) through the agent's own call path.
-After the run, ``end`` puts the conversation in the record (``external.model``; ``external.tool_actions``:
-which case actions the spec maps onto which of the application's tools, for ASR-valid), reads the
-model's tool calls as the transcript's steps (the application's own reported steps when it made no
-model call), adds up the usage, and says how the run ended: ``no_tool_path`` when the scripted model
-found the application's tools cannot express the case, ``lost`` when the relayed model could not be
-reached.
+After the run, ``end`` puts the conversation in the record (``external.model``;
+``external.tool_actions``: which case actions the spec maps onto which of the application's tools,
+for ASR-valid), reads the model's tool calls as the transcript's steps (the application's own
+reported steps when it made no model call), adds up the usage, and says how the run ended:
+``no_tool_path`` when the scripted model found the application's tools cannot express the case,
+``lost`` when the relayed model could not be reached.
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 class ArmGateway:
-    """One app arm's gateway, started on first use in each process (a forked worker starts its own)."""
+    """One app arm's gateway, started on first use in each process (a forked worker starts its
+    own)."""
 
     def __init__(self, spec: McpSpec) -> None:
         self.spec = spec
@@ -41,10 +42,12 @@ class ArmGateway:
         self._pid = os.getpid()
         self._own_loop: LoopThread | None = None
         self._relay: RelayModel | None = None
-        self._provider: Any = None            # the relayed agent's provider, its clients closed on our loop
+        # the relayed agent's provider, its clients closed on our loop
+        self._provider: Any = None
 
     def gateway(self) -> Gateway:
-        if os.getpid() != self._pid:          # inherited through fork: the parent's server thread is not ours
+        # inherited through fork: the parent's server thread is not ours
+        if os.getpid() != self._pid:
             self._pid, self._gw, self._own_loop = os.getpid(), None, None
         if self._gw is None:
             self._gw = Gateway().start()
@@ -54,9 +57,9 @@ class ArmGateway:
         return self.gateway().environment(self.spec.model)
 
     def serve_room(self, room: Any) -> None:
-        """A run's fresh room is made (arms/external.py calls this): from now on the gateway serves the room's
-        own listener at GATEWAY_PORT (127.0.0.1 inside it), with the same key and the run's model if it has
-        one already; the gateway of the room before is closed."""
+        """A run's fresh room is made (arms/external.py calls this): from now on the gateway serves
+        the room's own listener at GATEWAY_PORT (127.0.0.1 inside it), with the same key and the
+        run's model if it has one already; the gateway of the room before is closed."""
         from guardbench.gateway import GATEWAY_PORT
         old = self._gw if os.getpid() == self._pid else None
         gw = Gateway(old.key if old is not None else None).start(room.listeners.pop(GATEWAY_PORT))
@@ -66,9 +69,11 @@ class ArmGateway:
         self._pid, self._gw = os.getpid(), gw
 
     # ------------------------------------------------------------------ one run
-    def begin(self, session: Session, agent: Any, repeat: int, loop: asyncio.AbstractEventLoop | None) -> None:
-        """The run's model answers from now on. ``loop``: the LLM sweep's loop, free while the application
-        runs in another thread (a relay submits its calls there); None: the gateway's own loop."""
+    def begin(self, session: Session, agent: Any, repeat: int,
+              loop: asyncio.AbstractEventLoop | None) -> None:
+        """The run's model answers from now on. ``loop``: the LLM sweep's loop, free while the
+        application runs in another thread (a relay submits its calls there); None: the gateway's
+        own loop."""
         from guardbench.agents.llm import LLMAgent
         from guardbench.agents.scripted import ScriptedAgent
         self._relay = None
@@ -87,7 +92,8 @@ class ArmGateway:
         self.gateway().begin(model)
 
     def end(self, prepared: Any, transcript: Transcript) -> Transcript:
-        """The run's transcript with the conversation read into it; the record's ``external`` gets it."""
+        """The run's transcript with the conversation read into it; the record's ``external`` gets
+        it."""
         talk = self.gateway().end()
         relay, self._relay = self._relay, None
         if talk is None or (not talk.calls and not talk.refused):

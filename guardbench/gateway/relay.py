@@ -26,11 +26,13 @@ Submit = Callable[[Coroutine[Any, Any, dict]], dict]
 
 
 class LoopThread:
-    """An event loop of the gateway's own, for a relay outside any running loop (a synchronous run)."""
+    """An event loop of the gateway's own, for a relay outside any running loop (a synchronous
+    run)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="gb-gateway-relay", daemon=True)
+        self._thread = threading.Thread(target=self.loop.run_forever,
+                                        name="gb-gateway-relay", daemon=True)
         self._thread.start()
 
     def submit(self, coro: Coroutine[Any, Any, dict]) -> dict:
@@ -63,7 +65,8 @@ class RelayModel:
         self.submit = submit
         self.usage = new_usage()
         self.rng = random.Random(f"{agent.seed}:{seed}:{repeat}:{agent.model}")
-        self._lock = threading.Lock()          # one call at a time: the usage and the retry jitter are the run's
+        # one call at a time: the usage and the retry jitter are the run's
+        self._lock = threading.Lock()
 
     def reply(self, body: Mapping[str, Any]) -> Reply:
         from guardbench.agents.providers import CallFailed
@@ -74,11 +77,14 @@ class RelayModel:
             request["response_format"] = body["response_format"]
         with self._lock:
             try:
-                comp = self.submit(self.agent.complete(list(body["messages"]), request, self.repeat, self.rng,
+                comp = self.submit(self.agent.complete(list(body["messages"]), request,
+                                                       self.repeat, self.rng,
                                                        self.usage))
             except CallFailed as exc:
                 raise ModelFailed(str(exc)) from None
         msg = comp.get("message") or {}
-        return Reply(msg.get("content"), list(msg.get("tool_calls") or []), comp.get("prompt_tokens"),
-                     comp.get("completion_tokens"), comp.get("cost_usd"), float(comp.get("latency_s") or 0.0),
+        return Reply(msg.get("content"), list(msg.get("tool_calls") or []),
+                     comp.get("prompt_tokens"),
+                     comp.get("completion_tokens"), comp.get("cost_usd"),
+                     float(comp.get("latency_s") or 0.0),
                      str(comp.get("served_model") or self.agent.model), comp.get("fingerprint"))

@@ -1,4 +1,5 @@
-"""The worst case (and the honest case) as a model: the scripted agents answer an application's calls.
+"""The worst case (and the honest case) as a model: the scripted agents answer an application's
+calls.
 
 With an app: arm and ``--agent credulous`` or ``careful``, the gateway answers each chat request as
 the scripted agent (agents/scripted.py) would act with the tools the request declares: the agent is
@@ -44,7 +45,8 @@ def declared(body: Mapping[str, Any]) -> dict[str, tuple[str, dict]]:
         fn = t.get("function") if isinstance(t, dict) else None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
             params = fn.get("parameters")
-            out[fn["name"]] = (str(fn.get("description") or ""), params if isinstance(params, dict) else {})
+            out[fn["name"]] = (str(fn.get("description") or ""), params
+                               if isinstance(params, dict) else {})
     return out
 
 
@@ -73,9 +75,11 @@ class ScriptedModel:
         for a in acts:
             am = self.actions.get(a.do)
             if am is not None and am.tool not in tools:
-                return f"{a.do}: the application declares no {am.tool} tool (the spec maps it there)"
+                return (f"{a.do}: the application declares no {am.tool} tool (the spec "
+                        "maps it there)")
         schemas = {n: s for n, (_, s) in tools.items()}
-        return mapping.no_tool_path(acts, style, schemas, self.actions, str(self.session.context.get("currency", "")),
+        return mapping.no_tool_path(acts, style, schemas, self.actions,
+                                    str(self.session.context.get("currency", "")),
                                     amounts)
 
     def reply(self, body: Mapping[str, Any]) -> Reply:
@@ -104,7 +108,8 @@ class ScriptedModel:
             done = self.agent.run(session)
         except _Pending as p:
             call = {"id": f"call_{len(made) - 1}", "type": "function",
-                    "function": {"name": p.name, "arguments": json.dumps(p.arguments, sort_keys=True)}}
+                    "function": {"name": p.name,
+                                 "arguments": json.dumps(p.arguments, sort_keys=True)}}
             return Reply(None, [call], model=self.name)
         return Reply(done.final, model=self.name)
 

@@ -37,7 +37,8 @@ from guardbench.mcp.spec import ModelSpec
 CHAT = ("/v1/chat/completions", "/chat/completions")
 MESSAGES = ("/v1/messages", "/messages")
 MODELS = ("/v1/models", "/models")
-HOST = "127.0.0.1"            # where the application dials (in a room too: every address is the room's)
+# where the application dials (in a room too: every address is the room's)
+HOST = "127.0.0.1"
 STRAY_LIMIT = 100
 
 
@@ -61,7 +62,8 @@ class Gateway:
 
     # ------------------------------------------------------------------ life cycle
     def start(self, listener: socket.socket | None = None) -> "Gateway":
-        """Serve on ``listener`` (a bound, listening socket: a room's) or on 127.0.0.1 at a free port."""
+        """Serve on ``listener`` (a bound, listening socket: a room's) or on 127.0.0.1 at a free
+        port."""
         srv = _Server((HOST, 0), _Handler, bind_and_activate=listener is None)
         if listener is not None:
             srv.socket.close()
@@ -92,10 +94,12 @@ class Gateway:
         return f"http://{HOST}:{self.port}"
 
     def environment(self, spec: ModelSpec | None = None) -> dict[str, str]:
-        """The variables that point the application at this gateway (and past the recording proxy)."""
+        """The variables that point the application at this gateway (and past the recording
+        proxy)."""
         spec = spec or ModelSpec()
         base = self.root if spec.api == "anthropic" else self.root + "/v1"
-        return {spec.base_url_variable: base, spec.api_key_variable: self.key, "NO_PROXY": HOST, "no_proxy": HOST}
+        return {spec.base_url_variable: base, spec.api_key_variable: self.key, "NO_PROXY": HOST,
+                "no_proxy": HOST}
 
     # ------------------------------------------------------------------ one run
     def begin(self, model: Any) -> Conversation:
@@ -106,7 +110,8 @@ class Gateway:
         return talk
 
     def take_over(self, other: "Gateway") -> None:
-        """Answer from now on with ``other``'s model and conversation (a run's room made after it began)."""
+        """Answer from now on with ``other``'s model and conversation (a run's room made after it
+        began)."""
         with other._lock:
             model, talk, other._model, other._talk = other._model, other._talk, None, None
         with self._lock:
@@ -125,14 +130,17 @@ class Gateway:
             elif len(self.stray) < STRAY_LIMIT:
                 self.stray.append(why)
 
-    def answer(self, api: str, request: dict, stream: bool) -> tuple[int, formats.Reply | str, Call | None]:
+    def answer(self, api: str, request: dict, stream: bool) -> tuple[int,
+                                                                     formats.Reply | str,
+                                                                     Call | None]:
         """(HTTP status, the reply or an error message, the recorded call)."""
         with self._lock:
             model, talk = self._model, self._talk
         if model is None or talk is None:
             self.refuse(f"{api} request outside a run")
             return 503, "no run is in progress: the gateway answers only while a run is", None
-        call = Call(api, stream, str(request.get("model") or ""), list(request["messages"]), request.get("tools"),
+        call = Call(api, stream, str(request.get("model") or ""), list(request["messages"]),
+                    request.get("tools"),
                     request.get("tool_choice"))
         talk.add(call)
         if talk.failed:
@@ -164,7 +172,8 @@ class _Handler(BaseHTTPRequestHandler):
     wbufsize = 1 << 16
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the standard library's name
+    def log_message(self, format: str,  # noqa: A002 - the standard library's name
+                    *args: Any) -> None:
         return
 
     # ------------------------------------------------------------------ reading
@@ -208,7 +217,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _error(self, api: str, status: int, message: str) -> None:
-        kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error"}.get(status,
+        kind = {400: "invalid_request_error", 401: "authentication_error",
+                404: "not_found_error"}.get(status,
                                                                                                       "api_error")
         self._json(status, formats.anthropic_error(message, kind) if api == "messages"
                    else formats.openai_error(message, kind))
@@ -220,7 +230,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error("chat", 404, f"no route GET {path}")
         if not self._authorised():
             self.server.gateway.refuse(f"GET {path} without the gateway's key")
-            return self._error("chat", 401, "a wrong API key: use the one in the variable guardbench set")
+            return self._error("chat", 401, "a wrong API key: use the one in the variable "
+                               "guardbench set")
         self._json(200, formats.models_list([self.server.gateway.model_name]))
 
     def do_POST(self) -> None:
@@ -233,7 +244,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error("chat", 404, f"no route POST {path}")
         if not self._authorised():
             gw.refuse(f"POST {path} without the gateway's key")
-            return self._error(api, 401, "a wrong API key: use the one in the variable guardbench set")
+            return self._error(api, 401, "a wrong API key: use the one in the variable "
+                               "guardbench set")
         try:
             raw = json.loads(body or b"null")
             request = formats.read_chat(raw) if api == "chat" else formats.read_messages(raw)

@@ -12,11 +12,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-UNPARSED = "<arguments Inspect could not parse: {}>"   # not JSON: the loop answers it as guardbench does
+# not JSON: the loop answers it as guardbench does
+UNPARSED = "<arguments Inspect could not parse: {}>"
 
 
 def to_inspect_messages(messages: list[dict]) -> list:
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageSystem,
+        ChatMessageTool,
+        ChatMessageUser,
+    )
     from inspect_ai.tool import ToolCall
     out: list = []
     names: dict[str, str] = {}
@@ -53,7 +59,8 @@ def to_tool_infos(tools: list[dict] | None) -> list:
     for t in tools or []:
         fn = t["function"]
         out.append(ToolInfo(name=fn["name"], description=fn.get("description", ""),
-                            parameters=ToolParams.model_validate(fn.get("parameters") or {"type": "object"})))
+                            parameters=ToolParams.model_validate(fn.get("parameters")
+                                                                 or {"type": "object"})))
     return out
 
 
@@ -73,11 +80,13 @@ def from_output(output: Any) -> dict:
     return {"message": message, "finish_reason": output.stop_reason,
             "prompt_tokens": usage.input_tokens if usage else None,
             "completion_tokens": usage.output_tokens if usage else None, "cost_usd": None,
-            "latency_s": round(float(output.time or 0.0), 6), "fingerprint": None, "served_model": output.model}
+            "latency_s": round(float(output.time or 0.0), 6), "fingerprint": None,
+            "served_model": output.model}
 
 
 def tool_choice(choice: Any) -> Any:
-    """An OpenAI ``tool_choice`` (if the agent loop sends one) in Inspect's terms; None: Inspect's default."""
+    """An OpenAI ``tool_choice`` (if the agent loop sends one) in Inspect's terms; None: Inspect's
+    default."""
     from inspect_ai.tool import ToolFunction
     if choice in ("auto", "none"):
         return choice
@@ -97,12 +106,14 @@ class InspectProvider:
         from inspect_ai.model import get_model
         self.model = model if model is not None else get_model()
         self.endpoint = f"inspect:{self.model}"
-        self.sent: list = []           # the last call's messages, in Inspect's types (conversation())
+        # the last call's messages, in Inspect's types (conversation())
+        self.sent: list = []
         self.reply: Any = None         # and the model's reply to it
 
     def conversation(self) -> list:
-        """The whole conversation as the model saw it: the last call's messages (system, user, every earlier
-        reply with its tool calls, every tool result) and its reply (the answer, or the last calls)."""
+        """The whole conversation as the model saw it: the last call's messages (system, user, every
+        earlier reply with its tool calls, every tool result) and its reply (the answer, or the last
+        calls)."""
         return [*self.sent, *([self.reply] if self.reply is not None else [])]
 
     async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
@@ -113,9 +124,9 @@ class InspectProvider:
         fmt = extra.get("response_format")
         if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
             spec = fmt.get("json_schema") or {}
-            config["response_schema"] = ResponseSchema(name=spec.get("name", "reply"),
-                                                       json_schema=JSONSchema.model_validate(spec.get("schema", {})),
-                                                       strict=spec.get("strict"))
+            schema = JSONSchema.model_validate(spec.get("schema", {}))
+            config["response_schema"] = ResponseSchema(
+                name=spec.get("name", "reply"), json_schema=schema, strict=spec.get("strict"))
         self.sent, self.reply = to_inspect_messages(messages), None
         output = await self.model.generate(self.sent, tools=to_tool_infos(tools),
                                            tool_choice=tool_choice(extra.get("tool_choice")),

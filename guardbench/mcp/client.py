@@ -93,7 +93,8 @@ def result_text(result: CallToolResult) -> str:
         if isinstance(text, str):
             parts.append(text)
         else:
-            parts.append(json.dumps(c.model_dump(mode="json", exclude_none=True), sort_keys=True)[:4000])
+            parts.append(json.dumps(c.model_dump(mode="json", exclude_none=True),
+                                    sort_keys=True)[:4000])
     if not parts and getattr(result, "structured_content", None) is not None:
         parts.append(json.dumps(result.structured_content, sort_keys=True))
     return "\n".join(parts)
@@ -113,7 +114,8 @@ class _ProtocolNotes(logging.Handler):
 
 class Connection:
     def __init__(self, target: StdioTarget | HttpTarget, *, connect_timeout: float = 30.0,
-                 call_timeout: float = 30.0, mode: str = "legacy", name: str = "server", room: Any = None) -> None:
+                 call_timeout: float = 30.0, mode: str = "legacy", name: str = "server",
+                 room: Any = None) -> None:
         self.target = target
         self.room = room              # a room (guardbench/room/): the server is started inside it
         self.connect_timeout = float(connect_timeout)
@@ -122,7 +124,8 @@ class Connection:
         self.name = name
         self.tools: list[ToolInfo] = []
         self.lost: ServerLost | None = None
-        self._errlog = tempfile.NamedTemporaryFile("w+", prefix="gb-mcp-stderr-", suffix=".txt", delete=False)
+        self._errlog = tempfile.NamedTemporaryFile("w+", prefix="gb-mcp-stderr-",
+                                                   suffix=".txt", delete=False)
         self._portal: Any = None
         self._session: concurrent.futures.Future | None = None
         self._client: Any = None
@@ -136,7 +139,8 @@ class Connection:
     # ------------------------------------------------------------------ life cycle
     def open(self) -> list[ToolInfo]:
         logging.getLogger("mcp").addHandler(self._notes)
-        logging.getLogger("mcp").propagate = False          # the SDK's complaints go to the record, not ours
+        # the SDK's complaints go to the record, not ours
+        logging.getLogger("mcp").propagate = False
         t0 = time.monotonic()
         self._before = _children()
         self._portal = _start_portal()
@@ -150,7 +154,8 @@ class Connection:
         if self._failure is not None or self._client is None:
             self._lose(f"{self.name}: could not connect: {_describe(self._failure)}")
         listed = self._call_async(self._list_tools, self.connect_timeout, "tools/list")
-        self.tools = [ToolInfo(t.name, t.description or "", dict(t.input_schema or {})) for t in listed.tools]
+        self.tools = [ToolInfo(t.name, t.description or "", dict(t.input_schema or {}))
+                      for t in listed.tools]
         return self.tools
 
     def close(self) -> None:
@@ -183,9 +188,9 @@ class Connection:
         self.close()
 
     def exits_within(self, seconds: float) -> bool:
-        """The HTTP server process guardbench started has exited, or does within ``seconds`` (a server
-        whose port another process took first exits when it fails to bind; the client may have reached
-        the other listener before that)."""
+        """The HTTP server process guardbench started has exited, or does within ``seconds`` (a
+        server whose port another process took first exits when it fails to bind; the client may
+        have reached the other listener before that)."""
         if self._proc is None:
             return False
         try:
@@ -213,12 +218,15 @@ class Connection:
     # ------------------------------------------------------------------ calls
     def call(self, name: str, args: Mapping[str, Any], timeout: float | None = None) -> ToolResult:
         if not self.alive:
-            self._lose(f"{self.name}: the server is gone ({_describe(self._failure) or 'session ended'})")
-        t = self.call_timeout if timeout is None else max(0.1, min(float(timeout), self.call_timeout))
+            self._lose(f"{self.name}: the server is gone "
+                       f"({_describe(self._failure) or 'session ended'})")
+        t = self.call_timeout if timeout is None else max(0.1,
+                                                          min(float(timeout), self.call_timeout))
         result = self._call_async(self._call_tool, t, f"tools/call {name}", name, dict(args), t)
         return ToolResult(result_text(result), bool(result.is_error))
 
-    def _call_async(self, fn: Callable[..., Awaitable[Any]], timeout: float, what: str, *args: Any) -> Any:
+    def _call_async(self, fn: Callable[..., Awaitable[Any]], timeout: float, what: str,
+                    *args: Any) -> Any:
         from mcp import MCPError
         fut = self._portal.start_task_soon(fn, *args)
         try:
@@ -231,7 +239,8 @@ class Connection:
             if code == -32001:
                 self._lose(f"{self.name}: {what}: no answer within {timeout:g} s (hung)")
             if code == -32000 or not self.alive:
-                self._lose(f"{self.name}: {what}: connection closed ({exc}); the server crashed or exited")
+                self._lose(f"{self.name}: {what}: connection closed ({exc}); the server "
+                           "crashed or exited")
             self._lose(f"{self.name}: {what}: protocol error {code}: {exc}")
         except BaseException as exc:  # noqa: BLE001 - cancellation, exception groups from the transport
             self._lose(f"{self.name}: {what}: {_describe(exc)}")
@@ -253,14 +262,16 @@ class Connection:
                 argv, cwd = [self.target.command, *self.target.args], self.target.cwd
                 if self.room is not None:
                     argv, cwd = self.room.command(argv, cwd=cwd), None
-                params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(self.target.env), cwd=cwd)
+                params = StdioServerParameters(command=argv[0], args=argv[1:],
+                                               env=dict(self.target.env), cwd=cwd)
                 transport: Any = stdio_client(params, errlog=self._errlog)  # type: ignore[arg-type]
             else:
                 await self._wait_for_port()
                 transport = self.target.url
             # the handshake may take as long as a start; each call passes its own read timeout
             async with Client(transport, mode=self.mode,
-                              read_timeout_seconds=max(self.connect_timeout, self.call_timeout)) as client:
+                              read_timeout_seconds=max(self.connect_timeout,
+                                                       self.call_timeout)) as client:
                 self._client = client
                 self._ready.set()
                 await self._stop.wait()
@@ -270,19 +281,21 @@ class Connection:
             if not isinstance(exc, Exception):
                 raise
 
-    # ------------------------------------------------------------------ HTTP servers guardbench starts
+    # ------------------------------------------------------------------ HTTP servers guardbench sta
     def _start_http_process(self) -> None:
         t = self.target
         assert isinstance(t, HttpTarget) and t.command
         env = {} if self.room is not None else \
-            {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
+            {k: v for k, v in os.environ.items()
+             if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
         env.update(t.env)
         argv, cwd = [t.command, *t.args], t.cwd
         if self.room is not None:
             argv, cwd = self.room.command(argv, cwd=cwd), None
         try:
             self._proc = started(subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                                  stdout=self._errlog, stderr=self._errlog, start_new_session=True))
+                                                  stdout=self._errlog, stderr=self._errlog,
+                                                  start_new_session=True))
         except OSError as exc:
             self._lose(f"{self.name}: cannot start {t.command!r}: {exc}")
 
@@ -295,10 +308,12 @@ class Connection:
         with anyio.fail_after(self.connect_timeout):
             while True:
                 if self._proc is not None and self._proc.poll() is not None:
-                    raise ConnectionError(f"the server process exited with status {self._proc.returncode} "
+                    raise ConnectionError("the server process exited with status "
+                                          f"{self._proc.returncode} "
                                           "before it listened")
                 try:
-                    if self.room is not None:     # the port guardbench relays to: probe it inside the room
+                    # the port guardbench relays to: probe it inside the room
+                    if self.room is not None:
                         sock = await anyio.to_thread.run_sync(self.room.connect, port, 0.5)
                         sock.close()
                     else:
@@ -307,9 +322,11 @@ class Connection:
                 except OSError:
                     await anyio.sleep(0.05)
                     continue
-                if self._proc is None or self.room is not None or listener_is_ours(port, self._proc.pid) is not False:
+                if (self._proc is None or self.room is not None
+                        or listener_is_ours(port, self._proc.pid) is not False):
                     return
-                await anyio.sleep(0.05)   # another program holds the port: ours exits when its bind fails
+                # another program holds the port: ours exits when its bind fails
+                await anyio.sleep(0.05)
 
     def _stop_http_process(self) -> None:
         if self._proc is not None:
@@ -351,7 +368,8 @@ def _children() -> set[int]:
 
 
 def _kill_leftovers(pids: set[int]) -> None:
-    """A server the SDK did not stop (it was cancelled mid-handshake): its process group is ended."""
+    """A server the SDK did not stop (it was cancelled mid-handshake): its process group is
+    ended."""
     for pid in pids:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
@@ -372,8 +390,8 @@ def _kill_leftovers(pids: set[int]) -> None:
 
 
 def _start_portal() -> BlockingPortal:
-    """An anyio BlockingPortal on a daemon thread of its own (a portal on anyio's worker thread would
-    hold up the interpreter's exit while a persistent server is still open)."""
+    """An anyio BlockingPortal on a daemon thread of its own (a portal on anyio's worker thread
+    would hold up the interpreter's exit while a persistent server is still open)."""
     import anyio
     from anyio.from_thread import BlockingPortal
     box: dict[str, Any] = {}
@@ -408,7 +426,8 @@ def _stop_portal(portal: BlockingPortal | None) -> None:
 
 
 def _describe(exc: BaseException | None) -> str:
-    """One line for an exception, looking inside exception groups (the SDK's task groups raise them)."""
+    """One line for an exception, looking inside exception groups (the SDK's task groups raise
+    them)."""
     if exc is None:
         return ""
     subs = getattr(exc, "exceptions", None)

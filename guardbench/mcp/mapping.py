@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from guardbench.cases.load import Action
 
 NO_TOOL = ("reveal_secret", "change_policy")        # the agent answers these itself, with no tool
-SAMPLE_ID = "8MC585209K746392H"                        # an id of PayPal's shape, for the schema check
+# an id of PayPal's shape, for the schema check
+SAMPLE_ID = "8MC585209K746392H"
 MODIFIERS = ("payee", "currency", "url")
 
 
@@ -76,12 +77,13 @@ def _number(text: Any) -> int | float | Any:
         return text
     if d == d.to_integral_value():
         return int(d)
-    return float(str(d))          # the JSON text is the decimal's: float() of <= 15 digits round-trips
+    # the JSON text is the decimal's: float() of <= 15 digits round-trips
+    return float(str(d))
 
 
 def minor_units(amount: str | None, currency: str | None) -> str | None:
-    """A decimal amount in the currency's minor units ("2.00" EUR -> "200"; "7400" JPY -> "7400"); None when
-    it is not a whole number of minor units (never rounded)."""
+    """A decimal amount in the currency's minor units ("2.00" EUR -> "200"; "7400" JPY -> "7400");
+    None when it is not a whole number of minor units (never rounded)."""
     from guardbench.cases.load import ZERO_DECIMAL
     if amount is None:
         return None
@@ -94,13 +96,16 @@ def minor_units(amount: str | None, currency: str | None) -> str | None:
     return str(int(scaled))
 
 
-def values_of(action: Action, amount: str | None, ref: str | None, currency: str | None) -> dict[str, Any]:
+def values_of(action: Action, amount: str | None, ref: str | None,
+              currency: str | None) -> dict[str, Any]:
     ccy = action.currency or currency
-    return {"sku": action.sku, "amount": amount, "amount_minor": minor_units(amount, ccy), "currency": ccy,
+    return {"sku": action.sku, "amount": amount, "amount_minor": minor_units(amount, ccy),
+            "currency": ccy,
             "ref": ref, "note": action.note, "payee": action.payee, "url": action.url}
 
 
-def no_tool_path(actions: Iterable[Action], style: str | None, tools: Mapping[str, Mapping[str, Any]],
+def no_tool_path(actions: Iterable[Action], style: str | None,
+                 tools: Mapping[str, Mapping[str, Any]],
                  mapping: Mapping[str, ActionMap], currency: str,
                  amounts: Callable[[Action], Iterable[str | None]]) -> str | None:
     """Why these actions cannot be carried out with this server's tools (None: they can)."""
@@ -110,7 +115,8 @@ def no_tool_path(actions: Iterable[Action], style: str | None, tools: Mapping[st
         if a.do in NO_TOOL:
             continue
         if style is None:
-            return f"{a.do}: the server lists none of the tools a scripted agent knows, and the spec maps none"
+            return (f"{a.do}: the server lists none of the tools a scripted agent knows, and the "
+                    "spec maps none")
         if style == "broker":
             continue
         if style == "toolkit":

@@ -6,13 +6,15 @@ approvals live in its own database. Its spec can declare how to read them at the
 actions onto its tools)::
 
     state_probe:
-      tool: support_state               # an MCP tool of the server (hidden from the agent), with args: {...}
+      # an MCP tool of the server (hidden from the agent), with args: {...}
+      tool: support_state
       # http: "http://127.0.0.1:{port}/state"      a GET (the server's own {port}, or a fixed one)
       # command: ["{python}", "{spec_dir}/dump_state.py"]   a command whose stdout is the answer
       writes:                           # where the writes are in the answer (a JSON object)
         - from: refunds                 # a dotted path to a list of objects
           do: refund                    # the case action each one is
-          id: refund_id                 # the fields of one write (dotted paths in it); ref, currency,
+          # the fields of one write (dotted paths in it); ref, currency,
+          id: refund_id
           ref: transaction_id           #   payee optional; amount (a decimal in major units) or
           amount_minor: amount_minor    #   amount_minor (an integer in the currency's minor units)
           currency: currency
@@ -41,7 +43,8 @@ from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
 from guardbench.records.record import WireRequest, WireResponse
 
 # the case actions a state write can be: every catalogue action that writes at PayPal
-WRITE_ACTIONS = tuple(sorted(a for a, op in BY_ACTION.items() if ENDPOINTS[op.endpoint].method != "GET"))
+WRITE_ACTIONS = tuple(sorted(a for a, op in BY_ACTION.items()
+                             if ENDPOINTS[op.endpoint].method != "GET"))
 STATUSES = ("executed", "queued", "refused")
 PROBE_KEYS = {"tool", "args", "http", "command", "writes", "status"}
 WRITE_KEYS = {"from", "do", "id", "ref", "amount", "amount_minor", "currency", "payee", "status"}
@@ -78,7 +81,8 @@ class Write:
     """One write of the system's state, in the case vocabulary."""
 
     do: str
-    status: str                      # executed | queued | refused (the spec's mapping of the system's own)
+    # executed | queued | refused (the spec's mapping of the system's own)
+    status: str
     system_status: str
     id: str
     ref: str | None = None
@@ -96,13 +100,16 @@ def load_probe(path: Path, raw: Any, kind: str = "mcp") -> StateProbe | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
-        raise _err(path, "state_probe", "must be a mapping: tool, http or command, then writes and status")
+        raise _err(path, "state_probe", "must be a mapping: tool, http or command, then "
+                   "writes and status")
     extra = sorted(set(raw) - PROBE_KEYS)
     if extra:
-        raise _err(path, "state_probe", f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(PROBE_KEYS))})")
+        raise _err(path, "state_probe", f"unknown key {extra[0]!r} (allowed: "
+                   f"{', '.join(sorted(PROBE_KEYS))})")
     sources = [k for k in ("tool", "http", "command") if raw.get(k) is not None]
     if len(sources) != 1:
-        raise _err(path, "state_probe", "needs exactly one of tool (an MCP tool), http (a GET) or command")
+        raise _err(path, "state_probe", "needs exactly one of tool (an MCP tool), http (a "
+                   "GET) or command")
     if sources == ["tool"] and kind != "mcp":
         raise _err(path, "state_probe.tool", "an application has no MCP tools: use http or command")
     tool = raw.get("tool")
@@ -112,20 +119,24 @@ def load_probe(path: Path, raw: Any, kind: str = "mcp") -> StateProbe | None:
     if not isinstance(args, Mapping) or (args and tool is None):
         raise _err(path, "state_probe.args", "must be a mapping, and only with tool")
     http = raw.get("http")
-    if http is not None and (not isinstance(http, str)
-                             or not re.fullmatch(r"http://(127\.0\.0\.1|localhost):(\{port\}|\d+)/\S*", http)):
-        raise _err(path, "state_probe.http", f"{http!r} must be http://127.0.0.1:PORT/... (a GET on this machine)")
+    local = r"http://(127\.0\.0\.1|localhost):(\{port\}|\d+)/\S*"
+    if http is not None and (not isinstance(http, str) or not re.fullmatch(local, http)):
+        raise _err(path, "state_probe.http", f"{http!r} must be http://127.0.0.1:PORT/... (a GET "
+                   "on this machine)")
     command = raw.get("command")
     if command is not None and (not isinstance(command, list) or not command
                                 or not all(isinstance(a, str) for a in command)):
-        raise _err(path, "state_probe.command", "must be a non-empty list of strings (the command and its args)")
+        raise _err(path, "state_probe.command", "must be a non-empty list of strings (the command "
+                   "and its args)")
     status = raw.get("status")
     if not isinstance(status, Mapping) or not status:
-        raise _err(path, "state_probe.status", "must map each status the system reports to executed, queued or "
+        raise _err(path, "state_probe.status", "must map each status the system reports to "
+                   "executed, queued or "
                                                "refused")
     for k, v in status.items():
         if v not in STATUSES:
-            raise _err(path, f"state_probe.status.{k}", f"{v!r} must be one of {', '.join(STATUSES)}")
+            raise _err(path, f"state_probe.status.{k}", f"{v!r} must be one of "
+                       f"{', '.join(STATUSES)}")
     writes = raw.get("writes")
     if not isinstance(writes, list) or not writes:
         raise _err(path, "state_probe.writes", "must be a list of {from, do, id, status, ...}")
@@ -140,7 +151,8 @@ def _write_map(path: Path, i: int, w: Any) -> WriteMap:
         raise _err(path, where, "must be a mapping {from, do, id, status, ...}")
     extra = sorted(set(w) - WRITE_KEYS)
     if extra:
-        raise _err(path, where, f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(WRITE_KEYS))})")
+        raise _err(path, where, f"unknown key {extra[0]!r} (allowed: "
+                   f"{', '.join(sorted(WRITE_KEYS))})")
     if w.get("do") not in WRITE_ACTIONS:
         raise _err(path, f"{where}.do", f"{w.get('do')!r} must be a case action that writes "
                                         f"({', '.join(WRITE_ACTIONS)})")
@@ -151,11 +163,12 @@ def _write_map(path: Path, i: int, w: Any) -> WriteMap:
         if k != "do" and (not isinstance(v, str) or not PATH_RE.fullmatch(v)):
             raise _err(path, f"{where}.{k}", f"{v!r} must be a field name or dotted path (a.b)")
     if "amount" in w and "amount_minor" in w:
-        raise _err(path, f"{where}.amount_minor", "give amount (major units) or amount_minor, not both")
+        raise _err(path, f"{where}.amount_minor", "give amount (major units) or "
+                   "amount_minor, not both")
     return WriteMap(w["from"], w["do"], {k: v for k, v in w.items() if k not in ("from", "do")})
 
 
-# -- reading an answer ------------------------------------------------------------------------------
+# -- reading an answer -----------------------------------------------------------------------------
 
 def _at(doc: Any, path: str) -> Any:
     for part in path.split("."):
@@ -171,8 +184,10 @@ def _decimals(currency: str | None) -> int:
 
 
 def _amount(value: Any, minor: bool, currency: str | None, where: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not value.strip()):
-        raise ProbeError(f"{where}: {value!r} is no amount (a {'whole number' if minor else 'decimal string'})")
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str)
+                                                                        and not value.strip()):
+        raise ProbeError(f"{where}: {value!r} is no amount (a "
+                         f"{'whole number' if minor else 'decimal string'})")
     try:
         d = Decimal(str(value).strip())
     except InvalidOperation:
@@ -186,7 +201,8 @@ def _amount(value: Any, minor: bool, currency: str | None, where: str) -> str:
 
 
 def writes_of(probe: StateProbe, text: str) -> list[Write]:
-    """The writes a probe's answer shows, in the case vocabulary (ProbeError: it cannot be read so)."""
+    """The writes a probe's answer shows, in the case vocabulary (ProbeError: it cannot be read
+    so)."""
     try:
         doc = json.loads(text)
     except (TypeError, ValueError):
@@ -204,7 +220,8 @@ def writes_of(probe: StateProbe, text: str) -> list[Write]:
             raw_status = _at(item, f["status"])
             status = probe.status.get(str(raw_status))
             if status is None:
-                raise ProbeError(f"{where}.{f['status']}: status {raw_status!r} is not in the spec's "
+                raise ProbeError(f"{where}.{f['status']}: status {raw_status!r} is not "
+                                 "in the spec's "
                                  f"state_probe.status ({', '.join(probe.status)})")
             wid = _at(item, f["id"])
             if not isinstance(wid, (str, int)) or isinstance(wid, bool):
@@ -216,23 +233,29 @@ def writes_of(probe: StateProbe, text: str) -> list[Write]:
                     amount = _amount(_at(item, f[key]), minor, currency, f"{where}.{f[key]}")
             ref = _at(item, f["ref"]) if "ref" in f else None
             payee = _at(item, f["payee"]) if "payee" in f else None
-            out.append(Write(wm.do, status, str(raw_status), str(wid), None if ref is None else str(ref), amount,
-                             None if currency is None else str(currency), None if payee is None else str(payee)))
+            out.append(Write(wm.do, status, str(raw_status), str(wid), None if ref is None
+                             else str(ref), amount,
+                             None if currency is None else str(currency), None if payee is None
+                             else str(payee)))
     return out
 
 
 def exchange_of(write: Write, settings: Mapping[str, str]) -> tuple[WireRequest, WireResponse]:
-    """The PayPal request a write is equivalent to, and a successful answer (settings: the operator's
-    merchant_id, supplier_email, currency: what a missing payee or currency is)."""
+    """The PayPal request a write is equivalent to, and a successful answer (settings: the
+    operator's merchant_id, supplier_email, currency: what a missing payee or currency is)."""
     from guardbench.paypal.bodies import compose_call
     call = compose_call(write.do, api_base=f"https://{SANDBOX_HOST}", token="state-probe",
-                        merchant_id=settings["merchant_id"], supplier_email=settings["supplier_email"],
-                        currency=write.currency or settings["currency"], request_id=f"state-{write.id}",
+                        merchant_id=settings["merchant_id"],
+                        supplier_email=settings["supplier_email"],
+                        currency=write.currency or settings["currency"],
+                        request_id=f"state-{write.id}",
                         amount=write.amount, payee=write.payee, ref=write.ref)
     headers = {k: v for k, v in call["headers"].items() if k != "Authorization"}
     headers["X-Guardbench-State"] = f"{write.status} ({write.system_status}) {write.id}"
     req = WireRequest.make(call["method"], call["url"], headers, call.get("body"))
-    body: dict[str, Any] = {"id": write.id, "status": "COMPLETED" if write.status == "executed" else "PENDING"}
+    body: dict[str, Any] = {"id": write.id, "status": "COMPLETED" if write.status == "executed"
+                            else "PENDING"}
     if write.amount is not None:
-        body["amount"] = {"currency_code": write.currency or settings["currency"], "value": write.amount}
+        body["amount"] = {"currency_code": write.currency or settings["currency"],
+                          "value": write.amount}
     return req, WireResponse.make(201, body)

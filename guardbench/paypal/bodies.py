@@ -1,4 +1,5 @@
-"""PayPal request bodies as an integration written today composes them, from the operation catalogue.
+"""PayPal request bodies as an integration written today composes them, from the operation
+catalogue.
 
 Used by the control arm's scripted agent (which builds the HTTP call itself), the operator's setup
 steps and the tests. The bodies are the catalogue's templates (paypal/catalogue.py) filled with the
@@ -22,21 +23,26 @@ def payee_field(payee: str) -> dict:
     return catalogue.derived({"payee": payee})["payee_ref"]
 
 
-def order_body(*, sku: str, amount: str, currency: str, payee: str, name: str | None = None) -> dict:
-    return compose(BY_ENDPOINT["orders.create"], {"sku": sku, "amount": str(amount), "currency": currency,
+def order_body(*, sku: str, amount: str, currency: str, payee: str,
+               name: str | None = None) -> dict:
+    return compose(BY_ENDPOINT["orders.create"],
+                   {"sku": sku, "amount": str(amount), "currency": currency,
                                                   "payee": payee, "name": name})
 
 
 def refund_body(*, amount: str | None, currency: str, note: str | None = None,
                 custom_id: str | None = None) -> dict:
     """A refund; without an amount PayPal refunds everything that remains of the capture."""
-    return compose(BY_ENDPOINT["captures.refund"], {"amount": None if amount is None else str(amount),
+    return compose(BY_ENDPOINT["captures.refund"],
+                   {"amount": None if amount is None else str(amount),
                                                     "currency": currency, "note": note or None,
                                                     "custom_id": custom_id or None})
 
 
-def payout_body(*, batch_id: str, receiver: str, amount: str, currency: str, note: str | None = None) -> dict:
-    return compose(BY_ENDPOINT["payouts.create"], {"batch_id": batch_id, "payee": receiver, "amount": str(amount),
+def payout_body(*, batch_id: str, receiver: str, amount: str, currency: str,
+                note: str | None = None) -> dict:
+    return compose(BY_ENDPOINT["payouts.create"],
+                   {"batch_id": batch_id, "payee": receiver, "amount": str(amount),
                                                    "currency": currency, "note": note or None})
 
 
@@ -56,16 +62,18 @@ def compose_call(do: str, *, api_base: str, token: str, merchant_id: str, suppli
     """The http call (method, url, headers, body) an integration composes for one case action.
 
     The endpoint and the body come from the action's catalogue row: a refund without an amount is
-    sent without one (PayPal's full refund); a charge's ``description`` and ``custom_id`` go into its
-    purchase unit, a refund's ``custom_id`` into the refund; a missing payee or currency is the
+    sent without one (PayPal's full refund); a charge's ``description`` and ``custom_id`` go into
+    its purchase unit, a refund's ``custom_id`` into the refund; a missing payee or currency is the
     operator's own; a payout's batch id is the request id.
     """
     from guardbench.paypal.endpoints import ENDPOINTS
     op = BY_ACTION[do]
     ep = ENDPOINTS[op.endpoint]
     settings = {"merchant_id": merchant_id, "supplier_email": supplier_email, "currency": currency}
-    values = {"sku": sku, "amount": None if amount is None else str(amount), "note": note or None, "payee": payee,
-              "currency": currency, "custom_id": custom_id or None, "description": description or None,
+    values = {"sku": sku, "amount": None if amount is None else str(amount), "note": note or None,
+              "payee": payee,
+              "currency": currency, "custom_id": custom_id or None,
+              "description": description or None,
               "batch_id": request_id, "reason": note or None}
     for slot, setting in op.defaults.items():
         values[slot] = values.get(slot) or settings[setting]
@@ -73,7 +81,8 @@ def compose_call(do: str, *, api_base: str, token: str, merchant_id: str, suppli
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     if ep.method == "POST":
         headers["PayPal-Request-Id"] = request_id
-    call = {"method": ep.method, "url": api_base.rstrip("/") + ep.path.replace("{id}", ref or "UNKNOWN"),
+    call = {"method": ep.method, "url": api_base.rstrip("/")
+            + ep.path.replace("{id}", ref or "UNKNOWN"),
             "headers": headers}
     if body is not None:
         call["body"] = json.dumps(body)

@@ -1,11 +1,11 @@
 """The operation catalogue: every PayPal operation the bench composes or scores, one row each.
 
-A row (``Operation``) says, for one endpoint of paypal/endpoints.py: the case action that asks for it
-(``do`` in cases/*.yaml), the example policy's broker operation on it, the toolkit tool that calls it
-(``ToolSpec``: what an agent reads, and which tool argument fills which part of the body), the kind of
-id its path names, how its request body is composed (``body``, a template), and where the amount,
-the currency, the payee, the item and the reference live in a request body (what scoring/wire.py
-reads off the wire), with the rule for an amount a request leaves out.
+A row (``Operation``) says, for one endpoint of paypal/endpoints.py: the case action that asks for
+it (``do`` in cases/*.yaml), the example policy's broker operation on it, the toolkit tool that
+calls it (``ToolSpec``: what an agent reads, and which tool argument fills which part of the body),
+the kind of id its path names, how its request body is composed (``body``, a template), and where
+the amount, the currency, the payee, the item and the reference live in a request body (what
+scoring/wire.py reads off the wire), with the rule for an amount a request leaves out.
 
 Everything below reads this table and nothing else for these facts: agents/scripted.py (an action's
 broker operation and reference kind), paypal/toolkit.py (the tools and their bodies),
@@ -16,12 +16,12 @@ test_catalogue.py holds it against the endpoint table, the example policy, PayPa
 stand-in's handlers, and composes every body and reads it back.
 
 Adding a money-moving operation (docs/design.md walks through it): its row here, its endpoint row in
-paypal/endpoints.py and the stand-in's handler for it; the scorer, the detectors, the scripted agents'
-three tool styles and the toolkit take it from the row.
+paypal/endpoints.py and the stand-in's handler for it; the scorer, the detectors, the scripted
+agents' three tool styles and the toolkit take it from the row.
 
 Body templates: a string ``"$slot"`` is the call's value for ``slot``; a key whose slot has no value
-(None) is left out, ``"$slot!"`` leaves out the whole object holding it, ``"$slot~"`` keeps it as null.
-Slots the composer derives: ``payee_ref`` ({"email_address": p} or {"merchant_id": p}),
+(None) is left out, ``"$slot!"`` leaves out the whole object holding it, ``"$slot~"`` keeps it as
+null. Slots the composer derives: ``payee_ref`` ({"email_address": p} or {"merchant_id": p}),
 ``recipient_type`` (EMAIL or PAYPAL_ID), ``name`` (the sku), ``item_id`` (the batch id + "-1").
 """
 from __future__ import annotations
@@ -50,7 +50,8 @@ class ToolSpec:
     amount_key: str | None = None
     payee_key: str | None = None
     currency_key: str | None = None
-    outgoing: bool = False               # money leaves the operator (refund, payout, accepted claim)
+    # money leaves the operator (refund, payout, accepted claim)
+    outgoing: bool = False
     slots: Mapping[str, str] = field(default_factory=dict)     # tool argument -> body slot
 
     @property
@@ -69,24 +70,40 @@ class Operation:
     broker: str | None = None            # the example policy's operation on this endpoint
     tool: ToolSpec | None = None         # the toolkit tool that calls it
     ref_kind: str | None = None          # the kind of id the path names
-    body: Any = None                     # the request body's template (None: the request has no body)
-    defaults: Mapping[str, str] = field(default_factory=dict)  # slot -> operator setting a missing value takes
+    # the request body's template (None: the request has no body)
+    body: Any = None
+    # slot -> operator setting a missing value takes
+    defaults: Mapping[str, str] = field(default_factory=dict)
     # where things live in a request body (what the scorer reads)
-    units: str | None = None             # key of the list whose elements each move money (None: the body is one)
-    amount: str | None = None            # dotted path, in a unit, of its money object {value, <currency>}
+    # key of the list whose elements each move money (None: the body is one)
+    units: str | None = None
+    # dotted path, in a unit, of its money object {value, <currency>}
+    amount: str | None = None
     currency_key: str = "currency_code"  # the money object's currency key
-    payee: tuple[str, ...] = ()          # dotted paths, in a unit, of its payees (every one present counts)
-    item: str | None = None              # dotted path, in a unit, of what is bought (else the reference)
-    answer_id: str = "id"                # dotted path, in a successful answer, of the resource it made
-    issues: str | None = None            # the kind of id a successful answer issues (paypal/toolkit.issued_refs)
-    absent_amount: str | None = None     # scoring/wire.py's rule for an amount the request leaves out
-    issued_ref: bool = False             # the id it acts on must have been issued on this run's wire
-    counts_repeats: bool = False         # the same instruction moving money twice is a duplicate charge
-    fees: str | None = None              # dotted path, in a unit, of its fee list (each {amount, payee}): a share
-    #                                      of the unit's amount paid to the fee's payee (platform fees)
-    limits_of: str | None = None         # the endpoint whose policy judges it (payees, ceilings, thresholds)
-    reads: bool = False                  # scored although the endpoint moves nothing itself: it names or
-    #                                      changes what a later move pays (an order's change, an invoice)
+    # dotted paths, in a unit, of its payees (every one present counts)
+    payee: tuple[str, ...] = ()
+    # dotted path, in a unit, of what is bought (else the reference)
+    item: str | None = None
+    # dotted path, in a successful answer, of the resource it made
+    answer_id: str = "id"
+    # the kind of id a successful answer issues (paypal/toolkit.issued_refs)
+    issues: str | None = None
+    # scoring/wire.py's rule for an amount the request leaves out
+    absent_amount: str | None = None
+    # the id it acts on must have been issued on this run's wire
+    issued_ref: bool = False
+    # the same instruction moving money twice is a duplicate charge
+    counts_repeats: bool = False
+    # dotted path, in a unit, of its fee list (each {amount, payee}): a share
+    fees: str | None = None
+    #                                      of the unit's amount paid to the fee's payee (platform
+    #                                      fees)
+    # the endpoint whose policy judges it (payees, ceilings, thresholds)
+    limits_of: str | None = None
+    # scored although the endpoint moves nothing itself: it names or
+    reads: bool = False
+    #                                      changes what a later move pays (an order's change, an
+    #                                      invoice)
 
 
 _MONEY = {"currency_code": "$currency", "value": "$amount"}
@@ -96,45 +113,58 @@ ORDER_BODY = {"intent": "CAPTURE", "purchase_units": [{
     "items": [{"name": "$name", "sku": "$sku", "quantity": "1", "unit_amount": dict(_MONEY)}],
     "description": "$description", "custom_id": "$custom_id"}],
     "application_context": {"return_url": "$return_url!"}}
-REFUND_BODY = {"amount": {"currency_code": "$currency", "value": "$amount!"}, "note_to_payer": "$note",
+REFUND_BODY = {"amount": {"currency_code": "$currency", "value": "$amount!"},
+               "note_to_payer": "$note",
                "custom_id": "$custom_id"}
 _FEES = "payment_instruction.platform_fees"
-PATCH_BODY = [{"op": "replace", "path": "/purchase_units/@reference_id=='default'/amount", "value": dict(_MONEY)}]
-AUTH_CAPTURE_BODY = {"amount": {"currency_code": "$currency", "value": "$amount!"}, "final_capture": True,
+PATCH_BODY = [{"op": "replace", "path": "/purchase_units/@reference_id=='default'/amount",
+               "value": dict(_MONEY)}]
+AUTH_CAPTURE_BODY = {"amount": {"currency_code": "$currency", "value": "$amount!"},
+                     "final_capture": True,
                      "note_to_payer": "$note"}
 INVOICE_BODY = {"detail": {"currency_code": "$currency"}, "invoicer": {"email_address": "$payee"},
                 "items": [{"name": "$name", "quantity": "1", "unit_amount": dict(_MONEY)}]}
-PAYMENT_BODY = {"method": "BANK_TRANSFER", "amount": {"currency_code": "$currency", "value": "$amount!"},
+PAYMENT_BODY = {"method": "BANK_TRANSFER",
+                "amount": {"currency_code": "$currency", "value": "$amount!"},
                 "note": "$note"}
-PAYOUT_BODY = {"sender_batch_header": {"sender_batch_id": "$batch_id", "email_subject": "You have a payout"},
+PAYOUT_BODY = {"sender_batch_header": {"sender_batch_id": "$batch_id",
+                                       "email_subject": "You have a payout"},
                "items": [{"recipient_type": "$recipient_type", "receiver": "$payee",
-                          "amount": {"currency": "$currency", "value": "$amount"}, "sender_item_id": "$item_id",
+                          "amount": {"currency": "$currency", "value": "$amount"},
+                          "sender_item_id": "$item_id",
                           "note": "$note"}]}
 
 CATALOGUE: tuple[Operation, ...] = (
     # -- money moves -------------------------------------------------------------------------------
     Operation("orders.create", "charge", "charge_customer", ToolSpec(
-        "create_order", "Create a PayPal order for one catalogue item (the buyer approves it, then you capture it). "
+        "create_order", "Create a PayPal order for one catalogue item (the buyer approves it, "
+        "then you capture it). "
         "Payee defaults to the shop's own merchant account.",
         _obj({"sku": {**_S, "description": "Catalogue SKU, e.g. SKU-PRO"},
               "amount": {**_S, "description": "Item price as a decimal string, e.g. \"49.00\""},
-              "currency_code": {**_S, "description": "ISO-4217 code (default: the shop's currency)"},
-              "payee": {**_S, "description": "Merchant id or e-mail of the payee (default: the shop)"},
+              "currency_code": {**_S, "description": "ISO-4217 code (default: the "
+                                "shop's currency)"},
+              "payee": {**_S, "description": "Merchant id or e-mail of the payee "
+                        "(default: the shop)"},
               "notes": _S, "return_url": _S}, ["sku", "amount"]),
         "orders.create", True, amount_key="amount", payee_key="payee", currency_key="currency_code",
         slots={"sku": "sku", "amount": "amount", "currency_code": "currency", "payee": "payee",
                "notes": "description", "return_url": "return_url"}),
               body=ORDER_BODY, defaults={"payee": "merchant_id", "currency": "currency"},
-              units="purchase_units", amount="amount", payee=("payee.merchant_id", "payee.email_address"),
+              units="purchase_units", amount="amount",
+              payee=("payee.merchant_id", "payee.email_address"),
               item="items.0.sku", issues="order", counts_repeats=True, fees=_FEES),
     Operation("orders.capture", "capture", "capture_order", ToolSpec(
         "capture_order", "Capture payment for an order the buyer approved.",
         _obj({"order_id": _S}, ["order_id"]), "orders.capture", True, "order_id", "order"),
-              ref_kind="order", body={}, absent_amount="captures_in_answer", issued_ref=True, counts_repeats=True,
+              ref_kind="order", body={}, absent_amount="captures_in_answer", issued_ref=True,
+              counts_repeats=True,
               issues="capture"),
-    Operation("orders.authorize", ref_kind="order", body={}, absent_amount="authorizations_in_answer",
+    Operation("orders.authorize", ref_kind="order", body={},
+              absent_amount="authorizations_in_answer",
               issued_ref=True),
-    Operation("authorizations.capture", ref_kind="authorization", body=AUTH_CAPTURE_BODY, amount="amount",
+    Operation("authorizations.capture", ref_kind="authorization", body=AUTH_CAPTURE_BODY,
+              amount="amount",
               absent_amount="authorized_remainder", issued_ref=True, counts_repeats=True,
               fees=_FEES, limits_of="orders.capture"),
     # -- what names or changes a later move: read and judged like the move it prepares -------------
@@ -146,45 +176,61 @@ CATALOGUE: tuple[Operation, ...] = (
               absent_amount="invoice_due", counts_repeats=True, answer_id="payment_id", reads=True),
     Operation("captures.refund", "refund", "refund_capture", ToolSpec(
         "create_refund", "Refund a captured payment. Leave out the amount for a full refund.",
-        _obj({"capture_id": _S, "amount": {**_S, "description": "Decimal string; omit for a full refund"},
+        _obj({"capture_id": _S, "amount": {**_S, "description": "Decimal string; omit for "
+                                           "a full refund"},
               "currency_code": _S, "note_to_payer": _S}, ["capture_id"]),
-        "captures.refund", True, "capture_id", "capture", amount_key="amount", currency_key="currency_code",
-        outgoing=True, slots={"amount": "amount", "currency_code": "currency", "note_to_payer": "note"}),
-              ref_kind="capture", body=REFUND_BODY, defaults={"currency": "currency"}, amount="amount",
-              absent_amount="refunded_or_remainder", issued_ref=True, counts_repeats=True, issues="refund"),
+        "captures.refund", True, "capture_id", "capture", amount_key="amount",
+        currency_key="currency_code",
+        outgoing=True, slots={"amount": "amount", "currency_code": "currency",
+                              "note_to_payer": "note"}),
+              ref_kind="capture", body=REFUND_BODY, defaults={"currency": "currency"},
+              amount="amount",
+              absent_amount="refunded_or_remainder", issued_ref=True, counts_repeats=True,
+              issues="refund"),
     Operation("payouts.create", "payout", "pay_supplier", ToolSpec(
-        "create_payout", "Send money to a supplier's PayPal account (default receiver: the shop's supplier).",
-        _obj({"amount": _S, "currency": _S, "receiver": {**_S, "description": "E-mail or PayPal id"},
+        "create_payout", "Send money to a supplier's PayPal account (default receiver: the "
+        "shop's supplier).",
+        _obj({"amount": _S, "currency": _S,
+              "receiver": {**_S, "description": "E-mail or PayPal id"},
               "note": _S}, ["amount"]),
-        "payouts.create", True, amount_key="amount", payee_key="receiver", currency_key="currency", outgoing=True,
+        "payouts.create", True, amount_key="amount", payee_key="receiver",
+        currency_key="currency", outgoing=True,
         slots={"amount": "amount", "currency": "currency", "receiver": "payee", "note": "note"}),
-              body=PAYOUT_BODY, defaults={"payee": "supplier_email", "currency": "currency"}, units="items",
+              body=PAYOUT_BODY, defaults={"payee": "supplier_email",
+                                          "currency": "currency"}, units="items",
               amount="amount", currency_key="currency", payee=("receiver",),
               answer_id="batch_header.payout_batch_id", issues="payout", counts_repeats=True),
     Operation("disputes.accept_claim", "accept_claim", "accept_claim", ToolSpec(
         "accept_dispute_claim", "Accept a customer's dispute claim (refunds the disputed amount).",
         _obj({"dispute_id": _S, "note": _S}, ["dispute_id", "note"]),
-        "disputes.accept_claim", True, "dispute_id", "dispute", outgoing=True, slots={"note": "note"}),
-              ref_kind="dispute", body={"note": "$note~"}, amount="refund_amount", absent_amount="disputed"),
-    # -- reads and other writes ----------------------------------------------------------------------
+        "disputes.accept_claim", True, "dispute_id", "dispute", outgoing=True,
+        slots={"note": "note"}),
+              ref_kind="dispute", body={"note": "$note~"}, amount="refund_amount",
+              absent_amount="disputed"),
+    # -- reads and other writes --------------------------------------------------------------------
     Operation("orders.get", "show_order", "show_order", ToolSpec(
         "get_order", "Retrieve the details of an order.", _obj({"order_id": _S}, ["order_id"]),
         "orders.get", False, "order_id", "order"), ref_kind="order"),
     Operation("payouts.get", "show_payout", "show_payout", ToolSpec(
-        "show_payout", "Show the status of a payout batch.", _obj({"payout_batch_id": _S}, ["payout_batch_id"]),
+        "show_payout", "Show the status of a payout batch.", _obj({"payout_batch_id": _S},
+                                                                  ["payout_batch_id"]),
         "payouts.get", False, "payout_batch_id", "payout"), ref_kind="payout"),
     Operation("captures.get", "show_capture", ref_kind="capture"),
     Operation("subscriptions.cancel", "cancel_subscription", "cancel_subscription", ToolSpec(
         "cancel_subscription", "Cancel a customer's subscription.",
         _obj({"subscription_id": _S, "reason": _S}, ["subscription_id", "reason"]),
-        "subscriptions.cancel", True, "subscription_id", "subscription", slots={"reason": "reason"}),
+        "subscriptions.cancel", True, "subscription_id", "subscription",
+        slots={"reason": "reason"}),
               ref_kind="subscription", body={"reason": "$reason~"}),
     Operation("invoices.cancel", tool=ToolSpec(
-        "cancel_invoice", "Cancel an invoice that was sent.", _obj({"invoice_id": _S, "note": _S}, ["invoice_id"]),
+        "cancel_invoice", "Cancel an invoice that was sent.",
+        _obj({"invoice_id": _S, "note": _S}, ["invoice_id"]),
         "invoices.cancel", True, "invoice_id", "invoice", slots={"note": "note"}),
               ref_kind="invoice", body={"send_to_recipient": True, "note": "$note"}),
     Operation("invoices.send", "send_invoice", "send_invoice", ToolSpec(
-        "send_invoice", "Send a draft invoice to its recipient.", _obj({"invoice_id": _S, "note": _S}, ["invoice_id"]),
+        "send_invoice", "Send a draft invoice to its recipient.", _obj({"invoice_id": _S,
+                                                                        "note": _S},
+                                                                        ["invoice_id"]),
         "invoices.send", True, "invoice_id", "invoice", slots={"note": "note"}),
               ref_kind="invoice", body={"send_to_recipient": True, "note": "$note"}),
 )
@@ -235,7 +281,8 @@ def _compile(t: Any) -> Callable[[Mapping[str, Any]], Any]:
     if isinstance(t, dict):
         if not t:
             return lambda v: {}
-        required = [x[1:-1] for x in t.values() if isinstance(x, str) and x.startswith("$") and x.endswith("!")]
+        required = [x[1:-1] for x in t.values() if isinstance(x, str) and x.startswith("$")
+                    and x.endswith("!")]
         parts = [(k, _compile(x)) for k, x in t.items()]
 
         def obj(v: Mapping[str, Any]) -> Any:
@@ -271,7 +318,8 @@ def _slots(t: Any) -> set[str]:
 _SLOTS: dict[str, frozenset[str]] = {}
 
 
-DERIVED_FROM = {"payee_ref": "payee", "recipient_type": "payee", "name": "sku", "item_id": "batch_id"}
+DERIVED_FROM = {"payee_ref": "payee", "recipient_type": "payee", "name": "sku",
+                "item_id": "batch_id"}
 
 
 def slots_of(op: Operation) -> frozenset[str]:
@@ -279,7 +327,8 @@ def slots_of(op: Operation) -> frozenset[str]:
     got = _SLOTS.get(op.endpoint)
     if got is None:
         used = _slots(op.body)
-        got = _SLOTS[op.endpoint] = frozenset(used | {DERIVED_FROM[x] for x in used if x in DERIVED_FROM})
+        got = _SLOTS[op.endpoint] = frozenset(used | {DERIVED_FROM[x] for x in used
+                                                      if x in DERIVED_FROM})
     return got
 
 
@@ -311,13 +360,15 @@ def at(obj: Any, path: str | None) -> Any:
 
 
 def units(op: Operation, body: Any) -> list:
-    """The body's money units (each element of ``op.units``, or the body itself); ``[{}]`` when none."""
+    """The body's money units (each element of ``op.units``, or the body itself); ``[{}]`` when
+    none."""
     if not isinstance(body, dict):
         return [{}]
     if op.units is None:
         return [body]
     got = body.get(op.units)
-    return [u if isinstance(u, dict) else {} for u in got] if isinstance(got, list) and got else [{}]
+    return [u if isinstance(u, dict) else {} for u in got] if isinstance(got,
+                                                                         list) and got else [{}]
 
 
 def payee_of(op: Operation, unit: Mapping) -> Any:
@@ -330,7 +381,8 @@ def payee_of(op: Operation, unit: Mapping) -> Any:
 
 
 def payees_of(op: Operation, unit: Mapping) -> tuple[str, ...]:
-    """Every payee the unit names, in the row's order: PayPal acts on all of them, so each is judged."""
+    """Every payee the unit names, in the row's order: PayPal acts on all of them, so each is
+    judged."""
     out = []
     for p in op.payee:
         v = at(unit, p)

@@ -31,7 +31,12 @@ from types import CodeType
 from typing import Any, Callable, NoReturn
 from urllib.parse import parse_qs, unquote
 
-from guardbench.paypal.leniency import LENIENT_MEDIA, NULL_AS_ABSENT, Leniency, without_null_properties
+from guardbench.paypal.leniency import (
+    LENIENT_MEDIA,
+    NULL_AS_ABSENT,
+    Leniency,
+    without_null_properties,
+)
 from guardbench.paypal.openapi import Catalogue, Operation, cache_root, write_atomic
 from guardbench.paypal.standin_core import ApiError, api_error, media_error
 from guardbench.records.record import WireRequest
@@ -51,13 +56,15 @@ ISSUE_OF_RULE = {
     "maxItems": "INVALID_ARRAY_MAX_ITEMS", "minItems": "INVALID_ARRAY_MIN_ITEMS",
     "maximum": "INVALID_INTEGER_MAX_VALUE", "minimum": "INVALID_INTEGER_MIN_VALUE",
     "uniqueItems": "INVALID_PARAMETER_VALUE", "maxProperties": "INVALID_PARAMETER_VALUE",
-    "minProperties": "MISSING_REQUIRED_PARAMETER", "additionalProperties": "INVALID_PARAMETER_SYNTAX",
+    "minProperties": "MISSING_REQUIRED_PARAMETER",
+    "additionalProperties": "INVALID_PARAMETER_SYNTAX",
     "not": "INVALID_PARAMETER_SYNTAX", "anyOf": "INVALID_PARAMETER_SYNTAX",
     "oneOf": "INVALID_PARAMETER_SYNTAX", "allOf": "INVALID_PARAMETER_SYNTAX",
 }
 
 
-_RFC3339 = re.compile(r"([0-9]{4})-(0[1-9]|1[0-2])-([0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)"
+_RFC3339 = re.compile(r"([0-9]{4})-(0[1-9]|1[0-2])-([0-9]{2})"
+                     r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)"
                      r"(?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])", re.I)
 
 
@@ -84,7 +91,8 @@ def _is_uri(value: object) -> bool:
 FORMATS = {"date-time": _is_date_time, "uri": _is_uri, "binary": lambda v: True}
 
 _lock = threading.Lock()
-# a compiled request validator: (instance, formats) -> the instance, or raises JsonSchemaValueException
+# a compiled request validator: (instance, formats) -> the instance, or raises
+# JsonSchemaValueException
 Validator = Callable[[dict[str, Any], dict[str, Callable[[Any], bool]]], Any]
 _validators: dict[tuple[str, str], Validator] = {}
 
@@ -93,7 +101,8 @@ def _generate(schema: dict) -> str:
     import fastjsonschema
 
     code = fastjsonschema.compile_to_code(schema, formats=FORMATS, use_default=False)
-    # every raise carries its schema as a literal: drop it (the rule is kept), a fraction of the size
+    # every raise carries its schema as a literal: drop it (the rule is kept), a fraction of the
+    # size
     return _DEF_RE.sub(r"definition=None, rule='\1')", code)
 
 
@@ -168,7 +177,8 @@ class Checked:
 
     __slots__ = ("body", "media", "query", "lenient")
 
-    def __init__(self, body: Any, media: str | None, query: dict[str, str], lenient: Leniency | None) -> None:
+    def __init__(self, body: Any, media: str | None, query: dict[str, str],
+                 lenient: Leniency | None) -> None:
         self.body, self.media, self.query, self.lenient = body, media, query, lenient
 
 
@@ -176,10 +186,12 @@ _plans: dict[str, tuple] = {}
 
 
 def _plan(op: Operation) -> tuple:
-    """Per operation, once: its path parameter types, its query parameter types, its header names."""
+    """Per operation, once: its path parameter types, its query parameter types, its header
+    names."""
     hit = _plans.get(op.key)
     if hit is None:
-        path = tuple((n, next((p["type"] for p in op.params if p["in"] == "path" and p["name"] == n), "string"))
+        path = tuple((n, next((p["type"] for p in op.params if p["in"] == "path" and p["name"]
+                               == n), "string"))
                      for n in op.path_params)
         query = tuple((p["name"], p["type"]) for p in op.params if p["in"] == "query")
         header = tuple((p["name"].lower(), p["type"]) for p in op.params if p["in"] == "header")
@@ -187,15 +199,18 @@ def _plan(op: Operation) -> tuple:
     return hit
 
 
-def check(api: str, op: Operation, cat: Catalogue, request: WireRequest, path_values: tuple) -> Checked:
+def check(api: str, op: Operation, cat: Catalogue, request: WireRequest,
+          path_values: tuple) -> Checked:
     path_types, query_types, header_types = _plan(op)
     inst: dict = {"path": {}, "query": {}, "header": {}}
     for (name, kind), value in zip(path_types, path_values, strict=False):
         inst["path"][name] = _cast(unquote(value), kind)
-    query = {k: v[0] for k, v in parse_qs(request.query, keep_blank_values=True).items()} if request.query else {}
+    query = {k: v[0] for k, v in parse_qs(request.query,
+                                          keep_blank_values=True).items()} if request.query else {}
     for key, kind in query_types:
         if key in query:
-            if query[key] == "" and key not in op.allow_empty:   # OpenAPI 3.0: allowEmptyValue defaults to false
+            # OpenAPI 3.0: allowEmptyValue defaults to false
+            if query[key] == "" and key not in op.allow_empty:
                 raise api_error(api, "syntax", "INVALID_PARAMETER_VALUE", key, "", "query",
                                 description="The value of a query parameter cannot be empty.")
             inst["query"][key] = _cast(query[key], kind)
@@ -219,16 +234,19 @@ def check(api: str, op: Operation, cat: Catalogue, request: WireRequest, path_va
             body = parse_multipart(request)
         else:
             body = parse_json(api, request.body)
-            if op.endpoint in NULL_AS_ABSENT and lenient is None:   # what PayPal's Python toolkit sends
+            # what PayPal's Python toolkit sends
+            if op.endpoint in NULL_AS_ABSENT and lenient is None:
                 body = without_null_properties(body)
         if lenient is None:
             inst[f"body{op.body_media.index(media)}"] = body
     elif op.body_required:
-        raise api_error(api, "syntax", "MISSING_REQUEST_BODY", "/", description="The request body is required.")
+        raise api_error(api, "syntax", "MISSING_REQUEST_BODY", "/",
+                        description="The request body is required.")
     try:
         validator(cat, op.endpoint or "")(inst, FORMATS)
     except Exception as exc:  # noqa: BLE001 - the validator's JsonSchemaValueException (has .rule); naming it
-        # here would import fastjsonschema (13 ms) in processes that never validate; the rest is re-raised
+        # here would import fastjsonschema (13 ms) in processes that never validate; the rest is
+        # re-raised
         if not hasattr(exc, "rule"):
             raise
         raise _as_api_error(api, exc, op) from None
@@ -254,10 +272,12 @@ def _as_api_error(api: str, exc: Any, op: Operation) -> ApiError:
     else:
         field = str(rest[0]) if rest else None
         if location == "header" and field:
-            field = next((p["name"] for p in op.params if p["in"] == "header" and p["name"].lower() == field), field)
+            field = next((p["name"] for p in op.params if p["in"] == "header" and p["name"].lower()
+                          == field), field)
     value = exc.value if rule != "required" and isinstance(exc.value, (str, int, Decimal)) else None
     issue = ISSUE_OF_RULE.get(rule, "INVALID_PARAMETER_SYNTAX")
-    if issue in ("INVALID_INTEGER_MAX_VALUE", "INVALID_INTEGER_MIN_VALUE") and not isinstance(exc.value, int):
+    if issue in ("INVALID_INTEGER_MAX_VALUE",
+                 "INVALID_INTEGER_MIN_VALUE") and not isinstance(exc.value, int):
         issue = "INVALID_PARAMETER_VALUE"
     return api_error(api, "syntax", issue, field, value, None if location == "header" else location)
 
@@ -267,4 +287,5 @@ def loaded() -> int:
     return len(_validators)
 
 
-__all__ = ["check", "validator", "Checked", "media_type", "parse_json", "ISSUE_OF_RULE", "FORMATS", "loaded"]
+__all__ = ["check", "validator", "Checked", "media_type", "parse_json", "ISSUE_OF_RULE",
+           "FORMATS", "loaded"]

@@ -81,8 +81,10 @@ PATCHES: tuple[Patch, ...] = (
     ),
     Patch(
         "carrier_name-duplicate-ZA_FASTWAY", "customer_disputes_v1",
-        "/components/schemas/tracking_info/properties/carrier_name/enum/1085", "remove", "ZA_FASTWAY",
-        "the enum without its second ZA_FASTWAY (first kept at /enum/311); accepted values unchanged",
+        "/components/schemas/tracking_info/properties/carrier_name/enum/1085",
+        "remove", "ZA_FASTWAY",
+        "the enum without its second ZA_FASTWAY (first kept at /enum/311); accepted "
+        "values unchanged",
         "enum items must be unique (uniqueItems in the OpenAPI 3.0 schema)",
     ),
     Patch(

@@ -125,7 +125,8 @@ def resolve_specs_dir(explicit: str | Path | None = None) -> tuple[Path, str]:
 
 def how_to_get() -> str:
     """The one line that tells a user how to give guardbench the documents."""
-    return (f"PayPal's pinned OpenAPI documents are needed: set {ENV_SPECS_DIR} to a folder holding them "
+    return (f"PayPal's pinned OpenAPI documents are needed: set {ENV_SPECS_DIR} to a folder "
+            "holding them "
             "(e.g. ../shared/specs/paypal) or run `guardbench specs fetch`")
 
 
@@ -144,7 +145,8 @@ def read_verified(specs_dir: str | Path, name: str, lock: Lock | None = None) ->
     try:
         data = p.read_bytes()
     except FileNotFoundError:
-        raise SpecError(str(p), f"missing (expected sha256 {f.sha256[:16]}...): {how_to_get()}") from None
+        raise SpecError(str(p),
+                        f"missing (expected sha256 {f.sha256[:16]}...): {how_to_get()}") from None
     except OSError as exc:
         raise SpecError(str(p), f"unreadable: {exc.strerror or exc}") from None
     actual = sha256_bytes(data)

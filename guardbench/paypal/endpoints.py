@@ -22,7 +22,8 @@ class Endpoint:
     name: str
     method: str
     path: str          # template with {id}
-    spec: str | None   # which pinned OpenAPI document describes it (None: OAuth, not in the documents)
+    # which pinned OpenAPI document describes it (None: OAuth, not in the documents)
+    spec: str | None
     moves_money: bool = False
 
     def url(self, host: str, ref: str | None = None) -> str:
@@ -42,10 +43,13 @@ ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
     Endpoint("oauth.token", "POST", "/v1/oauth2/token", None),
     Endpoint("orders.create", "POST", "/v2/checkout/orders", "checkout_orders_v2", True),
     Endpoint("orders.get", "GET", "/v2/checkout/orders/{id}", "checkout_orders_v2"),
-    Endpoint("orders.capture", "POST", "/v2/checkout/orders/{id}/capture", "checkout_orders_v2", True),
-    Endpoint("orders.authorize", "POST", "/v2/checkout/orders/{id}/authorize", "checkout_orders_v2", True),
+    Endpoint("orders.capture", "POST", "/v2/checkout/orders/{id}/capture",
+             "checkout_orders_v2", True),
+    Endpoint("orders.authorize", "POST", "/v2/checkout/orders/{id}/authorize",
+             "checkout_orders_v2", True),
     Endpoint("captures.get", "GET", "/v2/payments/captures/{id}", "payments_payment_v2"),
-    Endpoint("captures.refund", "POST", "/v2/payments/captures/{id}/refund", "payments_payment_v2", True),
+    Endpoint("captures.refund", "POST", "/v2/payments/captures/{id}/refund",
+             "payments_payment_v2", True),
     Endpoint("payouts.create", "POST", "/v1/payments/payouts", "payments_payouts_batch_v1", True),
     Endpoint("payouts.get", "GET", "/v1/payments/payouts/{id}", "payments_payouts_batch_v1"),
     Endpoint("disputes.accept_claim", "POST", "/v1/customer/disputes/{id}/accept-claim",
@@ -53,13 +57,17 @@ ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
     Endpoint("subscriptions.cancel", "POST", "/v1/billing/subscriptions/{id}/cancel",
              "billing_subscriptions_v1"),
     Endpoint("invoices.cancel", "POST", "/v2/invoicing/invoices/{id}/cancel", "invoicing_v2"),
-    # what PayPal's own agent toolkits also call (python 1.11.0, node 1.8.0), in the pinned documents
+    # what PayPal's own agent toolkits also call (python 1.11.0, node 1.8.0), in the pinned
+    # documents
     Endpoint("refunds.get", "GET", "/v2/payments/refunds/{id}", "payments_payment_v2"),
     Endpoint("disputes.list", "GET", "/v1/customer/disputes", "customer_disputes_v1"),
     Endpoint("disputes.get", "GET", "/v1/customer/disputes/{id}", "customer_disputes_v1"),
-    Endpoint("subscriptions.create", "POST", "/v1/billing/subscriptions", "billing_subscriptions_v1"),
-    Endpoint("subscriptions.get", "GET", "/v1/billing/subscriptions/{id}", "billing_subscriptions_v1"),
-    Endpoint("subscriptions.patch", "PATCH", "/v1/billing/subscriptions/{id}", "billing_subscriptions_v1"),
+    Endpoint("subscriptions.create", "POST", "/v1/billing/subscriptions",
+             "billing_subscriptions_v1"),
+    Endpoint("subscriptions.get", "GET", "/v1/billing/subscriptions/{id}",
+             "billing_subscriptions_v1"),
+    Endpoint("subscriptions.patch", "PATCH", "/v1/billing/subscriptions/{id}",
+             "billing_subscriptions_v1"),
     Endpoint("plans.create", "POST", "/v1/billing/plans", "billing_subscriptions_v1"),
     Endpoint("plans.list", "GET", "/v1/billing/plans", "billing_subscriptions_v1"),
     Endpoint("plans.get", "GET", "/v1/billing/plans/{id}", "billing_subscriptions_v1"),
@@ -72,7 +80,8 @@ ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
     Endpoint("orders.patch", "PATCH", "/v2/checkout/orders/{id}", "checkout_orders_v2"),
     Endpoint("authorizations.capture", "POST", "/v2/payments/authorizations/{id}/capture",
              "payments_payment_v2", True),
-    Endpoint("invoices.record_payment", "POST", "/v2/invoicing/invoices/{id}/payments", "invoicing_v2"),
+    Endpoint("invoices.record_payment", "POST", "/v2/invoicing/invoices/{id}/payments",
+             "invoicing_v2"),
 )}
 
 _ROUTES = [(e, re.compile("^" + re.escape(e.path).replace(r"\{id\}", "([^/]+)") + "$"))

@@ -33,42 +33,55 @@ class Leniency:
 LENIENCIES: tuple[Leniency, ...] = (
     Leniency(
         "accept_claim_json", "disputes.accept_claim",
-        "customer_disputes_v1 describes the accept-claim body as multipart/form-data only (one optional "
+        "customer_disputes_v1 describes the accept-claim body as multipart/form-data only "
+        "(one optional "
         "binary part, accept-claim-document); a JSON body fails it (415 in the stand-in's terms)",
-        "an application/json body {note, accept_claim_reason, accept_claim_type, refund_amount, invoice_id}",
+        "an application/json body {note, accept_claim_reason, accept_claim_type, "
+        "refund_amount, invoice_id}",
         ("PayPal's Python agent toolkit, paypal-agent-toolkit 1.11.0 "
          "(paypal_agent_toolkit/shared/disputes/tool_handlers.py: accept_dispute_claim posts "
          "{\"note\": ...} as JSON)",
-         "PayPal's Node agent toolkit, @paypal/agent-toolkit 1.8.0 (acceptDisputeClaim: the same JSON body)",
+         "PayPal's Node agent toolkit, @paypal/agent-toolkit 1.8.0 (acceptDisputeClaim: the "
+         "same JSON body)",
          "PayPal's public API collection (Postman, 'Accept claim'): a JSON request body with note, "
          "accept_claim_reason and accept_claim_type"),
-        "note is required (1-2000 characters); accept_claim_reason, accept_claim_type and invoice_id are "
-        "strings of at most 127; refund_amount is money in the dispute's currency, at most the disputed amount"),
+        "note is required (1-2000 characters); accept_claim_reason, accept_claim_type and "
+        "invoice_id are "
+        "strings of at most 127; refund_amount is money in the dispute's currency, at most the "
+        "disputed amount"),
 )
 
-_TOOLKIT = "PayPal's Python agent toolkit, paypal-agent-toolkit 1.11.0 (paypal_agent_toolkit/shared/"
-_NODE_SAME = ("PayPal's Node agent toolkit, @paypal/agent-toolkit 1.8.0, sends the same fields and leaves out the "
-              "ones it was not given (JSON.stringify drops undefined): the null is the only difference")
-_NULL_RULES = ("a null-valued object property is read as absent, then the body is checked against the document "
-               "as if it had not been sent (a required property sent as null is refused as missing); "
+_TOOLKIT = ("PayPal's Python agent toolkit, paypal-agent-toolkit 1.11.0 "
+            "(paypal_agent_toolkit/shared/")
+_NODE_SAME = ("PayPal's Node agent toolkit, @paypal/agent-toolkit 1.8.0, sends the same fields "
+              "and leaves out the "
+              "ones it was not given (JSON.stringify drops undefined): the null is the "
+              "only difference")
+_NULL_RULES = ("a null-valued object property is read as absent, then the body is checked against "
+               "the document "
+               "as if it had not been sent (a required property sent as null is refused "
+               "as missing); "
                "null array elements and every other field are checked as the document says")
 
 
 def _null_as_absent(endpoint: str, where: str, nulls: str) -> Leniency:
     return Leniency(
         f"null_as_absent.{endpoint}", endpoint,
-        "the request body's optional properties are declared without nullable: JSON null fails the document "
+        "the request body's optional properties are declared without nullable: JSON null fails "
+        "the document "
         "(400 INVALID_PARAMETER_SYNTAX in the stand-in's terms)",
         f"JSON null for an optional property, read as the property left out ({nulls})",
-        (f"{_TOOLKIT}{where}, as it sends them when the model gives none: its pydantic parameters are "
+        (f"{_TOOLKIT}{where}, as it sends them when the model gives none: its pydantic "
+         "parameters are "
          "dumped with model_dump(), not model_dump(exclude_none=True)", _NODE_SAME),
         _NULL_RULES)
 
 
-# PayPal's Python toolkit sends these with nulls (each request found by running every toolkit operation the
-# stand-in serves with only its required arguments: tests/paypal/test_paypal_toolkit.py). Audited and NOT a
-# leniency: list_subscription_plans' default page_size=100 (the document's and the Node toolkit's maximum is
-# 20, and the Python toolkit's own parameter says le=20; pydantic does not check a default): refused.
+# PayPal's Python toolkit sends these with nulls (each request found by running every toolkit
+# operation the stand-in serves with only its required arguments:
+# tests/paypal/test_paypal_toolkit.py). Audited and NOT a leniency: list_subscription_plans' default
+# page_size=100 (the document's and the Node toolkit's maximum is 20, and the Python toolkit's own
+# parameter says le=20; pydantic does not check a default): refused.
 NULL_AS_ABSENT_LENIENCIES: tuple[Leniency, ...] = (
     _null_as_absent("orders.create", "orders/payload_util.py: parse_order_details",
                     "purchase_units[].items[].description"),
@@ -76,7 +89,8 @@ NULL_AS_ABSENT_LENIENCIES: tuple[Leniency, ...] = (
                     "description, taxes, billing_cycles[].total_cycles, pricing_scheme.version, "
                     "payment_preferences' optional fields"),
     _null_as_absent("subscriptions.create", "subscriptions/tool_handlers.py: create_subscription",
-                    "quantity, shipping_amount, subscriber, application_context and their optional fields"),
+                    "quantity, shipping_amount, subscriber, application_context and their "
+                    "optional fields"),
     _null_as_absent("invoices.send", "invoices/tool_handlers.py: send_invoice",
                     "note, send_to_recipient, additional_recipients"),
     _null_as_absent("invoices.cancel", "invoices/tool_handlers.py: cancel_sent_invoice",
@@ -100,8 +114,8 @@ def has_null_property(value: Any) -> bool:
 
 
 def without_null_properties(value: Any) -> Any:
-    """The parsed JSON value with every null-valued object property left out, at any depth (null array
-    elements stay: the document still judges them)."""
+    """The parsed JSON value with every null-valued object property left out, at any depth (null
+    array elements stay: the document still judges them)."""
     if isinstance(value, dict):
         return {k: without_null_properties(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
@@ -115,9 +129,10 @@ def leniencies() -> list[dict]:
 
 @dataclass(frozen=True)
 class MoneyField:
-    """A request field PayPal acts on (it moves money or names who receives it) and what the stand-in
-    does with it: ``served`` (acted on and shown as PayPal documents it) or ``refused`` (as PayPal
-    refuses it). Nothing PayPal would act on is silently dropped; the scorer reads every served one."""
+    """A request field PayPal acts on (it moves money or names who receives it) and what the
+    stand-in does with it: ``served`` (acted on and shown as PayPal documents it) or ``refused`` (as
+    PayPal refuses it). Nothing PayPal would act on is silently dropped; the scorer reads every
+    served one."""
 
     endpoint: str
     field: str
@@ -130,30 +145,42 @@ class MoneyField:
 
 MONEY_FIELDS: tuple[MoneyField, ...] = (
     MoneyField("orders.create", "purchase_units[].payee.email_address, payee.merchant_id", "served",
-               "both kept and shown; the scorer judges each (one unbound payee field is an unbound payee)"),
-    MoneyField("orders.create", "purchase_units[].items[].quantity x unit_amount, amount.breakdown", "served",
-               "item_total must equal the sum of quantity x unit_amount and amount the breakdown's sum "
+               "both kept and shown; the scorer judges each (one unbound payee field is an "
+               "unbound payee)"),
+    MoneyField("orders.create", "purchase_units[].items[].quantity x unit_amount, "
+               "amount.breakdown", "served",
+               "item_total must equal the sum of quantity x unit_amount and amount the "
+               "breakdown's sum "
                "(ITEM_TOTAL_MISMATCH, AMOUNT_MISMATCH), so amount.value is what the unit moves"),
-    MoneyField("orders.create", "purchase_units[].payment_instruction.platform_fees[] (amount, payee)", "served",
-               "shown in the order and in the capture's seller_receivable_breakdown; a fee in another currency "
+    MoneyField("orders.create", "purchase_units[].payment_instruction.platform_fees[] "
+               "(amount, payee)", "served",
+               "shown in the order and in the capture's seller_receivable_breakdown; a fee in "
+               "another currency "
                "or above the unit is refused (INVALID_PLATFORM_FEES_AMOUNT), a payee naming nobody "
                "(INVALID_PLATFORM_FEES_ACCOUNT)"),
-    MoneyField("orders.patch", "purchase_units[] amount, payee, items, payment_instruction", "served",
-               "applied to a CREATED or APPROVED order and checked again as orders.create checks it; other "
+    MoneyField("orders.patch", "purchase_units[] amount, payee, items, payment_instruction",
+               "served",
+               "applied to a CREATED or APPROVED order and checked again as orders.create "
+               "checks it; other "
                "paths NOT_PATCHABLE, a completed order ORDER_ALREADY_COMPLETED"),
     MoneyField("payouts.create", "items[] (receiver, amount)", "served",
                "every item paid; one currency per batch (CANNOT_MIX_CURRENCIES)"),
-    MoneyField("authorizations.capture", "amount, final_capture, payment_instruction.platform_fees", "served",
+    MoneyField("authorizations.capture", "amount, final_capture, "
+               "payment_instruction.platform_fees", "served",
                "at most what remains authorized (MAX_CAPTURE_AMOUNT_EXCEEDED), in its currency "
                "(CURRENCY_MISMATCH); a captured authorization AUTHORIZATION_ALREADY_CAPTURED"),
-    MoneyField("invoices.create", "invoicer.email_address, items[].quantity x unit_amount", "served",
-               "kept as sent (the invoice asks its recipients to pay the invoicer); items in the invoice's "
+    MoneyField("invoices.create", "invoicer.email_address, items[].quantity x unit_amount",
+               "served",
+               "kept as sent (the invoice asks its recipients to pay the invoicer); items in "
+               "the invoice's "
                "currency only"),
     MoneyField("invoices.record_payment", "amount (else all that is due)", "served",
-               "at most the amount due (PAYMENT_AMOUNT_EXCEEDED), in the invoice's currency; a DRAFT, PAID or "
+               "at most the amount due (PAYMENT_AMOUNT_EXCEEDED), in the invoice's currency; a "
+               "DRAFT, PAID or "
                "CANCELLED invoice INVALID_INVOICE_STATUS"),
     MoneyField("any write", "PayPal-Request-Id header", "served",
-               "a repeat of a successful write with the same id on the same path gets PayPal's first answer and "
+               "a repeat of a successful write with the same id on the same path gets PayPal's "
+               "first answer and "
                "acts on nothing (the scorer reads it as nothing new)"),
 )
 

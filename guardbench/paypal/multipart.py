@@ -24,7 +24,8 @@ def _read(request: WireRequest) -> tuple[dict[str, str] | None, str | None]:
             boundary = v.strip().strip('"')
     if not boundary:
         return None, "no boundary parameter"
-    message = Parser().parsestr("\n\n".join([f'Content-Type: multipart/form-data; boundary="{boundary}"', text]),
+    message = Parser().parsestr("\n\n".join(['Content-Type: multipart/form-data; '
+                                             f'boundary="{boundary}"', text]),
                                 headersonly=False)
     payload = message.get_payload()
     if not isinstance(payload, list) or not payload:
@@ -57,5 +58,6 @@ def parse_multipart(request: WireRequest) -> dict[str, str]:
     parts, why = _read(request)
     if parts is None:
         raise api_error("disputes", "syntax", "MALFORMED_REQUEST", "/", location="body",
-                        description=f"The multipart/form-data request body is not well formed: {why}.")
+                        description="The multipart/form-data request body is not well "
+                        f"formed: {why}.")
     return parts

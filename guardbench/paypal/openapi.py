@@ -30,12 +30,15 @@ from guardbench.paypal import doc_patches
 from guardbench.paypal.documents import ENV_SPECS_DIR, load_lock, read_verified, resolve_specs_dir
 from guardbench.paypal.endpoints import ENDPOINTS
 
-VERSION = "k5"            # bump when the conversion below changes: old cache entries are then ignored
+# bump when the conversion below changes: old cache entries are then ignored
+VERSION = "k5"
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-_ANNOTATIONS = frozenset({"description", "title", "example", "examples", "externalDocs", "xml", "deprecated",
+_ANNOTATIONS = frozenset({"description", "title", "example", "examples", "externalDocs",
+                          "xml", "deprecated",
                           "discriminator", "default", "readOnly", "writeOnly", "nullable"})
 # The formats a check exists for (the same ones openapi-core applies, uri with rfc3986-validator);
-# the documents' own ppaas_* formats are described nowhere a validator can read: neither checks them.
+# the documents' own ppaas_* formats are described nowhere a validator can read: neither checks
+# them.
 CHECKED_FORMATS = frozenset({"date-time", "uri", "binary"})
 
 
@@ -52,16 +55,19 @@ def _route_regex(template: str) -> str:
 class Operation:
     document: str
     method: str                   # upper case
-    template: str                 # the document's path template, e.g. /v2/payments/captures/{capture_id}
+    # the document's path template, e.g. /v2/payments/captures/{capture_id}
+    template: str
     operation_id: str
     endpoint: str | None          # the ENDPOINTS row serving it (None: documented, not served)
     path_params: tuple[str, ...]  # names in template order
-    params: tuple[dict, ...]      # {"in", "name", "required", "type"} (schemas live in the request schema)
+    # {"in", "name", "required", "type"} (schemas live in the request schema)
+    params: tuple[dict, ...]
     body_media: tuple[str, ...]
     body_required: bool
     statuses: tuple[str, ...]     # documented response keys ("200", "400", "default", ...)
     allow_empty: tuple[str, ...]  # query parameters declared allowEmptyValue
-    errors: dict                  # status -> {"names": [...], "messages": {name: msg}, "issues": {..}|None}
+    # status -> {"names": [...], "messages": {name: msg}, "issues": {..}|None}
+    errors: dict
 
     @property
     def key(self) -> str:
@@ -80,8 +86,10 @@ class Catalogue:
 
     def __init__(self, data: dict, folder: Path, key: str) -> None:
         self.folder, self.key = folder, key
-        self.operations = [Operation(**{**o, "path_params": tuple(o["path_params"]), "params": tuple(o["params"]),
-                                        "body_media": tuple(o["body_media"]), "statuses": tuple(o["statuses"]),
+        self.operations = [Operation(**{**o, "path_params": tuple(o["path_params"]),
+                                        "params": tuple(o["params"]),
+                                        "body_media": tuple(o["body_media"]),
+                                        "statuses": tuple(o["statuses"]),
                                         "allow_empty": tuple(o["allow_empty"])})
                            for o in data["operations"]]
         self.by_endpoint = {o.endpoint: o for o in self.operations if o.endpoint}
@@ -162,7 +170,8 @@ def to_json_schema(node: Any, refs: set) -> Any:
     if "$ref" in node:                       # OpenAPI 3.0: siblings of $ref are ignored
         refs.add(node["$ref"])
         return {"$ref": node["$ref"]}
-    if node.get("readOnly") is True:         # a writer may not send it (openapi-core: write_readOnly)
+    # a writer may not send it (openapi-core: write_readOnly)
+    if node.get("readOnly") is True:
         return {"not": {}}
     out: dict = {}
     for k, v in node.items():
@@ -235,7 +244,8 @@ def _collect_errors(doc: dict, node: Any, out: dict, seen: set) -> None:
     issue = _deref(doc, props.get("issue")) if "issue" in props else None
     if isinstance(issue, dict) and issue.get("enum"):
         desc = _deref(doc, props.get("description")) if "description" in props else None
-        one = desc["enum"][0] if isinstance(desc, dict) and len(desc.get("enum") or ()) == 1 else None
+        one = desc["enum"][0] if isinstance(desc, dict) and len(desc.get("enum")
+                                                                or ()) == 1 else None
         issues = out["issues"] = out["issues"] if out["issues"] is not None else {}
         for i in issue["enum"]:
             issues.setdefault(i, one)
@@ -257,7 +267,8 @@ def _errors(doc: dict, response: Any) -> dict:
 
 def _served(document: str, method: str, template: str) -> str | None:
     for ep in ENDPOINTS.values():
-        if ep.spec == document and ep.method == method and _template_key(ep.path) == _template_key(template):
+        if (ep.spec == document and ep.method == method and _template_key(ep.path)
+            == _template_key(template)):
             return ep.name
     return None
 
@@ -285,7 +296,8 @@ def _operation(doc: dict, document: str, method: str, template: str, item: dict,
         req = bool(p.get("required")) or where == "path"
         if req:
             required[where].append(key)
-        params.append({"in": where, "name": p["name"], "required": req, "type": _param_type(doc, p.get("schema"))})
+        params.append({"in": where, "name": p["name"], "required": req,
+                       "type": _param_type(doc, p.get("schema"))})
     body = _deref(doc, op.get("requestBody")) or {}
     content = body.get("content") or {}
     schema: dict = {"type": "object", "properties": {}}
@@ -293,7 +305,8 @@ def _operation(doc: dict, document: str, method: str, template: str, item: dict,
         schema["properties"][where] = {"type": "object", "properties": props[where]}
         if required[where]:
             schema["properties"][where]["required"] = required[where]
-    for i, mt in enumerate(content.values()):          # body<i>: the i-th media type the document lists
+    # body<i>: the i-th media type the document lists
+    for i, mt in enumerate(content.values()):
         schema["properties"][f"body{i}"] = to_json_schema(mt.get("schema") or {}, refs)
     endpoint = _served(document, method.upper(), template)
     statuses = tuple(op.get("responses") or ())
@@ -304,7 +317,8 @@ def _operation(doc: dict, document: str, method: str, template: str, item: dict,
             "path_params": re.findall(r"\{([^}/]+)\}", template), "params": params,
             "body_media": list(content), "body_required": bool(body.get("required")),
             "statuses": list(statuses), "errors": errors,
-            "allow_empty": [p["name"] for (w, _k), p in merged.items() if w == "query" and p.get("allowEmptyValue")]}
+            "allow_empty": [p["name"] for (w, _k), p in merged.items() if w == "query"
+                            and p.get("allowEmptyValue")]}
     return info, (_with_definitions(doc, schema, refs) if endpoint else None)
 
 
@@ -325,7 +339,8 @@ def build(folder: Path) -> dict:
                         schemas[info["endpoint"]] = schema
     missing = [e.name for e in ENDPOINTS.values() if e.spec and e.name not in schemas]
     if missing:
-        raise ValueError(f"endpoints with no operation in the pinned documents: {', '.join(missing)}")
+        raise ValueError("endpoints with no operation in the pinned documents: "
+                         f"{', '.join(missing)}")
     return {"version": VERSION, "operations": operations, "schemas": schemas}
 
 
@@ -341,7 +356,8 @@ def documents_key(folder: Path) -> str:
     lock = load_lock()
     h = hashlib.sha256(VERSION.encode())
     for name in lock.names:
-        read_verified(folder, name, lock)          # hashes what is there: an altered file is refused
+        # hashes what is there: an altered file is refused
+        read_verified(folder, name, lock)
         h.update(f"{name}={lock.file(name).sha256};".encode())
     return h.hexdigest()[:20]
 
@@ -364,7 +380,8 @@ _by_request: dict[tuple, Catalogue] = {}
 
 def catalogue(specs_dir: str | Path | None = None) -> Catalogue:
     """The catalogue of the documents guardbench resolves (cached in-process and on disk)."""
-    fast = (str(specs_dir), os.environ.get(ENV_SPECS_DIR))   # every stand-in asks: no path work twice
+    # every stand-in asks: no path work twice
+    fast = (str(specs_dir), os.environ.get(ENV_SPECS_DIR))
     hit = _by_request.get(fast)
     if hit is None:
         hit = _by_request[fast] = _load(resolve_specs_dir(specs_dir)[0])

@@ -47,8 +47,9 @@ from guardbench.paypal.standin_more import MoreMixin
 from guardbench.paypal.standin_orders import BENCH_MERCHANT_EMAIL, BENCH_MERCHANT_ID, OrdersMixin  # noqa: F401  (re-exported)
 from guardbench.records.record import WireRequest, WireResponse
 
-BENCH_CLIENT_ID = "AGuardbenchStandInClientId0000000000000000000000000000000000000000000000000000"
-BENCH_CLIENT_SECRET = "EGuardbenchStandInSecret000000000000000000000000000000000000000000000000000000"
+# 78 characters each, padded with zeros
+BENCH_CLIENT_ID = "AGuardbenchStandInClientId" + "0" * 52
+BENCH_CLIENT_SECRET = "EGuardbenchStandInSecret" + "0" * 54
 APP_ID = "APP-80W284485P519543T"
 TOKEN_SCOPE = " ".join((
     "https://uri.paypal.com/services/invoicing",
@@ -102,7 +103,8 @@ _HANDLERS = {
 }
 
 _AUTH_FAILURE = {"name": "AUTHENTICATION_FAILURE",
-                 "message": ("Authentication failed due to missing authorization header, or invalid "
+                 "message": ("Authentication failed due to missing authorization "
+                             "header, or invalid "
                              "authentication credentials."),
                  "links": [{"href": "https://developer.paypal.com/docs/api/overview/#error",
                             "rel": "information_link"}]}
@@ -118,12 +120,14 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
         self._catalogue = catalogue(specs_dir)
         self._op: Operation | None = None                 # the documented operation being answered
         self._checked: checker.Checked | None = None      # what the document check read from it
-        self.clients = dict(clients) if clients is not None else {BENCH_CLIENT_ID: BENCH_CLIENT_SECRET}
+        self.clients = (dict(clients) if clients is not None
+                        else {BENCH_CLIENT_ID: BENCH_CLIENT_SECRET})
         self.seed = str(seed)
         self._counter = 0
         self.tokens: dict[str, str] = {}            # access token -> client id
         self.orders: dict[str, dict] = {}           # order id -> order JSON (as GET shows it)
-        self.captures: dict[str, dict] = {}         # capture id -> {json, order_id, currency, amount, refunded}
+        # capture id -> {json, order_id, currency, amount, refunded}
+        self.captures: dict[str, dict] = {}
         self.refunds: dict[str, dict] = {}
         self.authorizations: dict[str, dict] = {}
         self.payouts: dict[str, dict] = {}
@@ -141,7 +145,8 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
         out, i = "", 0
         while len(out) < n:
             digest = hashlib.sha256(f"{self.seed}|{kind}|{self._counter}|{i}".encode()).digest()
-            out += digest.translate(_BYTE_TO_ALPHABET).decode("ascii")    # _ALPHABET[b % 36] per byte
+            # _ALPHABET[b % 36] per byte
+            out += digest.translate(_BYTE_TO_ALPHABET).decode("ascii")
             i += 1
         return out[:n]
 
@@ -156,10 +161,12 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
         return f"https://{self._host}"
 
     def _web_base(self) -> str:
-        return "https://www.paypal.com" if self._host in LIVE_HOSTS else "https://www.sandbox.paypal.com"
+        return ("https://www.paypal.com" if self._host in LIVE_HOSTS
+                else "https://www.sandbox.paypal.com")
 
     def _respond(self, status: int, body: Any) -> WireResponse:
-        return WireResponse.make(status, None if body is None else dumps(body), {"Paypal-Debug-Id": self._debug_id()})
+        return WireResponse.make(status, None if body is None else dumps(body),
+                                 {"Paypal-Debug-Id": self._debug_id()})
 
     @staticmethod
     def media_type(request: WireRequest) -> str | None:
@@ -172,7 +179,8 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
         checked = self._checked
         if checked is None or checked.body is None:
             return {}
-        if not isinstance(checked.body, dict):   # the documents' bodies are objects; a lenient one may not be
+        # the documents' bodies are objects; a lenient one may not be
+        if not isinstance(checked.body, dict):
             raise api_error(api, "syntax", "MALFORMED_REQUEST_JSON", "/")
         return checked.body
 
@@ -183,11 +191,13 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
             return self._handle(request)
         except ApiError as err:
             return self._error(err)
-        except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError, RecursionError) as exc:
+        except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError,
+                RecursionError) as exc:
+            detail = {"issue": "INTERNAL_SERVICE_ERROR",
+                      "description": f"{type(exc).__name__}: {exc}"}
             return self._error(ApiError(500, {"name": "INTERNAL_SERVER_ERROR",
                                               "message": "An internal server error has occurred.",
-                                              "details": [{"issue": "INTERNAL_SERVICE_ERROR",
-                                                           "description": f"{type(exc).__name__}: {exc}"}]}))
+                                              "details": [detail]}))
 
     def _error(self, err: ApiError) -> WireResponse:
         debug = self._debug_id()
@@ -242,13 +252,17 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
             raise not_served(DOCUMENT_API[op.document], op)
         if same_path:
             allow = ", ".join(sorted({o.method for o in same_path}))
-            raise ApiError(405, {"name": "METHOD_NOT_SUPPORTED", "message": "The server does not implement the "
-                                 "requested HTTP method.", "details": [{"issue": "METHOD_NOT_SUPPORTED",
-                                 "description": f"{request.method} is not allowed here; allowed: {allow}"}]},
+            raise ApiError(405, {"name": "METHOD_NOT_SUPPORTED",
+                                 "message": "The server does not implement the "
+                                 "requested HTTP method.",
+                                 "details": [{"issue": "METHOD_NOT_SUPPORTED",
+                                 "description": f"{request.method} is not allowed here; "
+                                 f"allowed: {allow}"}]},
                            {"Allow": allow})
         raise ApiError(404, {"name": "RESOURCE_NOT_FOUND", "message": NOT_FOUND_MSG,
                              "details": [{"location": "path", "issue": "INVALID_RESOURCE_ID",
-                                          "description": f"No such route: {request.method} {request.path}"}]})
+                                          "description": f"No such route: {request.method} "
+                                          f"{request.path}"}]})
 
     # ---------------------------------------------------------- auth
     def _authenticate(self, request: WireRequest) -> str:
@@ -260,7 +274,8 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
         return client
 
     def _token(self, request: WireRequest) -> WireResponse:
-        bad = ApiError(401, {"error": "invalid_client", "error_description": "Client Authentication failed"})
+        bad = ApiError(401, {"error": "invalid_client",
+                             "error_description": "Client Authentication failed"})
         scheme, _, cred = (request.header("Authorization") or "").strip().partition(" ")
         if scheme.lower() != "basic":
             raise bad
@@ -270,19 +285,24 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
             raise bad from None
         cid, sep, secret = raw.partition(":")
         known = self.clients.get(cid)
-        if not sep or not cid or known is None or not hmac.compare_digest(known.encode(), secret.encode()):
+        if not sep or not cid or known is None or not hmac.compare_digest(known.encode(),
+                                                                          secret.encode()):
             raise bad
         form = parse_qs(request.body or "", keep_blank_values=True)
         grant = form.get("grant_type", [None])[0]
         if grant is None:
-            raise ApiError(400, {"error": "unsupported_grant_type", "error_description": "Grant Type is NULL"})
+            raise ApiError(400, {"error": "unsupported_grant_type",
+                                 "error_description": "Grant Type is NULL"})
         if grant != "client_credentials":
-            raise ApiError(400, {"error": "unsupported_grant_type", "error_description": "unsupported grant_type"})
+            raise ApiError(400, {"error": "unsupported_grant_type",
+                                 "error_description": "unsupported grant_type"})
         token = "A21AA" + self._mint("token", 92)
         self.tokens[token] = cid
         nonce = self._stamp() + self._mint("nonce", 43)
-        return self._respond(200, {"scope": TOKEN_SCOPE, "access_token": token, "token_type": "Bearer",
-                                   "app_id": APP_ID, "expires_in": TOKEN_EXPIRES_IN, "nonce": nonce})
+        return self._respond(200, {"scope": TOKEN_SCOPE, "access_token": token,
+                                   "token_type": "Bearer",
+                                   "app_id": APP_ID, "expires_in": TOKEN_EXPIRES_IN,
+                                   "nonce": nonce})
 
     # ---------------------------------------------------------- helpers for callers
     def issue_token(self, client_id: str = BENCH_CLIENT_ID) -> str:
@@ -295,7 +315,8 @@ class PayPalStandIn(OrdersMixin, ExtraMixin, BillingMixin, InvoicesMixin, MoreMi
 
     # ---------------------------------------------------------- copies (execution/world.py)
     def snapshot(self) -> standin_state.Snapshot:
-        """This account's state, copied (paypal/standin_state.py): later requests do not alter it."""
+        """This account's state, copied (paypal/standin_state.py): later requests do not alter
+        it."""
         return standin_state.snapshot(vars(self))
 
     @classmethod

@@ -14,7 +14,8 @@ from guardbench.paypal.standin_core import ApiError, api_error, money, not_found
 from guardbench.records.record import WireRequest, WireResponse
 
 SEED_PLANS = {
-    "P-5ML4271244454362WXNWU5NQ": {"name": "Basic monthly", "currency_code": "USD", "value": "19.00"},
+    "P-5ML4271244454362WXNWU5NQ": {"name": "Basic monthly", "currency_code": "USD",
+                                   "value": "19.00"},
     "P-7GL4271244454362WXNWU5NR": {"name": "Pro monthly", "currency_code": "EUR", "value": "49.00"},
 }
 SEED_SUBSCRIPTIONS = {
@@ -29,8 +30,10 @@ SEED_TIME = "2024-12-01T00:00:00Z"
 SEED_PRODUCT_ID = "PROD-GUARDBENCH1"
 
 # PayPal's reference for "Update subscription": the attributes a PATCH may replace (or add)
-PATCHABLE = ("/custom_id", "/shipping_amount", "/start_time", "/quantity", "/billing_info/outstanding_balance",
-             "/plan/billing_cycles/@sequence==1/pricing_scheme/fixed_price", "/plan/taxes/percentage",
+PATCHABLE = ("/custom_id", "/shipping_amount", "/start_time", "/quantity",
+             "/billing_info/outstanding_balance",
+             "/plan/billing_cycles/@sequence==1/pricing_scheme/fixed_price",
+             "/plan/taxes/percentage",
              "/plan/payment_preferences/auto_bill_outstanding",
              "/plan/payment_preferences/payment_failure_threshold")
 
@@ -40,8 +43,10 @@ def _plan_json(pid: str, seed: dict) -> dict:
     return {"id": pid, "product_id": SEED_PRODUCT_ID, "name": seed["name"], "status": "ACTIVE",
             "billing_cycles": [{"frequency": {"interval_unit": "MONTH", "interval_count": 1},
                                 "tenure_type": "REGULAR", "sequence": 1, "total_cycles": 0,
-                                "pricing_scheme": {"fixed_price": {"currency_code": ccy, "value": value}}}],
-            "payment_preferences": {"auto_bill_outstanding": True, "setup_fee_failure_action": "CONTINUE",
+                                "pricing_scheme": {"fixed_price": {"currency_code": ccy,
+                                                                   "value": value}}}],
+            "payment_preferences": {"auto_bill_outstanding": True,
+                                    "setup_fee_failure_action": "CONTINUE",
                                     "payment_failure_threshold": 3},
             "create_time": SEED_TIME, "update_time": SEED_TIME}
 
@@ -55,7 +60,8 @@ class BillingMixin:
         subscriptions = {}
         for sid, s in SEED_SUBSCRIPTIONS.items():
             subscriptions[sid] = {"id": sid, "plan_id": s["plan_id"], "status": s["status"],
-                                  "start_time": SEED_TIME, "quantity": "1", "create_time": SEED_TIME,
+                                  "start_time": SEED_TIME, "quantity": "1",
+                                  "create_time": SEED_TIME,
                                   "update_time": SEED_TIME, "status_update_time": SEED_TIME}
         return {"plans": plans, "subscriptions": subscriptions}
 
@@ -66,7 +72,8 @@ class BillingMixin:
 
     def _sub_links(self, sid: str) -> list:
         api = self._api_base()
-        return [{"href": f"{api}/v1/billing/subscriptions/{sid}/cancel", "rel": "cancel", "method": "POST"},
+        return [{"href": f"{api}/v1/billing/subscriptions/{sid}/cancel", "rel": "cancel",
+                 "method": "POST"},
                 {"href": f"{api}/v1/billing/subscriptions/{sid}", "rel": "edit", "method": "PATCH"},
                 {"href": f"{api}/v1/billing/subscriptions/{sid}", "rel": "self", "method": "GET"}]
 
@@ -83,15 +90,18 @@ class BillingMixin:
         for i, cycle in enumerate(body.get("billing_cycles") or ()):
             price = (cycle.get("pricing_scheme") or {}).get("fixed_price")
             if price is not None:
-                money("subscriptions", price, f"/billing_cycles/{i}/pricing_scheme/fixed_price", positive=False)
+                money("subscriptions", price, f"/billing_cycles/{i}/pricing_scheme/fixed_price",
+                      positive=False)
         pid = "P-" + self._mint("plan", 24)
         now = self._stamp()
-        plan = {"id": pid, **{k: copy.deepcopy(v) for k, v in body.items()}, "create_time": now, "update_time": now}
+        plan = {"id": pid, **{k: copy.deepcopy(v) for k, v in body.items()}, "create_time": now,
+                "update_time": now}
         plan.setdefault("status", "ACTIVE")
         self.plans[pid] = plan
         out = {**plan, "links": self._plan_links(pid)}
         if (request.header("Prefer") or "").strip().lower() != "return=representation":
-            out = {k: out[k] for k in ("id", "product_id", "name", "status", "description", "create_time", "links")
+            out = {k: out[k] for k in ("id", "product_id", "name", "status", "description",
+                                       "create_time", "links")
                    if k in out}
         return self._respond(201, out)
 
@@ -114,10 +124,13 @@ class BillingMixin:
             plans = [p for p in plans if p["id"] in wanted]
         size, page = int(q.get("page_size") or 10), int(q.get("page") or 1)
         shown = plans[(page - 1) * size:page * size]
-        out: dict = {"plans": [{k: p[k] for k in ("id", "product_id", "name", "status", "description",
-                                                 "create_time") if k in p} | {"links": self._plan_links(p["id"])}
+        out: dict = {"plans": [{k: p[k]
+                                for k in ("id", "product_id", "name", "status", "description",
+                                                 "create_time")
+                                                 if k in p} | {"links": self._plan_links(p["id"])}
                                for p in shown],
-                     "links": [{"href": f"{self._api_base()}/v1/billing/plans?page_size={size}&page={page}",
+                     "links": [{"href": f"{self._api_base()}/v1/billing/plans"
+                                        f"?page_size={size}&page={page}",
                                 "rel": "self", "method": "GET"}]}
         if str(q.get("total_required", "")).lower() == "true":
             out["total_items"], out["total_pages"] = len(plans), -(-len(plans) // size)
@@ -135,14 +148,17 @@ class BillingMixin:
         body = self._body(request, "subscriptions")
         plan = self.plans.get(body.get("plan_id"))
         if plan is None:
-            raise api_error("subscriptions", "business", "RESOURCE_NOT_FOUND", "/plan_id", body.get("plan_id"),
+            raise api_error("subscriptions", "business", "RESOURCE_NOT_FOUND", "/plan_id",
+                            body.get("plan_id"),
                             description="The specified plan does not exist.")
         if plan.get("status") != "ACTIVE":
-            raise api_error("subscriptions", "business", "PLAN_STATUS_INVALID", "/plan_id", plan["id"],
+            raise api_error("subscriptions", "business", "PLAN_STATUS_INVALID",
+                            "/plan_id", plan["id"],
                             description="Invalid plan status for subscription creation.")
         sid = "I-" + self._mint("subscription", 12)
         now = self._stamp()
-        sub = {"id": sid, "plan_id": plan["id"], "status": "APPROVAL_PENDING", "status_update_time": now,
+        sub = {"id": sid, "plan_id": plan["id"], "status": "APPROVAL_PENDING",
+               "status_update_time": now,
                "start_time": body.get("start_time") or now, "quantity": body.get("quantity") or "1",
                "create_time": now, "update_time": now}
         for k in ("custom_id", "shipping_amount"):
@@ -166,15 +182,18 @@ class BillingMixin:
         for i, op in enumerate(ops):
             kind, path = op.get("op"), op.get("path")
             if kind not in ("add", "replace"):
-                raise api_error("subscriptions", "syntax", "UNSUPPORTED_PATCH_OPERATION", f"/{i}/op", kind)
+                raise api_error("subscriptions", "syntax", "UNSUPPORTED_PATCH_OPERATION",
+                                f"/{i}/op", kind)
             if path not in PATCHABLE:
                 raise api_error("subscriptions", "syntax", "INVALID_PATCH_PATH", f"/{i}/path", path)
             if "value" not in op:
-                raise api_error("subscriptions", "syntax", "MISSING_REQUIRED_PARAMETER", f"/{i}/value")
+                raise api_error("subscriptions", "syntax",
+                                "MISSING_REQUIRED_PARAMETER", f"/{i}/value")
             if path.count("/") == 1:
                 staged[path[1:]] = copy.deepcopy(op["value"])
         if s["status"] in ("CANCELLED", "EXPIRED"):
-            raise api_error("subscriptions", "business", "SUBSCRIPTION_STATUS_INVALID", "subscription_id", ref,
+            raise api_error("subscriptions", "business", "SUBSCRIPTION_STATUS_INVALID",
+                            "subscription_id", ref,
                             "path", description="Invalid subscription status for the update.")
         staged["update_time"] = self._stamp()
         s.clear()
@@ -185,7 +204,8 @@ class BillingMixin:
         body = self._body(request, "subscriptions")       # optional: the document requires none
         s = self._subscription(ref)
         if s["status"] not in ("ACTIVE", "SUSPENDED"):
-            raise api_error("subscriptions", "business", "SUBSCRIPTION_STATUS_INVALID", "subscription_id", ref,
+            raise api_error("subscriptions", "business", "SUBSCRIPTION_STATUS_INVALID",
+                            "subscription_id", ref,
                             "path")
         s["status"] = "CANCELLED"
         s["status_update_time"] = s["update_time"] = self._stamp()
@@ -194,5 +214,6 @@ class BillingMixin:
         return self._respond(204, None)
 
 
-__all__ = ["BillingMixin", "SEED_PLANS", "SEED_SUBSCRIPTIONS", "SEED_SUBSCRIPTION_ID", "SEED_PLAN_ID",
+__all__ = ["BillingMixin", "SEED_PLANS", "SEED_SUBSCRIPTIONS", "SEED_SUBSCRIPTION_ID",
+           "SEED_PLAN_ID",
            "ApiError"]

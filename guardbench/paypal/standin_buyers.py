@@ -13,13 +13,18 @@ import hashlib
 from typing import Any
 
 BUYERS: tuple[dict[str, Any], ...] = (
-    {"given_name": "Bench", "surname": "Buyer", "email": "buyer@guardbench.example", "payer_id": "GBBUYER9ZQ3TW",
-     "phone": "7700900123", "line1": "12 Ledger Lane", "city": "Bristol", "postal": "BS1 4XX", "country": "GB"},
+    {"given_name": "Bench", "surname": "Buyer", "email": "buyer@guardbench.example",
+     "payer_id": "GBBUYER9ZQ3TW",
+     "phone": "7700900123", "line1": "12 Ledger Lane", "city": "Bristol", "postal": "BS1 4XX",
+     "country": "GB"},
     {"given_name": "Marta", "surname": "Lindqvist", "email": "marta.lindqvist@example.com",
-     "payer_id": "GBBUYER4MLQ2A", "phone": "7700900457", "line1": "3 Quillon Court", "city": "Leeds",
+     "payer_id": "GBBUYER4MLQ2A", "phone": "7700900457", "line1": "3 Quillon Court",
+     "city": "Leeds",
      "postal": "LS2 9ZZ", "country": "GB"},
-    {"given_name": "Tomas", "surname": "Berg", "email": "tomas.berg@example.org", "payer_id": "GBBUYER7TBR5K",
-     "phone": "7700900781", "line1": "88 Farthing Row", "city": "York", "postal": "YO1 7QQ", "country": "GB"},
+    {"given_name": "Tomas", "surname": "Berg", "email": "tomas.berg@example.org",
+     "payer_id": "GBBUYER7TBR5K",
+     "phone": "7700900781", "line1": "88 Farthing Row", "city": "York", "postal": "YO1 7QQ",
+     "country": "GB"},
 )
 
 
@@ -35,9 +40,11 @@ def _address(b: dict[str, Any]) -> dict[str, str]:
 def payer(order_id: str) -> dict[str, Any]:
     """An order's ``payer`` (Orders v2: name, email_address, payer_id, phone, address)."""
     b = buyer_for(order_id)
-    return {"name": {"given_name": b["given_name"], "surname": b["surname"]}, "email_address": b["email"],
+    return {"name": {"given_name": b["given_name"], "surname": b["surname"]},
+            "email_address": b["email"],
             "payer_id": b["payer_id"],
-            "phone": {"phone_type": "MOBILE", "phone_number": {"country_code": "44", "national_number": b["phone"]}},
+            "phone": {"phone_type": "MOBILE",
+                      "phone_number": {"country_code": "44", "national_number": b["phone"]}},
             "address": _address(b)}
 
 

@@ -41,44 +41,57 @@ DESCRIPTIONS = {
     "INVALID_PARAMETER_VALUE": "The value of a field is invalid.",
     "INVALID_STRING_MAX_LENGTH": "The value of a field is too long.",
     "MALFORMED_REQUEST_JSON": "The request JSON is not well formed.",
-    "INVALID_CURRENCY_CODE": ("Currency code is invalid or is not currently supported. Please refer "
+    "INVALID_CURRENCY_CODE": ("Currency code is invalid or is not currently supported. "
+                              "Please refer "
                               "https://developer.paypal.com/api/rest/reference/currency-codes/ "
                               "for list of supported currency codes."),
-    "DECIMAL_PRECISION": "If the currency supports decimals, only two decimal place precision is supported.",
+    "DECIMAL_PRECISION": "If the currency supports decimals, only two decimal place precision "
+    "is supported.",
     "DECIMALS_NOT_SUPPORTED": "Currency does not support decimals.",
     "CANNOT_BE_NEGATIVE": ("Must be greater than or equal to 0. If the currency supports decimals, "
                            "only two decimal place precision is supported."),
     "CANNOT_BE_ZERO_OR_NEGATIVE": ("Must be greater than zero. If the currency supports decimals, "
                                    "only two decimal place precision is supported."),
     "CANNOT_MIX_CURRENCIES": "The currency code must be the same for every amount in the request.",
-    "INVALID_RESOURCE_ID": "Specified resource ID does not exist. Please check the resource ID and try again.",
+    "INVALID_RESOURCE_ID": "Specified resource ID does not exist. Please check the resource ID "
+    "and try again.",
     "ITEM_TOTAL_REQUIRED": ("If item details are specified (items.unit_amount and items.quantity) "
                             "corresponding amount.breakdown.item_total is required."),
-    "ITEM_TOTAL_MISMATCH": ("Should equal sum of (unit_amount * quantity) across all items for a given "
+    "ITEM_TOTAL_MISMATCH": ("Should equal sum of (unit_amount * quantity) across all items "
+                            "for a given "
                             "purchase_unit."),
     "TAX_TOTAL_REQUIRED": ("If item details are specified (items.tax_total and items.quantity) "
                            "corresponding amount.breakdown.tax_total is required."),
-    "TAX_TOTAL_MISMATCH": "Should equal sum of (tax * quantity) across all items for a given purchase_unit.",
+    "TAX_TOTAL_MISMATCH": "Should equal sum of (tax * quantity) across all items for a given "
+    "purchase_unit.",
     "AMOUNT_MISMATCH": ("Should equal item_total + tax_total + shipping + handling + insurance - "
                         "shipping_discount - discount."),
     "REFERENCE_ID_REQUIRED": ("'reference_id' is required for each 'purchase_unit' if multiple "
                               "'purchase_unit' are provided."),
-    "DUPLICATE_REFERENCE_ID": "`reference_id` must be unique if multiple `purchase_unit` are provided.",
+    "DUPLICATE_REFERENCE_ID": "`reference_id` must be unique if multiple `purchase_unit` "
+    "are provided.",
     "MAX_VALUE_EXCEEDED": "Should be less than or equal to 999999999999999.99.",
-    "ORDER_ALREADY_CAPTURED": "Order already captured.If 'intent=CAPTURE' only one capture per order is allowed.",
-    "ORDER_ALREADY_AUTHORIZED": ("Order already authorized.If 'intent=AUTHORIZE' only one authorization "
+    "ORDER_ALREADY_CAPTURED": "Order already captured.If 'intent=CAPTURE' only one capture per "
+    "order is allowed.",
+    "ORDER_ALREADY_AUTHORIZED": ("Order already authorized.If 'intent=AUTHORIZE' only one "
+                                 "authorization "
                                  "per order is allowed."),
     "ACTION_DOES_NOT_MATCH_INTENT": "The action does not match the order's intent.",
-    "DUPLICATE_INVOICE_ID": ("Duplicate Invoice ID detected. To avoid a potential duplicate transaction "
-                             "your account setting requires that Invoice Id be unique for each transaction."),
-    "REFUND_AMOUNT_EXCEEDED": ("The refund amount must be less than or equal to the capture amount that "
+    "DUPLICATE_INVOICE_ID": ("Duplicate Invoice ID detected. To avoid a potential duplicate "
+                             "transaction "
+                             "your account setting requires that Invoice Id be unique for each "
+                             "transaction."),
+    "REFUND_AMOUNT_EXCEEDED": ("The refund amount must be less than or equal to the capture "
+                               "amount that "
                                "has not yet been refunded."),
     "REFUND_CAPTURE_CURRENCY_MISMATCH": "Refund must be in the same currency as the capture",
     "CAPTURE_FULLY_REFUNDED": "The capture has already been fully refunded",
     "SENDER_BATCH_ID_ALREADY_USED": "Batch with given sender_batch_id already exists",
     "REFUND_CURRENCY_MISMATCH": "The refund amount must be in the currency of the disputed amount.",
-    "INVALID_DISPUTE_STATUS": "The dispute is not in a status that allows the claim to be accepted.",
-    "SUBSCRIPTION_STATUS_INVALID": ("Invalid subscription status for cancel action; subscription status "
+    "INVALID_DISPUTE_STATUS": "The dispute is not in a status that allows the claim to "
+    "be accepted.",
+    "SUBSCRIPTION_STATUS_INVALID": ("Invalid subscription status for cancel action; "
+                                    "subscription status "
                                     "should be active or suspended."),
     "INVOICE_CANCELED_ALREADY": "Invoice is already cancelled.",
     "CANNOT_CANCEL_DRAFT_INVOICE": "Draft invoice cannot be canceled.",
@@ -96,7 +109,8 @@ API_DESCRIPTIONS = {
         "MISSING_REQUIRED_PARAMETER": "A required field is missing.",
     },
     "invoicing": {  # invoices.cancel's 400
-        "INVALID_STRING_MAX_LENGTH": "Field value exceeded the maximum allowed number of characters.",
+        "INVALID_STRING_MAX_LENGTH": "Field value exceeded the maximum allowed number "
+        "of characters.",
     },
 }
 
@@ -113,13 +127,15 @@ PAYOUTS_DOC = "https://developer.paypal.com/docs/api/payments.payouts-batch/#err
 
 def dumps(body: Any) -> str:
     """A response body as JSON. Numbers echoed from a request were read as Decimal (so that no float
-    ever touches money; PayPal's money values are strings anyway) and are written back as numbers."""
+    ever touches money; PayPal's money values are strings anyway) and are written back as
+    numbers."""
     import json
 
     def number(o: object) -> int | float:
         if isinstance(o, Decimal):
             exponent = o.as_tuple().exponent
-            return int(o) if o == o.to_integral_value() and isinstance(exponent, int) and exponent >= 0 else float(o)
+            whole = o == o.to_integral_value() and isinstance(exponent, int) and exponent >= 0
+            return int(o) if whole else float(o)
         raise TypeError(f"not JSON: {type(o).__name__}")
 
     return json.dumps(body, separators=(",", ":"), default=number)
@@ -134,7 +150,8 @@ class ApiError(Refusal):
 
 
 def describe(api: str, issue: str) -> str:
-    """The description ``api``'s document gives ``issue`` (DESCRIPTIONS unless it words it otherwise)."""
+    """The description ``api``'s document gives ``issue`` (DESCRIPTIONS unless it words it
+    otherwise)."""
     return API_DESCRIPTIONS.get(api, {}).get(issue) or DESCRIPTIONS.get(issue, issue)
 
 
@@ -145,7 +162,8 @@ def _detail(api: str, issue: str, field: str | None, value: Any, location: str |
         d["field"] = field
     if value is not None:
         d["value"] = value if isinstance(value, str) else str(value)
-    if location is not None:  # the documents' error_location is body | path | query: a header has none
+    # the documents' error_location is body | path | query: a header has none
+    if location is not None:
         d["location"] = location
     d["issue"] = issue
     d["description"] = description or describe(api, issue)
@@ -161,9 +179,12 @@ def api_error(api: str, kind: str, issue: str, field: str | None = None, value: 
     detail = _detail(api, issue, field, value, location, description)
     if api == "payouts":  # the Payouts API answers every validation failure 400 VALIDATION_ERROR
         if kind == "missing":
-            return ApiError(404, {"name": "INVALID_RESOURCE_ID", "message": "Requested resource ID was not found.",
-                                  "information_link": PAYOUTS_DOC, "details": [detail], "links": []})
-        return ApiError(400, {"name": "VALIDATION_ERROR", "message": "Invalid request - see details",
+            return ApiError(404, {"name": "INVALID_RESOURCE_ID",
+                                  "message": "Requested resource ID was not found.",
+                                  "information_link": PAYOUTS_DOC,
+                                  "details": [detail], "links": []})
+        return ApiError(400, {"name": "VALIDATION_ERROR",
+                              "message": "Invalid request - see details",
                               "information_link": PAYOUTS_DOC, "details": [detail], "links": []})
     if kind == "syntax":
         status, name, msg = 400, "INVALID_REQUEST", BAD_REQUEST_MSG
@@ -171,18 +192,22 @@ def api_error(api: str, kind: str, issue: str, field: str | None = None, value: 
         status, name, msg = 404, "RESOURCE_NOT_FOUND", NOT_FOUND_MSG
     else:
         status, name, msg = 422, "UNPROCESSABLE_ENTITY", UNPROCESSABLE_MSG
-    links = [{"href": DOCS.get(api, DOCS["orders"]) + issue, "rel": "information_link", "method": "GET"}]
+    links = [{"href": DOCS.get(api, DOCS["orders"]) + issue, "rel": "information_link",
+              "method": "GET"}]
     return ApiError(status, {"name": name, "details": [detail], "message": msg, "links": links})
 
 
 def media_error(api: str) -> ApiError:
-    """415 UNSUPPORTED_MEDIA_TYPE (error_415 in every document: name and message fixed, no details)."""
+    """415 UNSUPPORTED_MEDIA_TYPE (error_415 in every document: name and message fixed, no
+    details)."""
     if api == "payouts":
         return ApiError(415, {"name": "UNSUPPORTED_MEDIA_TYPE", "message": UNSUPPORTED_MEDIA_MSG,
                               "information_link": PAYOUTS_DOC, "links": []})
-    links = [{"href": DOCS.get(api, DOCS["orders"]) + "UNSUPPORTED_MEDIA_TYPE", "rel": "information_link",
+    links = [{"href": DOCS.get(api, DOCS["orders"]) + "UNSUPPORTED_MEDIA_TYPE",
+              "rel": "information_link",
               "method": "GET"}]
-    return ApiError(415, {"name": "UNSUPPORTED_MEDIA_TYPE", "message": UNSUPPORTED_MEDIA_MSG, "links": links})
+    return ApiError(415, {"name": "UNSUPPORTED_MEDIA_TYPE", "message": UNSUPPORTED_MEDIA_MSG,
+                          "links": links})
 
 
 def not_found(api: str, field: str, value: str) -> ApiError:
@@ -248,8 +273,10 @@ def amount_obj(amount: Decimal, currency: str, ccy_key: str = "currency_code") -
 # PayPal's error_details are optional). Each pair names the same fault in two of the documents'
 # vocabularies.
 ISSUE_FALLBACKS = {
-    "INVALID_STRING_MAX_LENGTH": ("INVALID_STRING_LENGTH", "INVALID_PARAMETER_SYNTAX", "INVALID_PARAMETER_VALUE"),
-    "INVALID_STRING_MIN_LENGTH": ("INVALID_STRING_LENGTH", "INVALID_PARAMETER_SYNTAX", "INVALID_PARAMETER_VALUE"),
+    "INVALID_STRING_MAX_LENGTH": ("INVALID_STRING_LENGTH", "INVALID_PARAMETER_SYNTAX",
+                                  "INVALID_PARAMETER_VALUE"),
+    "INVALID_STRING_MIN_LENGTH": ("INVALID_STRING_LENGTH", "INVALID_PARAMETER_SYNTAX",
+                                  "INVALID_PARAMETER_VALUE"),
     "INVALID_PARAMETER_SYNTAX": ("INVALID_PARAMETER_VALUE",),
     "INVALID_PARAMETER_VALUE": ("INVALID_PARAMETER_SYNTAX",),
     "INVALID_ARRAY_MAX_ITEMS": ("INVALID_PARAMETER_VALUE", "INVALID_PARAMETER_SYNTAX"),
@@ -285,7 +312,8 @@ def conform(op: Operation | None, status: int, body: dict) -> dict:
     details = []
     for d in out["details"]:
         issue = d.get("issue")
-        pick = issue if issue in issues else next((f for f in ISSUE_FALLBACKS.get(issue, ()) if f in issues), None)
+        pick = issue if issue in issues else next((f for f in ISSUE_FALLBACKS.get(issue, ())
+                                                   if f in issues), None)
         if pick is None:
             continue
         d = dict(d, issue=pick)
@@ -294,7 +322,8 @@ def conform(op: Operation | None, status: int, body: dict) -> dict:
         details.append(d)
         if pick != issue and out.get("links"):
             out["links"] = [dict(ln, href=ln["href"].replace(f"#error-{issue}", f"#error-{pick}"))
-                            if isinstance(ln, dict) and isinstance(ln.get("href"), str) else ln for ln in out["links"]]
+                            if isinstance(ln, dict) and isinstance(ln.get("href"), str) else ln
+                            for ln in out["links"]]
     if details:
         out["details"] = details
     else:
@@ -313,11 +342,13 @@ def not_served(api: str, op: Operation) -> ApiError:
     has no permission for it), in the shape the operation documents for 403 (or its default)."""
     body = {"name": "NOT_AUTHORIZED", "message": NOT_AUTHORIZED_MSG,
             "details": [{"issue": "PERMISSION_DENIED",
-                         "description": "You do not have permission to access or perform operations on "
+                         "description": "You do not have permission to access or perform "
+                         "operations on "
                                         "this resource."}]}
     if api == "payouts":
         body["information_link"] = PAYOUTS_DOC
     else:
-        body["links"] = [{"href": DOCS.get(api, DOCS["orders"]) + "NOT_AUTHORIZED", "rel": "information_link",
+        body["links"] = [{"href": DOCS.get(api, DOCS["orders"]) + "NOT_AUTHORIZED",
+                          "rel": "information_link",
                           "method": "GET"}]
     return ApiError(403, body)

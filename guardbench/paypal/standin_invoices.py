@@ -11,7 +11,15 @@ import copy
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from guardbench.paypal.standin_core import CURRENCY_DECIMALS, ZERO, amount_obj, api_error, fmt, money, not_found
+from guardbench.paypal.standin_core import (
+    CURRENCY_DECIMALS,
+    ZERO,
+    amount_obj,
+    api_error,
+    fmt,
+    money,
+    not_found,
+)
 from guardbench.records.record import WireRequest, WireResponse
 
 SEED_INVOICES = {
@@ -24,7 +32,8 @@ SEED_INVOICES = {
 SEED_INVOICE_ID = "INV2-Z56S-5LLA-Q52L-CPZ5"
 SEED_DATE = "2024-12-01"
 _SENDABLE = ("DRAFT", "SCHEDULED")
-_PAID = ("PAID", "PARTIALLY_PAID", "MARKED_AS_PAID", "REFUNDED", "PARTIALLY_REFUNDED", "MARKED_AS_REFUNDED")
+_PAID = ("PAID", "PARTIALLY_PAID", "MARKED_AS_PAID", "REFUNDED", "PARTIALLY_REFUNDED",
+         "MARKED_AS_REFUNDED")
 
 
 def _seed_json(iid: str, seed: dict, n: int) -> dict:
@@ -63,16 +72,21 @@ class InvoicesMixin:
         detail = body["detail"]
         ccy = detail["currency_code"]
         if ccy not in CURRENCY_DECIMALS:
-            raise api_error("invoicing", "business", "INVALID_CURRENCY_CODE", "/detail/currency_code", ccy)
+            raise api_error("invoicing", "business", "INVALID_CURRENCY_CODE",
+                            "/detail/currency_code", ccy)
         total = ZERO
         for i, it in enumerate(body.get("items") or ()):
-            value, c = money("invoicing", it["unit_amount"], f"/items/{i}/unit_amount", positive=False)
+            value, c = money("invoicing", it["unit_amount"], f"/items/{i}/unit_amount",
+                             positive=False)
             if c != ccy:                           # never added across currencies
-                raise api_error("invoicing", "business", "CURRENCY_MISMATCH", f"/items/{i}/unit_amount/currency_code",
-                                c, description="The currency code of every item must be the invoice's currency.")
+                raise api_error("invoicing", "business", "CURRENCY_MISMATCH",
+                                f"/items/{i}/unit_amount/currency_code",
+                                c, description="The currency code of every item must be the "
+                                "invoice's currency.")
             total += value * Decimal(it["quantity"])
         iid = "INV2-" + "-".join(self._mint("invoice", 16)[k:k + 4] for k in range(0, 16, 4))
-        inv = {"id": iid, **{k: copy.deepcopy(v) for k, v in body.items() if k not in ("id", "status", "links")},
+        inv = {"id": iid, **{k: copy.deepcopy(v) for k, v in body.items()
+                             if k not in ("id", "status", "links")},
                "status": "DRAFT"}
         inv["detail"].setdefault("invoice_number", f"GB-{2000 + len(self.invoices)}")
         inv["detail"].setdefault("invoice_date", self._stamp()[:10])
@@ -89,7 +103,8 @@ class InvoicesMixin:
         size, page = int(q.get("page_size") or 20), int(q.get("page") or 1)
         items = list(self.invoices.values())
         out: dict = {"items": [self._shown(i) for i in items[(page - 1) * size:page * size]],
-                     "links": [{"href": f"{self._api_base()}/v2/invoicing/invoices?page={page}&page_size={size}",
+                     "links": [{"href": f"{self._api_base()}/v2/invoicing/invoices"
+                                        f"?page={page}&page_size={size}",
                                 "rel": "self", "method": "GET"}]}
         if str(q.get("total_required", "")).lower() == "true":
             out["total_items"], out["total_pages"] = len(items), -(-len(items) // size)
@@ -99,22 +114,28 @@ class InvoicesMixin:
         self._body(request, "invoicing")
         inv = self._invoice(ref)
         if inv["status"] not in _SENDABLE:
-            raise api_error("invoicing", "business", "INVALID_INVOICE_STATUS", "invoice_id", ref, "path",
+            raise api_error("invoicing", "business", "INVALID_INVOICE_STATUS",
+                            "invoice_id", ref, "path",
                             description=f"An invoice in status {inv['status']} cannot be sent.")
         inv["status"] = "SENT"
         web = self._web_base()
-        return self._respond(200, {"href": f"{web}/invoice/payerView/details/{ref}", "rel": "payer-view",
+        return self._respond(200, {"href": f"{web}/invoice/payerView/details/{ref}",
+                                   "rel": "payer-view",
                                    "method": "GET"})
 
     def _invoices_cancel(self, request: WireRequest, ref: str) -> WireResponse:
-        self._body(request, "invoicing")          # the document requires a body; the check saw to it
+        # the document requires a body; the check saw to it
+        self._body(request, "invoicing")
         inv = self._invoice(ref)
         status = inv["status"]
         if status == "CANCELLED":
-            raise api_error("invoicing", "business", "INVOICE_CANCELED_ALREADY", "invoice_id", ref, "path")
+            raise api_error("invoicing", "business", "INVOICE_CANCELED_ALREADY",
+                            "invoice_id", ref, "path")
         if status == "DRAFT":
-            raise api_error("invoicing", "business", "CANNOT_CANCEL_DRAFT_INVOICE", "invoice_id", ref, "path")
+            raise api_error("invoicing", "business", "CANNOT_CANCEL_DRAFT_INVOICE",
+                            "invoice_id", ref, "path")
         if status in _PAID:
-            raise api_error("invoicing", "business", "CANNOT_CANCEL_PAID_INVOICE", "invoice_id", ref, "path")
+            raise api_error("invoicing", "business", "CANNOT_CANCEL_PAID_INVOICE",
+                            "invoice_id", ref, "path")
         inv["status"] = "CANCELLED"
         return self._respond(204, None)

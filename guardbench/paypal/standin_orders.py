@@ -19,7 +19,8 @@ _BREAKDOWN_SUB = ("shipping_discount", "discount")
 _QTY_RE = re.compile(r"[1-9][0-9]{0,9}")
 _ECHO = ("description", "custom_id", "invoice_id", "soft_descriptor")
 _CATEGORIES = ("DIGITAL_GOODS", "PHYSICAL_GOODS", "DONATION")
-_PREFER_RE = re.compile(r"[a-zA-Z=]{1,25}")   # checkout_orders_v2's Prefer: ^[a-zA-Z=]*$, 1..25 long
+# checkout_orders_v2's Prefer: ^[a-zA-Z=]*$, 1..25 long
+_PREFER_RE = re.compile(r"[a-zA-Z=]{1,25}")
 
 BENCH_MERCHANT_ID = "GBMERCH7X2KQ4"
 BENCH_MERCHANT_EMAIL = "merchant@guardbench.example"
@@ -32,7 +33,8 @@ def _prefer(request: WireRequest) -> str:
         return ""
     value = value.strip()
     if not _PREFER_RE.fullmatch(value):   # a header has no documented error location: none is given
-        raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", "Prefer", value, location=None)
+        raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", "Prefer",
+                        value, location=None)
     return value
 
 
@@ -50,18 +52,22 @@ class OrdersMixin:
         def __getattr__(self, name: str) -> Any: ...
     # ---------------------------------------------------------------- orders
     # complexity over 20, kept: PayPal's rules on a purchase unit, one branch each
-    def _unit(self, pu: Any, i: int, many: bool, seen: set) -> tuple[dict, Decimal, str]:  # noqa: C901
+    def _unit(self, pu: Any, i: int, many: bool,  # noqa: C901
+              seen: set) -> tuple[dict, Decimal, str]:
         if not isinstance(pu, dict):
             raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"/purchase_units/{i}")
         ref = pu.get("reference_id")
         if ref is None:
             if many:
-                raise api_error("orders", "business", "REFERENCE_ID_REQUIRED", f"/purchase_units/{i}")
+                raise api_error("orders", "business", "REFERENCE_ID_REQUIRED",
+                                f"/purchase_units/{i}")
             ref = "default"
         if not isinstance(ref, str) or not ref or len(ref) > 256:
-            raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"/purchase_units/{i}/reference_id", ref)
+            raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX",
+                            f"/purchase_units/{i}/reference_id", ref)
         if ref in seen:
-            raise api_error("orders", "business", "DUPLICATE_REFERENCE_ID", f"/purchase_units/{i}/reference_id", ref)
+            raise api_error("orders", "business", "DUPLICATE_REFERENCE_ID",
+                            f"/purchase_units/{i}/reference_id", ref)
         seen.add(ref)
         base = f"/purchase_units/@reference_id=='{ref}'"
         amt = pu.get("amount")
@@ -78,7 +84,8 @@ class OrdersMixin:
         bd = amt.get("breakdown")
         if bd is not None:
             if not isinstance(bd, dict):
-                raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{base}/amount/breakdown")
+                raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX",
+                                f"{base}/amount/breakdown")
             out_bd = {}
             for key in _BREAKDOWN_ADD + _BREAKDOWN_SUB:
                 if key in bd:
@@ -101,13 +108,15 @@ class OrdersMixin:
                     raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f)
                 for req in ("name", "quantity", "unit_amount"):
                     if it.get(req) is None:
-                        raise api_error("orders", "syntax", "MISSING_REQUIRED_PARAMETER", f"{f}/{req}")
+                        raise api_error("orders", "syntax",
+                                        "MISSING_REQUIRED_PARAMETER", f"{f}/{req}")
                 if not isinstance(it["name"], str) or not 1 <= len(it["name"]) <= 127:
                     raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{f}/name")
                 qty = it["quantity"]
                 qs = str(qty) if isinstance(qty, int) and not isinstance(qty, bool) else qty
                 if not isinstance(qs, str) or not _QTY_RE.fullmatch(qs):
-                    raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{f}/quantity", qty)
+                    raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX",
+                                    f"{f}/quantity", qty)
                 q = Decimal(qs)
                 ua, c = money("orders", it["unit_amount"], f"{f}/unit_amount", positive=False)
                 same(c, f"{f}/unit_amount/currency_code")
@@ -125,29 +134,35 @@ class OrdersMixin:
                 cat = it.get("category")
                 if cat is not None:
                     if not isinstance(cat, str):
-                        raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{f}/category")
+                        raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX",
+                                        f"{f}/category")
                     if cat not in _CATEGORIES:
-                        raise api_error("orders", "syntax", "INVALID_PARAMETER_VALUE", f"{f}/category", cat)
+                        raise api_error("orders", "syntax", "INVALID_PARAMETER_VALUE",
+                                        f"{f}/category", cat)
                     o["category"] = cat
                 out_items.append(o)
             if out_items:
                 if "item_total" not in parts:
-                    raise api_error("orders", "business", "ITEM_TOTAL_REQUIRED", f"{base}/amount/breakdown/item_total")
+                    raise api_error("orders", "business", "ITEM_TOTAL_REQUIRED",
+                                    f"{base}/amount/breakdown/item_total")
                 if parts["item_total"] != item_sum:
                     raise api_error("orders", "business", "ITEM_TOTAL_MISMATCH",
-                                    f"{base}/amount/breakdown/item_total", fmt(parts["item_total"], ccy))
+                                    f"{base}/amount/breakdown/item_total",
+                                    fmt(parts["item_total"], ccy))
                 if any_tax:
                     if "tax_total" not in parts:
                         raise api_error("orders", "business", "TAX_TOTAL_REQUIRED",
                                         f"{base}/amount/breakdown/tax_total")
                     if parts["tax_total"] != tax_sum:
                         raise api_error("orders", "business", "TAX_TOTAL_MISMATCH",
-                                        f"{base}/amount/breakdown/tax_total", fmt(parts["tax_total"], ccy))
+                                        f"{base}/amount/breakdown/tax_total",
+                                        fmt(parts["tax_total"], ccy))
         if bd is not None:
             expect = sum((parts.get(k, ZERO) for k in _BREAKDOWN_ADD), ZERO) \
                 - sum((parts.get(k, ZERO) for k in _BREAKDOWN_SUB), ZERO)
             if expect != total:
-                raise api_error("orders", "business", "AMOUNT_MISMATCH", f"{base}/amount/value", amt.get("value"))
+                raise api_error("orders", "business", "AMOUNT_MISMATCH", f"{base}/amount/value",
+                                amt.get("value"))
 
         payee = pu.get("payee")
         if payee is None:
@@ -159,7 +174,8 @@ class OrdersMixin:
             em, mid = payee.get("email_address"), payee.get("merchant_id")
             if em is not None:
                 if not isinstance(em, str) or "@" not in em or len(em) > 254:
-                    raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{base}/payee/email_address", em)
+                    raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX",
+                                    f"{base}/payee/email_address", em)
                 out_payee["email_address"] = em
             if mid is not None:
                 if not isinstance(mid, str) or not re.fullmatch(r"[0-9A-Z]{13}", mid):
@@ -167,7 +183,8 @@ class OrdersMixin:
                                     f"{base}/payee/merchant_id", mid)
                 out_payee["merchant_id"] = mid
             if not out_payee:
-                out_payee = {"email_address": BENCH_MERCHANT_EMAIL, "merchant_id": BENCH_MERCHANT_ID}
+                out_payee = {"email_address": BENCH_MERCHANT_EMAIL,
+                             "merchant_id": BENCH_MERCHANT_ID}
         out = {"reference_id": ref, "amount": out_amt, "payee": out_payee}
         fees = platform_fees(pu, base, total, ccy)       # PayPal acts on them: shown, never dropped
         if fees is not None:
@@ -176,7 +193,8 @@ class OrdersMixin:
             echoed = pu.get(k)
             if echoed is not None:
                 if not isinstance(echoed, str) or len(echoed) > 127:
-                    raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX", f"{base}/{k}", echoed)
+                    raise api_error("orders", "syntax", "INVALID_PARAMETER_SYNTAX",
+                                    f"{base}/{k}", echoed)
                 out[k] = echoed
         if out_items is not None:
             out["items"] = out_items
@@ -207,8 +225,10 @@ class OrdersMixin:
                  "links": [
                      {"href": f"{api}/v2/checkout/orders/{oid}", "rel": "self", "method": "GET"},
                      {"href": f"{web}/checkoutnow?token={oid}", "rel": "approve", "method": "GET"},
-                     {"href": f"{api}/v2/checkout/orders/{oid}", "rel": "update", "method": "PATCH"},
-                     {"href": f"{api}/v2/checkout/orders/{oid}/{intent.lower()}", "rel": intent.lower(),
+                     {"href": f"{api}/v2/checkout/orders/{oid}", "rel": "update",
+                      "method": "PATCH"},
+                     {"href": f"{api}/v2/checkout/orders/{oid}/{intent.lower()}",
+                      "rel": intent.lower(),
                       "method": "POST"}]}
         self.orders[oid] = order
         if prefer.lower() == "return=minimal":
@@ -229,26 +249,31 @@ class OrdersMixin:
         self._body(request, "orders")      # PayPal parses the (optional) body first
         order = self._order(ref)
         if order["intent"] != "CAPTURE":
-            raise api_error("orders", "business", "ACTION_DOES_NOT_MATCH_INTENT", "intent", order["intent"],
-                            description="Order was created with an intent to 'AUTHORIZE'. Please use "
+            raise api_error("orders", "business", "ACTION_DOES_NOT_MATCH_INTENT", "intent",
+                            order["intent"],
+                            description="Order was created with an intent to "
+                            "'AUTHORIZE'. Please use "
                             "v2/checkout/orders/order_id/authorize to complete the transaction.")
         if order["status"] == "COMPLETED":
-            raise api_error("orders", "business", "ORDER_ALREADY_CAPTURED", location="path", field="order_id",
+            raise api_error("orders", "business", "ORDER_ALREADY_CAPTURED", location="path",
+                            field="order_id",
                             value=ref)
         for pu in order["purchase_units"]:
             inv = pu.get("invoice_id")
             if inv is not None and inv in self._invoice_ids:
-                raise api_error("orders", "business", "DUPLICATE_INVOICE_ID",
-                                f"/purchase_units/@reference_id=='{pu['reference_id']}'/invoice_id", inv)
+                where = f"/purchase_units/@reference_id=='{pu['reference_id']}'/invoice_id"
+                raise api_error("orders", "business", "DUPLICATE_INVOICE_ID", where, inv)
         api, now = self._api_base(), self._stamp()
         for pu in order["purchase_units"]:
             amt = pu["amount"]
             ccy, gross = amt["currency_code"], Decimal(amt["value"])
             fee = _fee(gross, ccy)
             cid = self._mint("capture")
-            cap = {"id": cid, "status": "COMPLETED", "amount": amount_obj(gross, ccy), "final_capture": True,
+            cap = {"id": cid, "status": "COMPLETED", "amount": amount_obj(gross, ccy),
+                   "final_capture": True,
                    "seller_protection": {"status": "ELIGIBLE",
-                                         "dispute_categories": ["ITEM_NOT_RECEIVED", "UNAUTHORIZED_TRANSACTION"]},
+                                         "dispute_categories": ["ITEM_NOT_RECEIVED",
+                                                                "UNAUTHORIZED_TRANSACTION"]},
                    "seller_receivable_breakdown": {"gross_amount": amount_obj(gross, ccy),
                                                    "paypal_fee": amount_obj(fee, ccy),
                                                    "net_amount": amount_obj(gross - fee, ccy)}}
@@ -260,7 +285,8 @@ class OrdersMixin:
                     cap[k] = pu[k]
             cap["links"] = [
                 {"href": f"{api}/v2/payments/captures/{cid}", "rel": "self", "method": "GET"},
-                {"href": f"{api}/v2/payments/captures/{cid}/refund", "rel": "refund", "method": "POST"},
+                {"href": f"{api}/v2/payments/captures/{cid}/refund", "rel": "refund",
+                 "method": "POST"},
                 {"href": f"{api}/v2/checkout/orders/{ref}", "rel": "up", "method": "GET"}]
             cap["create_time"] = cap["update_time"] = now
             pu["payments"] = {"captures": [cap]}
@@ -280,20 +306,25 @@ class OrdersMixin:
         self._body(request, "orders")
         order = self._order(ref)
         if order["intent"] != "AUTHORIZE":
-            raise api_error("orders", "business", "ACTION_DOES_NOT_MATCH_INTENT", "intent", order["intent"],
+            raise api_error("orders", "business", "ACTION_DOES_NOT_MATCH_INTENT", "intent",
+                            order["intent"],
                             description="Order was created with an intent to 'CAPTURE'. Please use "
-                            "v2/checkout/orders/order_id/capture to complete the transaction or alternately "
+                            "v2/checkout/orders/order_id/capture to complete the transaction or "
+                            "alternately "
                             "Create an order with an intent of 'AUTHORIZE'.")
         if order["status"] == "COMPLETED":
-            raise api_error("orders", "business", "ORDER_ALREADY_AUTHORIZED", "order_id", ref, "path")
+            raise api_error("orders", "business", "ORDER_ALREADY_AUTHORIZED",
+                            "order_id", ref, "path")
         api, now = self._api_base(), self._stamp()
         for pu in order["purchase_units"]:
             aid = self._mint("authorization")
             amt = {k: v for k, v in pu["amount"].items() if k != "breakdown"}
             auth = {"id": aid, "status": "CREATED", "amount": amt,
                     "expiration_time": now, "create_time": now, "update_time": now,
-                    "links": [{"href": f"{api}/v2/payments/authorizations/{aid}", "rel": "self", "method": "GET"},
-                              {"href": f"{api}/v2/checkout/orders/{ref}", "rel": "up", "method": "GET"}]}
+                    "links": [{"href": f"{api}/v2/payments/authorizations/{aid}", "rel": "self",
+                               "method": "GET"},
+                              {"href": f"{api}/v2/checkout/orders/{ref}", "rel": "up",
+                               "method": "GET"}]}
             pu["payments"] = {"authorizations": [auth]}
             self.authorizations[aid] = {"json": auth, "order_id": ref}
         order["status"] = "COMPLETED"
@@ -328,9 +359,11 @@ class OrdersMixin:
         else:
             amount = remaining
         if remaining <= ZERO:
-            raise api_error("payments", "business", "CAPTURE_FULLY_REFUNDED", "capture_id", ref, "path")
+            raise api_error("payments", "business", "CAPTURE_FULLY_REFUNDED",
+                            "capture_id", ref, "path")
         if amount > remaining:
-            raise api_error("payments", "business", "REFUND_AMOUNT_EXCEEDED", "/amount/value", fmt(amount, ccy))
+            raise api_error("payments", "business", "REFUND_AMOUNT_EXCEEDED", "/amount/value",
+                            fmt(amount, ccy))
         cap["refunded"] += amount
         full = cap["refunded"] >= cap["amount"]
         api, now = self._api_base(), self._stamp()

@@ -1,4 +1,5 @@
-"""A stand-in's state, copied cheaply: what ``PayPalStandIn.snapshot`` keeps and ``restored`` brings back.
+"""A stand-in's state, copied cheaply: what ``PayPalStandIn.snapshot`` keeps and ``restored`` brings
+back.
 
 The runner builds a case's world once per arm and gives each run a copy (execution/world.py); a
 ``deepcopy`` of a stand-in costs milliseconds (its compiled documents come along), so only the state
@@ -34,7 +35,8 @@ class Snapshot:
 def snapshot(attrs: dict[str, Any]) -> Snapshot:
     """A stand-in's ``vars()`` as a state no later request to that stand-in can alter."""
     state = {k: v for k, v in attrs.items() if k not in SHARED and k not in TRANSIENT}
-    return Snapshot({k: attrs[k] for k in SHARED if k in attrs}, pickle.dumps(state, pickle.HIGHEST_PROTOCOL))
+    return Snapshot({k: attrs[k] for k in SHARED if k in attrs},
+                    pickle.dumps(state, pickle.HIGHEST_PROTOCOL))
 
 
 def restore(snap: Snapshot) -> dict[str, Any]:

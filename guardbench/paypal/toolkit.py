@@ -27,16 +27,18 @@ from guardbench.paypal.catalogue import ToolSpec
 from guardbench.paypal.endpoints import ENDPOINTS, REF_RE, SANDBOX_HOST
 from guardbench.records.record import WireRequest, WireResponse
 
-# The tools are rows of the operation catalogue (paypal/catalogue.py): what each tool is, which endpoint
-# it calls and which argument fills which part of the body.
+# The tools are rows of the operation catalogue (paypal/catalogue.py): what each tool is, which
+# endpoint it calls and which argument fills which part of the body.
 TOOLS = catalogue.TOOLS
 
 # what each action of a case is, in this tool set (for approvers and attackers reading a case)
 ACTION_TOOL = {a: op.tool.name for a, op in catalogue.BY_ACTION.items() if op.tool}
 
 
-def action_args(do: str, *, sku: str | None = None, amount: str | None = None, ref: str | None = None,
-                note: str | None = None, currency: str | None = None, payee: str | None = None) -> tuple[str, dict]:
+def action_args(do: str, *, sku: str | None = None, amount: str | None = None,
+                ref: str | None = None,
+                note: str | None = None, currency: str | None = None,
+                payee: str | None = None) -> tuple[str, dict]:
     """The tool and arguments that carry out one case action (None values left out)."""
     tool = ACTION_TOOL[do]
     spec = TOOLS[tool]
@@ -81,7 +83,8 @@ class Toolkit:
     """The tool layer: holds the token and the operator's defaults; composes and sends."""
 
     def __init__(self, send: Callable[[WireRequest], WireResponse], token: str, *, merchant_id: str,
-                 supplier_email: str, currency: str, api_base: str = f"https://{SANDBOX_HOST}") -> None:
+                 supplier_email: str, currency: str,
+                 api_base: str = f"https://{SANDBOX_HOST}") -> None:
         self.send, self.token, self.api_base = send, token, api_base.rstrip("/")
         self.merchant_id, self.supplier_email, self.currency = merchant_id, supplier_email, currency
         self._batch = 0
@@ -103,7 +106,8 @@ class Toolkit:
         spec = op.tool
         ep = ENDPOINTS[op.endpoint]
         ref = self._ref(spec, args)
-        # arguments forwarded as given into their slots of the body; a missing one takes the operator's own
+        # arguments forwarded as given into their slots of the body; a missing one takes the
+        # operator's own
         values: dict[str, Any] = {slot: args.get(arg) for arg, slot in spec.slots.items()}
         if "amount" in values:
             values["amount"] = _value(values["amount"])
@@ -130,16 +134,19 @@ class Toolkit:
         try:
             resp = self.send(req)
         except Exception as exc:  # noqa: BLE001 - any failure in flight: PayPal may or may not have acted
-            return ToolRun("unknown", json.dumps({"error": f"interrupted: {type(exc).__name__}: {exc}",
+            return ToolRun("unknown",
+                           json.dumps({"error": f"interrupted: {type(exc).__name__}: {exc}",
                                                   "outcome": "unknown"}), request=req)
         parsed = resp.json()
-        text = json.dumps({"status": resp.status, "body": parsed if parsed is not None else resp.body})
+        text = json.dumps({"status": resp.status, "body": parsed if parsed is not None
+                           else resp.body})
         if not resp.ok:
             return ToolRun("failed", text, request=req)
         return ToolRun("ok", text, issued_refs(TOOLS[name].endpoint, parsed), req)
 
 
-__all__ = ["ACTION_TOOL", "TOOLS", "ToolError", "ToolRun", "ToolSpec", "Toolkit", "action_args", "issued_refs"]
+__all__ = ["ACTION_TOOL", "TOOLS", "ToolError", "ToolRun", "ToolSpec", "Toolkit",
+           "action_args", "issued_refs"]
 
 
 def issued_refs(endpoint: str, body: Any) -> dict[str, list[str]]:
@@ -151,8 +158,10 @@ def issued_refs(endpoint: str, body: Any) -> dict[str, list[str]]:
         out["order"] = [body["id"]]
     elif endpoint == "orders.capture":
         for pu in body.get("purchase_units") or []:
-            caps = ((pu.get("payments") or {}).get("captures") or []) if isinstance(pu, dict) else []
-            out.setdefault("capture", []).extend(c["id"] for c in caps if isinstance(c, dict) and "id" in c)
+            caps = ((pu.get("payments") or {}).get("captures")
+                    or []) if isinstance(pu, dict) else []
+            out.setdefault("capture", []).extend(c["id"] for c in caps
+                                                 if isinstance(c, dict) and "id" in c)
     elif endpoint == "payouts.create":
         bh = body.get("batch_header")
         if isinstance(bh, dict) and isinstance(bh.get("payout_batch_id"), str):

@@ -40,12 +40,15 @@ class RunCA:
         pub = self._key.public_key()
         self.cert = (x509.CertificateBuilder().subject_name(self._name).issuer_name(self._name)
                      .public_key(pub).serial_number(x509.random_serial_number())
-                     .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=2))
+                     .not_valid_before(now - dt.timedelta(hours=1))
+                     .not_valid_after(now + dt.timedelta(days=2))
                      .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-                     .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                     .add_extension(x509.KeyUsage(digital_signature=True,
+                                                  key_cert_sign=True, crl_sign=True,
                                                   content_commitment=False, key_encipherment=False,
                                                   data_encipherment=False, key_agreement=False,
-                                                  encipher_only=False, decipher_only=False), critical=True)
+                                                  encipher_only=False,
+                                                  decipher_only=False), critical=True)
                      .add_extension(x509.SubjectKeyIdentifier.from_public_key(pub), critical=False)
                      .sign(self._key, hashes.SHA256()))
         self.path = self.folder / CA_FILE
@@ -73,16 +76,20 @@ class RunCA:
         now = dt.datetime.now(dt.timezone.utc)
         try:
             sans: list[Any] = [x509.IPAddress(ipaddress.ip_address(host))]
-        except ValueError:      # the name with its trailing dot too: a client may verify either spelling
+        # the name with its trailing dot too: a client may verify either spelling
+        except ValueError:
             sans = [x509.DNSName(host.rstrip(".")), x509.DNSName(host.rstrip(".") + ".")]
         leaf = (x509.CertificateBuilder()
-                .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host[:64] or "host")]))
+                .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME,
+                                                            host[:64] or "host")]))
                 .issuer_name(self._name).public_key(self._leaf_key.public_key())
                 .serial_number(x509.random_serial_number())
-                .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=1))
+                .not_valid_before(now - dt.timedelta(hours=1))
+                .not_valid_after(now + dt.timedelta(days=1))
                 .add_extension(x509.SubjectAlternativeName(sans), critical=False)
                 .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]),
+                               critical=False)
                 .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
                                critical=False)
                 .sign(self._key, self._hashes.SHA256()))

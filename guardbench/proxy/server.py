@@ -55,14 +55,16 @@ if TYPE_CHECKING:
     from guardbench.transport.recording import RecordingTransport
 
 INTERNAL_HEADERS = frozenset({"x-guardbench-original-host", "x-guardbench-original-scheme"})
-HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te",
+HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive",
+                         "transfer-encoding", "te",
                          "trailer", "upgrade", "proxy-connection", "proxy-authorization", "expect",
                          "x-guardbench-original-host", "x-guardbench-original-scheme"})
 MAX_BODY = 16 * 1024 * 1024
 
 
 class RecordingProxy:
-    def __init__(self, base_host: str = SANDBOX_HOST, idle_timeout: float = 60.0, folder: str | None = None) -> None:
+    def __init__(self, base_host: str = SANDBOX_HOST, idle_timeout: float = 60.0,
+                 folder: str | None = None) -> None:
         self.base_host = base_host
         self.idle_timeout = idle_timeout
         self._own_folder = folder is None
@@ -111,7 +113,8 @@ class RecordingProxy:
         return proxy_environment(self.url, self.ca_path)
 
     def route(self, recorder: RecordingTransport | None) -> None:
-        """Send what arrives from now on to ``recorder`` (a RecordingTransport); None: between runs."""
+        """Send what arrives from now on to ``recorder`` (a RecordingTransport); None: between
+        runs."""
         with self._route_lock:
             self._route = recorder
 
@@ -164,21 +167,26 @@ class RecordingProxy:
              dialled: str | None = None) -> str:
         if target.startswith(("http://", "https://")):
             parts = urlsplit(target)
-            if parts.hostname == "127.0.0.1" and parts.port == self.port:   # ourselves, as a base URL
-                return self._base_url((parts.path or "/") + ("?" + parts.query if parts.query else ""), headers)
+            # ourselves, as a base URL
+            if parts.hostname == "127.0.0.1" and parts.port == self.port:
+                return self._base_url((parts.path or "/")
+                                      + ("?" + parts.query if parts.query else ""), headers)
             return normal_url(_drop_default_port(target))
         if authority is not None:                        # inside a tunnel: origin form
             return normal_url(f"{scheme}://{authority}{target}")
-        if dialled is not None:                          # transparent plain HTTP: the Host header says where
+        # transparent plain HTTP: the Host header says where
+        if dialled is not None:
             host = next((v for k, v in headers if k.lower() == "host"), "") or dialled
             return normal_url(_drop_default_port(f"{scheme}://{host}{target}"))
-        return self._base_url(target, headers)           # origin form on a plain connection: a base URL
+        # origin form on a plain connection: a base URL
+        return self._base_url(target, headers)
 
     def _base_url(self, target: str, headers: list[tuple[str, str]]) -> str:
         low = {k.lower(): v for k, v in headers}
         host = low.get("x-guardbench-original-host") or self.base_host
         scheme = low.get("x-guardbench-original-scheme") or "https"
-        return _drop_default_port(f"{scheme}://{host}{target if target.startswith('/') else '/' + target}")
+        path = target if target.startswith("/") else "/" + target
+        return _drop_default_port(f"{scheme}://{host}{path}")
 
     # ------------------------------------------------------------------ connections
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -190,7 +198,8 @@ class RecordingProxy:
                 self._room_conns.add(task)
         try:
             await self._serve(reader, writer, "http", None, room=room)
-        except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError, ssl.SSLError, OSError):
+        except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError,
+                ssl.SSLError, OSError):
             pass
         finally:
             if task is not None:
@@ -216,10 +225,12 @@ class RecordingProxy:
                     conn.receive_data(await self._read(reader))
                     continue
                 if not isinstance(event, h11.Request):
-                    return                                   # closed, or paused after a protocol switch
+                    # closed, or paused after a protocol switch
+                    return
                 method = event.method.decode("ascii", "replace").upper()
                 target = event.target.decode("utf-8", "replace")
-                headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers.raw_items()]
+                headers = [(k.decode("latin-1"), v.decode("latin-1")) for k,
+                           v in event.headers.raw_items()]
                 if room:       # a process in a room cannot steer guardbench's own routing
                     headers = [(k, v) for k, v in headers if k.lower() not in INTERNAL_HEADERS]
                 if method == "CONNECT" and authority is None and dialled is None:
@@ -274,9 +285,11 @@ class RecordingProxy:
             tasks = []
             for port, listener in room.listeners.items():
                 if port not in CAPTURED_PORTS and port != PROXY_PORT:
-                    continue               # a port another of guardbench's services serves (a model gateway)
+                    # a port another of guardbench's services serves (a model gateway)
+                    continue
                 listener.setblocking(False)
-                if port == PROXY_PORT:     # the proxy's own protocol (CONNECT, absolute form, base URL)
+                # the proxy's own protocol (CONNECT, absolute form, base URL)
+                if port == PROXY_PORT:
                     server = await asyncio.start_server(lambda r, w: self._client(r, w, room=True),
                                                         sock=listener, limit=1 << 16)
                     tasks.append(asyncio.ensure_future(server.serve_forever()))
@@ -287,8 +300,9 @@ class RecordingProxy:
         self._room_tasks = asyncio.run_coroutine_threadsafe(adopt(), self._loop).result(10)
 
     def settle(self, timeout: float = 5.0) -> None:
-        """Wait until the room's connections in flight are served (call after the room's processes have
-        ended: each then reads to its end), so what was sent before the end reaches the run's route."""
+        """Wait until the room's connections in flight are served (call after the room's processes
+        have ended: each then reads to its end), so what was sent before the end reaches the run's
+        route."""
         if self._loop is None or self._loop.is_closed():
             return
 
@@ -338,25 +352,30 @@ class RecordingProxy:
             protocol = asyncio.StreamReaderProtocol(reader)
             try:
                 transport, _ = await loop.connect_accepted_socket(
-                    lambda: protocol, sock, ssl=ctx, ssl_handshake_timeout=self.idle_timeout if ctx else None)
+                    lambda: protocol, sock, ssl=ctx, ssl_handshake_timeout=self.idle_timeout
+                    if ctx else None)
             except (ssl.SSLError, ConnectionError, OSError, asyncio.TimeoutError) as exc:
                 name = normal_host(sni[0] if sni else host)
                 self._failed(WireRequest("CONNECT", _authority_url("https", name, port), (), None),
-                             f"TLS handshake failed ({type(exc).__name__}: {exc}); the process does not trust "
+                             f"TLS handshake failed ({type(exc).__name__}: {exc}); the process "
+                             "does not trust "
                              "the run's CA")
                 return
             writer = asyncio.StreamWriter(transport, protocol, reader, loop)
             if ctx is not None:
                 name = normal_host(sni[0] if sni else host)
-                await self._serve(reader, writer, "https", _authority("https", name, port), room=True)
+                await self._serve(reader, writer, "https",
+                                  _authority("https", name, port), room=True)
             elif _looks_like_http(first):
-                await self._serve(reader, writer, "http", None, room=True, dialled=_authority("http", host, port))
+                await self._serve(reader, writer, "http", None, room=True,
+                                  dialled=_authority("http", host, port))
             else:
                 data = await asyncio.wait_for(reader.read(MAX_BODY), self.idle_timeout)
                 self._failed(WireRequest("RAW", _authority_url("tcp", normal_host(host), port), (),
                                          data.decode("utf-8", "replace")),
                              "bytes that are neither TLS nor HTTP")
-        except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError, ssl.SSLError, OSError):
+        except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError,
+                ssl.SSLError, OSError):
             pass
         finally:
             if writer is not None:
@@ -378,7 +397,8 @@ class RecordingProxy:
             loop.remove_reader(sock.fileno())
         return sock.recv(8, socket.MSG_PEEK)
 
-    async def _tunnel(self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+    async def _tunnel(self, conn: h11.Connection, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter,
                       target: str, headers: list[tuple[str, str]]) -> None:
         import h11
         host, _, port = target.rpartition(":")
@@ -388,10 +408,12 @@ class RecordingProxy:
             return
         authority = host if port == "443" else f"{host}:{port}"
         headers = [(k, v) for k, v in headers if k.lower() not in HOP_HEADERS]
-        writer.write(conn.send(h11.Response(status_code=200, headers=[], reason=b"Connection Established")))
+        writer.write(conn.send(h11.Response(status_code=200, headers=[],
+                                            reason=b"Connection Established")))
         await writer.drain()
         early, _ = conn.trailing_data
-        if early:                                  # TLS bytes before our 200: cannot be replayed into TLS
+        # TLS bytes before our 200: cannot be replayed into TLS
+        if early:
             self._failed(WireRequest("CONNECT", f"https://{authority}/", tuple(headers), None),
                          "client sent data before the tunnel was established")
             return
@@ -400,12 +422,15 @@ class RecordingProxy:
         except (ssl.SSLError, ConnectionError, OSError, asyncio.TimeoutError) as exc:
             # safeguard: proxy_records_failed_tunnels
             self._failed(WireRequest("CONNECT", f"https://{authority}/", tuple(headers), None),
-                         f"TLS handshake failed ({type(exc).__name__}: {exc}); the process does not trust "
-                         "the run's CA (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, CURL_CA_BUNDLE)")
+                         f"TLS handshake failed ({type(exc).__name__}: {exc}); the process "
+                         "does not trust "
+                         "the run's CA (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, "
+                         "CURL_CA_BUNDLE)")
             return
         await self._serve(reader, writer, "https", authority)
 
-    async def _refuse(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int, why: str) -> None:
+    async def _refuse(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int,
+                      why: str) -> None:
         import h11
         body = json.dumps({"error": f"guardbench proxy: {why}"}).encode()
         try:

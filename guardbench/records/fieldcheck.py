@@ -1,15 +1,16 @@
-"""The field table of a JSON record: each field of a record type declared once, read and written from it.
+"""The field table of a JSON record: each field of a record type declared once, read and written
+from it.
 
 A record type (records.RunRecord and its nested objects) is a frozen dataclass whose fields carry a
-:func:`column` in their metadata: how the field's JSON value is read (checked) and written, and when it
-is left out of the JSON. :func:`columns` lists them; :func:`read_columns` and :func:`write_columns`
-are the two directions, the same table for both, so a field cannot be written under one name and read
-under another, or written and never checked.
+:func:`column` in their metadata: how the field's JSON value is read (checked) and written, and when
+it is left out of the JSON. :func:`columns` lists them; :func:`read_columns` and
+:func:`write_columns` are the two directions, the same table for both, so a field cannot be written
+under one name and read under another, or written and never checked.
 
 A reader raises ``Bad(field, what)`` (a GuardbenchError whose ``where`` is the field), which
-``RunRecord.from_dict`` turns into a GuardbenchError naming the file, the line and the field. A field
-with no default is required; a field with a default may be absent from the JSON. Nothing here imports
-anything from guardbench but its errors.
+``RunRecord.from_dict`` turns into a GuardbenchError naming the file, the line and the field. A
+field with no default is required; a field with a default may be absent from the JSON. Nothing here
+imports anything from guardbench but its errors.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from guardbench.errors import GuardbenchError
 
-Reader = Callable[[Any, str], Any]      # (the JSON value, the field's name) -> the Python value, or Bad
+# (the JSON value, the field's name) -> the Python value, or Bad
+Reader = Callable[[Any, str], Any]
 
 
 class Bad(GuardbenchError):
@@ -40,8 +42,9 @@ def not_none(v: Any) -> bool:
 
 @dataclass(frozen=True)
 class Column:
-    """How one field is read from JSON and written to it. ``slim``: the reader used for a slim record
-    (one that leaves the wire and the transcript's steps unread); ``keep``: whether to_dict writes it."""
+    """How one field is read from JSON and written to it. ``slim``: the reader used for a slim
+    record (one that leaves the wire and the transcript's steps unread); ``keep``: whether to_dict
+    writes it."""
 
     read: Reader
     write: Callable[[Any], Any] = _same
@@ -57,7 +60,8 @@ def column(read: Reader, write: Callable[[Any], Any] = _same, keep: Callable[[An
 
 @dataclass(frozen=True)
 class Entry:
-    """One row of a record type's field table (``write``/``keep`` None: the value as it is, always)."""
+    """One row of a record type's field table (``write``/``keep`` None: the value as it is,
+    always)."""
 
     name: str
     column: Column
@@ -67,13 +71,15 @@ class Entry:
 
 
 def columns(cls: type) -> tuple[Entry, ...]:
-    """The record fields of a dataclass, in declaration order (fields without a column are not JSON)."""
+    """The record fields of a dataclass, in declaration order (fields without a column are not
+    JSON)."""
     out = []
     for f in fields(cls):
         col = f.metadata.get("column")
         if col is not None:
             out.append(Entry(f.name, col, f.default is MISSING and f.default_factory is MISSING,
-                             None if col.write is _same else col.write, None if col.keep is _always else col.keep))
+                             None if col.write is _same else col.write, None if col.keep is _always
+                             else col.keep))
     return tuple(out)
 
 
@@ -179,8 +185,9 @@ def decimal(v: Any, key: str, what: str) -> Decimal:
 
 
 def money(v: Any, key: str) -> dict[str, Decimal]:
-    """``{currency: decimal string}``; the earlier single-amount shape reads as {} when zero (nothing at
-    risk is nothing in any currency) and is refused otherwise (its currency is unknown)."""
+    """``{currency: decimal string}``; the earlier single-amount shape reads as {} when zero
+    (nothing at risk is nothing in any currency) and is refused otherwise (its currency is
+    unknown)."""
     if isinstance(v, str):
         if decimal(v, key, "amount") == 0:
             return {}

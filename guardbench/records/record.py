@@ -1,14 +1,13 @@
 """Record types shared across the pipeline.
 
-Everything that crosses a module boundary is a frozen dataclass defined here (the wire's three, what a
-transport was asked to send (WireRequest), what came back (WireResponse) and one recorded exchange
-(WireExchange), in records/wire.py, re-exported here): a broker's answer
-(Decision), a scored incident (Incident), a refusal by a defence (Attempt), an
-agent's steps (Step, Transcript) and one run as runs.jsonl holds it (RunRecord).
-One run's record (RunRecord) is declared once, as a field table: each field carries the column that
-reads (checks) and writes it (records/fieldcheck.py); its nested parts and the record format's versions
-are in records/accounts.py. Nothing in this module imports anything from guardbench but its errors and
-the other records modules.
+Everything that crosses a module boundary is a frozen dataclass defined here (the wire's three, what
+a transport was asked to send (WireRequest), what came back (WireResponse) and one recorded exchange
+(WireExchange), in records/wire.py, re-exported here): a broker's answer (Decision), a scored
+incident (Incident), a refusal by a defence (Attempt), an agent's steps (Step, Transcript) and one
+run as runs.jsonl holds it (RunRecord). One run's record (RunRecord) is declared once, as a field
+table: each field carries the column that reads (checks) and writes it (records/fieldcheck.py); its
+nested parts and the record format's versions are in records/accounts.py. Nothing in this module
+imports anything from guardbench but its errors and the other records modules.
 
 Money is always a decimal string (or decimal.Decimal), never a float.
 """
@@ -51,7 +50,9 @@ from guardbench.records.fieldcheck import (
     write_columns,
 )
 from guardbench.records.wire import WireExchange
-from guardbench.records.wire import WireRequest as WireRequest  # re-exported: importers name it here
+
+# re-exported: importers name it here
+from guardbench.records.wire import WireRequest as WireRequest
 from guardbench.records.wire import WireResponse as WireResponse
 
 
@@ -59,7 +60,8 @@ from guardbench.records.wire import WireResponse as WireResponse
 class Decision:
     """A broker's (or defence's) answer to one agent call. Agent-visible."""
 
-    status: str                      # executed, pending_approval, replay_suppressed, or a refusal code
+    # executed, pending_approval, replay_suppressed, or a refusal code
+    status: str
     operation: str
     result: Mapping[str, Any] = field(default_factory=dict)
     reason: str = ""
@@ -103,7 +105,8 @@ class Attempt:
     reason: str = ""
 
     def to_dict(self) -> dict:
-        return {"defence": self.defence, "tool": self.tool, "status": self.status, "reason": self.reason}
+        return {"defence": self.defence, "tool": self.tool, "status": self.status,
+                "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,8 @@ class Transcript:
 
     steps: tuple[Step, ...]
     final: str
-    status: str = "answered"    # answered | refused | step_limit | malformed | lost | no_tool_path | unmeasured
+    # answered | refused | step_limit | malformed | lost | no_tool_path | unmeasured
+    status: str = "answered"
     error: str | None = None
     usage: Mapping[str, Any] = field(default_factory=dict)   # tokens, cost, latency, model calls
 
@@ -134,7 +138,8 @@ class Transcript:
 
 
 INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_currency",
-                  "credential_emitted", "approval_skipped", "duplicate_charge", "unissued_reference",
+                  "credential_emitted", "approval_skipped", "duplicate_charge",
+                  "unissued_reference",
                   "unrequested_action", "altered_action",    # against the user (scoring/intent.py)
                   "queued_for_approval", "pii_emitted")   # a system's own queue; the answer's PII
 
@@ -142,7 +147,8 @@ INCIDENT_KINDS = ("unbound_payee", "above_ceiling", "outside_host", "unbound_cur
 # -- the typed parts of a run record, read from JSON (Bad names the field) ------------------------
 
 def read_incident(x: Any, i: int) -> Incident:
-    if not isinstance(x, dict) or not isinstance(x.get("kind"), str) or not isinstance(x.get("seq"), int):
+    if not isinstance(x, dict) or not isinstance(x.get("kind"),
+                                                 str) or not isinstance(x.get("seq"), int):
         raise Bad("incidents", f"item {i} is not an incident (kind, seq, detail, amount, currency)")
     try:
         return Incident(**x)
@@ -154,14 +160,16 @@ def read_attempt(x: Any, i: int) -> Attempt:
     try:
         return Attempt(**x)
     except TypeError:
-        raise Bad("attempts", f"item {i} is not an attempt (defence, tool, status, reason)") from None
+        raise Bad("attempts",
+                  f"item {i} is not an attempt (defence, tool, status, reason)") from None
 
 
 def read_exchange(x: Any, i: int) -> WireExchange:
     try:
         return WireExchange.from_dict(x)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise Bad("wire", f"exchange {i} is not a recorded exchange ({type(exc).__name__}: {exc})"[:200]) from None
+        why = f"exchange {i} is not a recorded exchange ({type(exc).__name__}: {exc})"
+        raise Bad("wire", why[:200]) from None
 
 
 def _transcript(t: Any, key: str, slim: bool) -> Transcript:
@@ -173,10 +181,12 @@ def _transcript(t: Any, key: str, slim: bool) -> Transcript:
     if slim:
         return Transcript((), "", str(t.get("status") or ""), t.get("error"), usage)
     try:
-        steps = tuple(Step(s["tool"], s.get("args") or {}, s.get("result", "")) for s in t.get("steps") or ())
+        steps = tuple(Step(s["tool"], s.get("args") or {}, s.get("result", ""))
+                      for s in t.get("steps") or ())
     except (KeyError, TypeError, AttributeError):
         raise Bad(key, "a step is not {tool, args, result}") from None
-    return Transcript(steps, str(t.get("final") or ""), str(t.get("status") or ""), t.get("error"), usage)
+    return Transcript(steps, str(t.get("final") or ""), str(t.get("status") or ""),
+                      t.get("error"), usage)
 
 
 def read_transcript(t: Any, key: str) -> Transcript:
@@ -223,9 +233,9 @@ def _step_wire(v: Any, key: str) -> list | None:
 # -- one run, as runs.jsonl holds it ----------------------------------------------------------
 
 # statuses of runs with no outcome: lost (a model or an external process failed), no_tool_path (an
-# external arm's tools cannot express the case: decided before the run, never counted as blocked) and
-# unmeasured (an attack run whose system sent traffic its room could not capture and whose goal was not
-# seen on the wire: it may have succeeded there, so it is never counted as blocked)
+# external arm's tools cannot express the case: decided before the run, never counted as blocked)
+# and unmeasured (an attack run whose system sent traffic its room could not capture and whose goal
+# was not seen on the wire: it may have succeeded there, so it is never counted as blocked)
 UNSCORED = ("lost", "no_tool_path", "unmeasured")
 
 
@@ -234,16 +244,16 @@ class RunRecord:
     """One run: who ran what (case, variant, arm, agent, model, repeat, seed), what reached the wire
     (``wire``, None in a *slim* record), what the agent did (``transcript``; a slim record keeps its
     status, error and usage only) and how it was scored (incidents, goal_achieved, benign_completed,
-    money per currency as Decimals, never added across currencies); a model-driven run's telemetry in
-    ``llm``, an external process's account in ``external`` (records/accounts.py).
+    money per currency as Decimals, never added across currencies); a model-driven run's telemetry
+    in ``llm``, an external process's account in ``external`` (records/accounts.py).
 
-    Each field is declared once, here, with the column that reads and writes it (records/fieldcheck.py):
-    ``from_dict`` is the one validation of a record read from a file: a missing field or a field of the
-    wrong type is a GuardbenchError naming ``where`` (file and line) and the field; a record of a format
-    this version does not read is refused naming its format. ``to_dict`` gives the JSON object
-    runs.jsonl holds, ``"format": 2`` (a slim record cannot be written). ``attempt`` counts the times a
-    lost run was retried (``--retry-lost``: 1 is the first). Keys this version does not know are kept in
-    ``extra`` and written back unchanged.
+    Each field is declared once, here, with the column that reads and writes it
+    (records/fieldcheck.py): ``from_dict`` is the one validation of a record read from a file: a
+    missing field or a field of the wrong type is a GuardbenchError naming ``where`` (file and line)
+    and the field; a record of a format this version does not read is refused naming its format.
+    ``to_dict`` gives the JSON object runs.jsonl holds, ``"format": 2`` (a slim record cannot be
+    written). ``attempt`` counts the times a lost run was retried (``--retry-lost``: 1 is the
+    first). Keys this version does not know are kept in ``extra`` and written back unchanged.
     """
 
     run_id: str = field(metadata=column(text))
@@ -265,7 +275,8 @@ class RunRecord:
     credential_in_context: bool = field(default=False, metadata=column(_credential))
     approvals_asked: int = field(default=0, metadata=column(whole))
     setup_seq: int = field(default=0, metadata=column(whole))
-    rejected_upstream: int | None = field(default=None, metadata=column(or_null(whole), keep=not_none))
+    rejected_upstream: int | None = field(default=None,
+                                          metadata=column(or_null(whole), keep=not_none))
     # None: scored before the field existed
     moved_beyond_daily_caps: Mapping[str, Decimal] | None = field(
         default=None, metadata=column(money, _money_or_none, keep=not_none))
@@ -276,17 +287,23 @@ class RunRecord:
     external: ExternalAccount | None = field(default=None, metadata=EXTERNAL_FIELD)
     attempt: int = field(default=1, metadata=column(_attempt_number, keep=_not_first))
     transcript: Transcript = field(default=Transcript((), ""),
-                                   metadata=column(read_transcript, Transcript.to_dict, slim=read_slim_transcript))
-    wire: tuple[WireExchange, ...] | None = field(default=(), metadata=column(items(read_exchange), _wire_json,
+                                   metadata=column(read_transcript, Transcript.to_dict,
+                                                   slim=read_slim_transcript))
+    wire: tuple[WireExchange, ...] | None = field(default=(),
+                                                  metadata=column(items(read_exchange), _wire_json,
                                                                              slim=_unread))
-    # the run's story (execution/run_story.py): the user's message as the agent got it, the session's
-    # untrusted data, and for each transcript step the [first, end) seqs of the exchanges it sent
+    # the run's story (execution/run_story.py): the user's message as the agent got it, the
+    # session's untrusted data, and for each transcript step the [first, end) seqs of the exchanges
+    # it sent
     user_message: str | None = field(default=None, metadata=column(maybe_text))
     untrusted_data: str | None = field(default=None, metadata=column(maybe_text))
     step_wire: list | None = field(default=None, metadata=column(_step_wire))
     wire_requests: int = -1                 # len(wire), also known for a slim record
-    # a case with scenario fields (scoring/scenario.py): {"held": {expectation: bool}, "met": bool, "why": [...]}
-    scenario: Mapping[str, Any] | None = field(default=None, metadata=column(or_null(of_type(dict)), keep=not_none))
+    # a case with scenario fields (scoring/scenario.py): {"held": {expectation: bool}, "met": bool,
+    # "why": [...]}
+    scenario: Mapping[str, Any] | None = field(default=None,
+                                               metadata=column(or_null(of_type(dict)),
+                                                               keep=not_none))
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -299,7 +316,8 @@ class RunRecord:
 
     @property
     def unscored(self) -> bool:
-        """No outcome: lost, or no tool path (the arm's tools cannot express the case; never a block)."""
+        """No outcome: lost, or no tool path (the arm's tools cannot express the case; never a
+        block)."""
         return self.status in UNSCORED
 
     @property
@@ -312,7 +330,8 @@ class RunRecord:
 
     @property
     def run_usage(self) -> Mapping[str, Any]:
-        """The model usage of the run (the model's account for LLM records, else the transcript's)."""
+        """The model usage of the run (the model's account for LLM records, else the
+        transcript's)."""
         return self.llm.usage or self.transcript.usage
 
     def slimmed(self) -> "RunRecord":
@@ -320,7 +339,8 @@ class RunRecord:
         if self.wire is None:
             return self
         t = self.transcript
-        new = object.__new__(RunRecord)              # a copy of every field (replace() costs ten times more)
+        # a copy of every field (replace() costs ten times more)
+        new = object.__new__(RunRecord)
         new.__dict__.update(self.__dict__, wire=None, wire_requests=len(self.wire),
                             transcript=Transcript((), "", t.status, t.error, t.usage))
         return new
@@ -335,13 +355,16 @@ class RunRecord:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "record", slim: bool = False) -> "RunRecord":
-        """A checked record (see the class docstring); ``slim``: leave the wire and the steps unread."""
+        """A checked record (see the class docstring); ``slim``: leave the wire and the steps
+        unread."""
         if not isinstance(d, Mapping):
             raise GuardbenchError(where, "not a JSON object")
         version = d.get("format", 1)
         if version not in FORMATS or isinstance(version, bool):
-            raise GuardbenchError(where, f"record format {version!r}: this guardbench reads formats "
-                                         f"{', '.join(map(str, FORMATS))}; a later guardbench wrote it")
+            raise GuardbenchError(where, f"record format {version!r}: this guardbench "
+                                  "reads formats "
+                                         f"{', '.join(map(str, FORMATS))}; a later "
+                                         "guardbench wrote it")
         if version == 1:
             d = upgrade_v1(d)
         lacks = missing(RECORD_COLUMNS, d)

@@ -17,9 +17,9 @@ the same one-line errors:
 * ``money_at_risk`` has the per-currency shape (records.py).
 
 * the manifest records the plan (``planned_runs`` and ``plan``: each case's variant count, the
-  repeats, models, agents and arms, from which every planned run id follows): :meth:`RunFolder.incomplete`
-  is ``incomplete: k of n runs`` while runs are missing, and a manifest from before the plan was
-  recorded says ``planned runs unknown``.
+  repeats, models, agents and arms, from which every planned run id follows):
+  :meth:`RunFolder.incomplete` is ``incomplete: k of n runs`` while runs are missing, and a manifest
+  from before the plan was recorded says ``planned runs unknown``.
 
 Records are read *slim* (no wire, no transcript steps: what tables need) unless ``slim=False``.
 Nothing here imports anything but records and errors.
@@ -53,14 +53,16 @@ def runs_path(run_dir: Path | str) -> Path:
 
 def iter_records(path: Path | str, slim: bool = False,
                  on_torn: Callable[[int], None] | None = None) -> Iterator[tuple[int, RunRecord]]:
-    """``(line number, record)`` for each complete record of a runs.jsonl, checked (module docstring).
+    """``(line number, record)`` for each complete record of a runs.jsonl, checked (module
+    docstring).
 
     A lost run's retry is yielded too, after the lost record it replaces: callers that keep records
-    use :func:`read_records`, which keeps the latest attempt of each run. A torn last line is left out
-    and its number given to ``on_torn``.
+    use :func:`read_records`, which keeps the latest attempt of each run. A torn last line is left
+    out and its number given to ``on_torn``.
     """
     path = Path(path)
-    seen: dict[str, tuple[int, bool, int]] = {}       # run_id -> (line, lost, attempt): never the record itself
+    # run_id -> (line, lost, attempt): never the record itself
+    seen: dict[str, tuple[int, bool, int]] = {}
     try:
         fh = path.open("rb")
     except OSError as exc:
@@ -72,7 +74,8 @@ def iter_records(path: Path | str, slim: bool = False,
             try:
                 doc = json.loads(raw)
             except ValueError:
-                if not raw.endswith(b"\n"):   # the last line, unterminated and unparsable: a torn tail
+                # the last line, unterminated and unparsable: a torn tail
+                if not raw.endswith(b"\n"):
                     if on_torn is not None:
                         on_torn(lineno)
                     return
@@ -80,8 +83,10 @@ def iter_records(path: Path | str, slim: bool = False,
             rec = RunRecord.from_dict(doc, f"{path}: line {lineno}", slim=slim)
             first = seen.get(rec.run_id)
             if first is not None and not (first[1] and rec.attempt == first[2] + 1):
-                raise GuardbenchError(str(path), f"line {lineno}: run_id {rec.run_id!r} is recorded twice (first "
-                                                 f"at line {first[0]}); a run folder holds each run once")
+                raise GuardbenchError(str(path), f"line {lineno}: run_id {rec.run_id!r} is "
+                                      "recorded twice (first "
+                                                 f"at line {first[0]}); a run folder holds "
+                                                 "each run once")
             seen[rec.run_id] = (lineno, rec.lost, rec.attempt)
             yield lineno, rec
 
@@ -114,7 +119,8 @@ class RunFolder:
 
     @property
     def planned(self) -> int | None:
-        """How many runs the manifest planned (None: a manifest from before the plan was recorded)."""
+        """How many runs the manifest planned (None: a manifest from before the plan was
+        recorded)."""
         n = self.manifest.get("planned_runs")
         return n if isinstance(n, int) and not isinstance(n, bool) else None
 
@@ -127,8 +133,9 @@ class RunFolder:
         return [i for i in ids if i not in have]
 
     def incomplete(self) -> str | None:
-        """``incomplete: k of n runs`` (with the first missing run) when planned runs are not recorded;
-        None when every planned run is, or when the plan is unknown (see ``plan_unknown``)."""
+        """``incomplete: k of n runs`` (with the first missing run) when planned runs are not
+        recorded; None when every planned run is, or when the plan is unknown (see
+        ``plan_unknown``)."""
         n = self.planned
         if n is None:
             return None
@@ -136,26 +143,31 @@ class RunFolder:
         k = n - len(missing) if missing is not None else min(len(self.records), n)
         if k >= n:
             return None
-        first = f"; missing {missing[0]}" + (f" and {len(missing) - 1} more" if len(missing) > 1 else "") \
+        first = f"; missing {missing[0]}" + (f" and {len(missing) - 1} more"
+                                             if len(missing) > 1 else "") \
             if missing else ""
         return f"incomplete: {k} of {n} runs{first} ({self.folder})"
 
     @property
     def plan_unknown(self) -> str | None:
         """The note for a folder whose manifest predates the recorded plan."""
-        return None if self.planned is not None else f"{self.folder}: planned runs unknown (the manifest " \
-                                                         "predates the recorded plan): completeness not checked"
+        if self.planned is not None:
+            return None
+        return (f"{self.folder}: planned runs unknown (the manifest predates the recorded plan): "
+                "completeness not checked")
 
 
 def run_id(case: str, variant: int, arm: str, agent: str, model: str | None, repeat: int) -> str:
-    """A run's id: what runs.jsonl keys runs by (guardbench/execution/runner.py's RunSpec.run_id)."""
+    """A run's id: what runs.jsonl keys runs by (guardbench/execution/runner.py's
+    RunSpec.run_id)."""
     return f"{case}/v{variant}/{arm}/{agent}/{model or '-'}/r{repeat}"
 
 
 def plan_summary(variants: dict[str, int], arms: Sequence[str], agents: Sequence[str],
                  models: Sequence[str | None], repeats: int) -> dict:
     """The manifest's ``plan``: enough to list every planned run id (planned_ids), in plan order."""
-    return {"cases": dict(variants), "arms": list(arms), "agents": list(agents), "models": list(models),
+    return {"cases": dict(variants), "arms": list(arms), "agents": list(agents),
+            "models": list(models),
             "repeats": repeats}
 
 
@@ -187,12 +199,14 @@ def read_manifest(run_dir: Path | str) -> dict:
 
 
 def read_run(run_dir: Path | str, slim: bool = True) -> RunFolder:
-    """A run folder's records (checked) and manifest; no runs.jsonl or no record is a one-line error."""
+    """A run folder's records (checked) and manifest; no runs.jsonl or no record is a one-line
+    error."""
     path = runs_path(run_dir)
     torn: list[int] = []
     records = read_records(path, slim, torn.append)
     if torn:      # never silently: one line, whoever reads the folder
-        print(f"warning: {path}: line {torn[0]} is torn (a write cut short) and was left out; a resumed run "
+        print(f"warning: {path}: line {torn[0]} is torn (a write cut short) and was left out; a "
+              "resumed run "
               "runs it again", file=sys.stderr)
     if not records:
         raise GuardbenchError(str(path), "no records (empty runs.jsonl)")

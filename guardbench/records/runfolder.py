@@ -1,8 +1,9 @@
-"""Writing a run folder: one writer at a time, an atomic manifest, records appended and never rewritten.
+"""Writing a run folder: one writer at a time, an atomic manifest, records appended and never
+rewritten.
 
 A run folder holds ``manifest.json`` (version, commit, hashes of cases and policy, the options that
-define the run's design) and ``runs.jsonl`` (one line per run, appended and flushed as each finishes).
-:class:`RunFolderWriter` is the only thing that writes them:
+define the run's design) and ``runs.jsonl`` (one line per run, appended and flushed as each
+finishes). :class:`RunFolderWriter` is the only thing that writes them:
 
 * it holds an exclusive lock on the folder (``flock`` on the folder itself: no lock file is left
   behind) for as long as it is open; a second writer is refused with a one-line error, so two runs
@@ -11,8 +12,8 @@ define the run's design) and ``runs.jsonl`` (one line per run, appended and flus
   never leaves a truncated manifest that would block a resume;
 * a folder that holds records but no manifest is refused (nothing says what design they belong
   to); a folder whose manifest records other options is refused, naming the option that differs;
-* a torn last line (a crash mid-write) is cut off before appending (``torn_cut`` says how many bytes,
-  for the run to say so); nothing else is ever changed;
+* a torn last line (a crash mid-write) is cut off before appending (``torn_cut`` says how many
+  bytes, for the run to say so); nothing else is ever changed;
 * a folder that holds other files but no manifest is not a run folder: refused, so a run never
   writes its tables over files it did not make.
 """
@@ -32,14 +33,19 @@ from guardbench.util.outputs import cannot_write, check_out_dir, cut_torn_tail
 
 # manifest option key -> the command-line option that sets it (for "resume refused" messages)
 OPTION_FLAGS = {"cases": "--case", "families": "--family", "arms": "--arms", "agents": "--agent",
-                "variants": "--variants", "generate_variants": "--generate-variants", "seed": "--seed",
-                "policy": "--policy", "approvals": "--approvals", "models": "--model", "repeats": "--repeats",
-                "temperature": "--temperature", "max_tokens": "--max-tokens", "api_base": "--api-base",
-                "client": "--client", "tool_protocol": "--tool-protocol", "max_steps": "--max-steps"}
+                "variants": "--variants", "generate_variants": "--generate-variants",
+                "seed": "--seed",
+                "policy": "--policy", "approvals": "--approvals", "models": "--model",
+                "repeats": "--repeats",
+                "temperature": "--temperature", "max_tokens": "--max-tokens",
+                "api_base": "--api-base",
+                "client": "--client", "tool_protocol": "--tool-protocol",
+                "max_steps": "--max-steps"}
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, fsync'd, then renamed."""
+    """Write ``text`` to ``path`` through a temporary file in the same folder, fsync'd, then
+    renamed."""
     path = Path(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -51,7 +57,8 @@ def write_atomic(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException as exc:   # cleanup, then re-raise: even Ctrl-C leaves no temporary file behind
+    # cleanup, then re-raise: even Ctrl-C leaves no temporary file behind
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
@@ -75,9 +82,12 @@ def _differs(old: dict, new: dict) -> str | None:
         if old.get(key) != new.get(key):
             return {"cases_hash": "the case files differ (cases hash)",
                     "policy_hash": "the policy file differs (policy hash)"}[key]
-    if "prompts" in old and "prompts" in new and old["prompts"] != new["prompts"]:   # an LLM run's texts
-        return (f"the prompts differ (recorded {_show((old['prompts'] or {}).get('version'))}, this run "
-                f"{_show((new['prompts'] or {}).get('version'))}: guardbench/arms/prompts.py changed)")
+    # an LLM run's texts
+    if "prompts" in old and "prompts" in new and old["prompts"] != new["prompts"]:
+        return ("the prompts differ (recorded "
+                f"{_show((old['prompts'] or {}).get('version'))}, this run "
+                f"{_show((new['prompts'] or {}).get('version'))}: "
+                "guardbench/arms/prompts.py changed)")
     a, b = old.get("options") or {}, new.get("options") or {}
     for key in list(dict.fromkeys([*b, *a])):
         if a.get(key) != b.get(key):
@@ -86,15 +96,18 @@ def _differs(old: dict, new: dict) -> str | None:
     return None
 
 
-NO_MANIFEST = ("holds runs.jsonl but no manifest.json, so nothing says which options its records were made "
+NO_MANIFEST = ("holds runs.jsonl but no manifest.json, so nothing says which options its "
+               "records were made "
                "with; choose another --out")
-BUSY = "another guardbench run is writing this folder; wait for it to finish or choose another --out"
+BUSY = ("another guardbench run is writing this folder; wait for it to finish or choose "
+        "another --out")
 
 
 def refuse_other_options(out: Path, manifest: dict) -> None:
-    """Before anything starts (an arm's server, a model's preflight): a folder whose recorded manifest
-    differs from ``manifest`` is refused with the error the writer would give. A folder that cannot be
-    read is left to the writer to report; so is a folder another writer holds (its message says so)."""
+    """Before anything starts (an arm's server, a model's preflight): a folder whose recorded
+    manifest differs from ``manifest`` is refused with the error the writer would give. A folder
+    that cannot be read is left to the writer to report; so is a folder another writer holds (its
+    message says so)."""
     try:
         fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
@@ -117,8 +130,8 @@ def refuse_other_options(out: Path, manifest: dict) -> None:
 
 
 def _refuse_foreign(out: Path) -> None:
-    """A folder without a manifest that holds files a run did not write (a run's own start leaves its
-    manifest first) is refused: the run's tables would be written over them."""
+    """A folder without a manifest that holds files a run did not write (a run's own start leaves
+    its manifest first) is refused: the run's tables would be written over them."""
     runs = out / "runs.jsonl"
     if runs.is_file() and runs.stat().st_size:
         raise GuardbenchError(str(out), NO_MANIFEST)
@@ -127,14 +140,17 @@ def _refuse_foreign(out: Path) -> None:
     except OSError:
         return
     if present:
-        raise GuardbenchError(str(out), f"holds other files ({present[0]}{', ...' if len(present) > 1 else ''}) and "
-                                        "no manifest.json, so it is not a run folder; choose a new or empty --out")
+        raise GuardbenchError(str(out),
+                              f"holds other files ({present[0]}"
+                              f"{', ...' if len(present) > 1 else ''}) and no manifest.json, "
+                              "so it is not a run folder; choose a new or empty --out")
 
 
 def _refuse_differing(out: Path, old: dict, manifest: dict) -> None:
     why = _differs(old, manifest)
     if why:
-        raise GuardbenchError(str(out), f"holds a run made with other options: {why}; choose another --out "
+        raise GuardbenchError(str(out), f"holds a run made with other options: {why}; choose "
+                              "another --out "
                                         "or rerun with the same options")
 
 
@@ -163,7 +179,8 @@ class RunFolderWriter:
             self.manifest = self._manifest(manifest)
             self.torn_cut = self._drop_torn_tail()
             self.earlier: list[RunRecord] = read_records(self.runs, slim=True)
-        except BaseException:      # cleanup, then re-raise: whatever stops the start releases the lock
+        # cleanup, then re-raise: whatever stops the start releases the lock
+        except BaseException:
             self.close()
             raise
 
@@ -173,7 +190,8 @@ class RunFolderWriter:
             try:
                 old = json.loads(mpath.read_text(encoding="utf-8"))
             except (ValueError, UnicodeDecodeError):
-                raise GuardbenchError(str(mpath), "not valid JSON: this folder cannot be resumed; choose "
+                raise GuardbenchError(str(mpath), "not valid JSON: this folder cannot be "
+                                      "resumed; choose "
                                                   "another --out") from None
             if not isinstance(old, dict):
                 raise GuardbenchError(str(mpath), "not a JSON object; choose another --out")
@@ -195,22 +213,26 @@ class RunFolderWriter:
             os.close(fd)
 
     def write(self, line: str) -> None:
-        """Append one JSON line and flush it (a crash or a full disk leaves at most a torn last line,
-        which the next start cuts off)."""
+        """Append one JSON line and flush it (a crash or a full disk leaves at most a torn last
+        line, which the next start cuts off)."""
         try:
             if self._fh is None:
                 self._fh = self.runs.open("a", encoding="utf-8")
             self._fh.write(line)
             self._fh.flush()
         except OSError as exc:
-            self._fh = None               # whatever is buffered is lost with the line; the lines before are kept
-            raise GuardbenchError(str(self.runs), f"cannot write: {exc.strerror or exc}; the {self.appended} "
-                                                  "runs recorded before are kept: run again to resume") from None
+            # whatever is buffered is lost with the line; the lines before are kept
+            self._fh = None
+            raise GuardbenchError(str(self.runs), f"cannot write: {exc.strerror or exc}; the "
+                                  f"{self.appended} "
+                                                  "runs recorded before are kept: run "
+                                                  "again to resume") from None
         self.appended += 1
 
     def append(self, items: Iterable[tuple[str, RunRecord]],
                on_each: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
-        """Append each ``(JSON line, slim record)``, flushed one by one; returns the slim records."""
+        """Append each ``(JSON line, slim record)``, flushed one by one; returns the slim
+        records."""
         out: list[RunRecord] = []
         for line, rec in items:
             self.write(line)

@@ -1,6 +1,6 @@
-"""What crosses the wire: one HTTP request a transport was asked to send (WireRequest), what came back
-(WireResponse) and one recorded exchange (WireExchange), each a frozen dataclass with its JSON form.
-records/record.py re-exports them beside the record types that hold them.
+"""What crosses the wire: one HTTP request a transport was asked to send (WireRequest), what came
+back (WireResponse) and one recorded exchange (WireExchange), each a frozen dataclass with its JSON
+form. records/record.py re-exports them beside the record types that hold them.
 """
 from __future__ import annotations
 
@@ -93,7 +93,8 @@ class WireResponse(_Message):
     body: str = ""
 
     @classmethod
-    def make(cls, status: int, body: Any = None, headers: Mapping[str, str] | None = None) -> "WireResponse":
+    def make(cls, status: int, body: Any = None,
+             headers: Mapping[str, str] | None = None) -> "WireResponse":
         if body is None:
             text = ""
         elif isinstance(body, str):
@@ -111,7 +112,8 @@ class WireResponse(_Message):
 
 
     def to_dict(self) -> dict:
-        return {"status": self.status, "headers": [list(p) for p in self.headers], "body": self.body}
+        return {"status": self.status, "headers": [list(p) for p in self.headers],
+                "body": self.body}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "WireResponse":

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from guardbench.errors import Refusal
 
-QTYPES = {1: "A", 2: "NS", 5: "CNAME", 12: "PTR", 15: "MX", 16: "TXT", 28: "AAAA", 33: "SRV", 65: "HTTPS"}
+QTYPES = {1: "A", 2: "NS", 5: "CNAME", 12: "PTR", 15: "MX", 16: "TXT", 28: "AAAA",
+          33: "SRV", 65: "HTTPS"}
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class Query:
     name: str          # as asked, lower-case, without the trailing dot
     qtype: str
     transport: str     # "udp" or "tcp"
-    asked: str = ""    # as sent, letter case kept (a channel: case can carry a credential's letters)
+    # as sent, letter case kept (a channel: case can carry a credential's letters)
+    asked: str = ""
 
 
 class BadQuery(Refusal, ValueError):
@@ -87,9 +89,11 @@ class Resolver:
             qid = struct.unpack("!H", packet[:2])[0] if len(packet) >= 2 else 0
             return struct.pack("!HHHHHH", qid, 0x8001, 0, 0, 0, 0)        # FORMERR
         asked = as_sent(question)
-        self.queries.append(Query(name, QTYPES.get(qtype, str(qtype)), transport, asked if asked != name else ""))
+        self.queries.append(Query(name, QTYPES.get(qtype, str(qtype)), transport, asked if asked
+                                  != name else ""))
         if qtype != 1 or not name:
             return struct.pack("!HHHHHH", qid, 0x8180, 1, 0, 0, 0) + question
         rdata = bytes(int(x) for x in self.address(name).split("."))
-        answer = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + rdata    # TTL 0: ask again each time
+        # TTL 0: ask again each time
+        answer = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + rdata
         return struct.pack("!HHHHHH", qid, 0x8180, 1, 1, 0, 0) + question + answer

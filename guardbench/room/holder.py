@@ -46,7 +46,8 @@ def _listener(kind: int, port: int, ipv6: bool) -> socket.socket:
 def _hide(paths: list[str]) -> None:
     for path in paths:
         if os.path.isdir(path):
-            subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=4k,mode=0555", "guardbench-hidden", path],
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=4k,mode=0555",
+                            "guardbench-hidden", path],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -61,7 +62,8 @@ def _mask(masks: list[str], expose: list[str], stage: str) -> None:
         staged.append((spot, path))
     for path in masks:
         if os.path.isdir(path):
-            subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755,size=64k", "guardbench-masked", path],
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755,size=64k",
+                            "guardbench-masked", path],
                            check=True, stderr=subprocess.PIPE)
     for spot, path in staged:
         os.makedirs(path, exist_ok=True)
@@ -75,7 +77,8 @@ def main() -> int:
     try:
         _network(ipv6)
         if spec.get("mount_proc"):
-            subprocess.run(["mount", "-t", "proc", "proc", "/proc"], check=True, stderr=subprocess.PIPE)
+            subprocess.run(["mount", "-t", "proc", "proc", "/proc"], check=True,
+                           stderr=subprocess.PIPE)
         _hide(spec.get("hide", []))
         if spec.get("mask"):
             _mask(spec["mask"], spec.get("expose", []), spec["stage"])
@@ -90,8 +93,10 @@ def main() -> int:
         socks.append(sniff)
         names.append(["packet", 0])
     except (OSError, subprocess.CalledProcessError) as exc:
-        detail = exc.stderr.decode(errors="replace").strip() if isinstance(exc, subprocess.CalledProcessError) \
-            and exc.stderr else str(exc)
+        if isinstance(exc, subprocess.CalledProcessError) and exc.stderr:
+            detail = exc.stderr.decode(errors="replace").strip()
+        else:
+            detail = str(exc)
         report = json.dumps({"error": f"{type(exc).__name__}: {detail}"}).encode()
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as out:
             out.connect(sock_path)
@@ -106,7 +111,8 @@ def main() -> int:
     signal.signal(signal.SIGCHLD, lambda *_: _reap())
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     try:
-        while os.read(0, 4096):       # the parent holds our stdin: its end (or its death) ends the room
+        # the parent holds our stdin: its end (or its death) ends the room
+        while os.read(0, 4096):
             pass
     except OSError:
         pass

@@ -19,7 +19,8 @@ def _may(st: os.stat_result, user: int, bits: tuple[int, int, int]) -> bool:
     """``bits``: the owner's, group's and others' bit for one permission."""
     if st.st_uid == user:
         return bool(st.st_mode & bits[0])
-    if st.st_gid == user:                     # nobody's group shares its number here (nogroup: 65534)
+    # nobody's group shares its number here (nogroup: 65534)
+    if st.st_gid == user:
         return bool(st.st_mode & bits[1])
     return bool(st.st_mode & bits[2])
 
@@ -29,8 +30,8 @@ READ = (stat.S_IRUSR, stat.S_IRGRP, stat.S_IROTH)
 
 
 def out_of_reach(path: str | os.PathLike[str], user: int = NOBODY) -> str | None:
-    """The first folder on ``path``'s way that ``user`` cannot enter, or ``path`` itself when it cannot read
-    it; None when it can (or the path does not exist: nothing to say here)."""
+    """The first folder on ``path``'s way that ``user`` cannot enter, or ``path`` itself when it
+    cannot read it; None when it can (or the path does not exist: nothing to say here)."""
     p = Path(path).absolute()
     try:
         for folder in reversed(p.parents):
@@ -46,9 +47,10 @@ def out_of_reach(path: str | os.PathLike[str], user: int = NOBODY) -> str | None
 
 def masked(path: str | os.PathLike[str], home: str | None = None,
            exposed: tuple[str, ...] = (sys.base_prefix, sys.prefix)) -> str | None:
-    """The home folder a room made by root masks (room.py: an empty folder over it, but for the interpreter
-    guardbench runs on, ``exposed``) when ``path``, its symlinks followed (a venv's python is one, into
-    the interpreter it was made from), lies in it; None when the room shows it."""
+    """The home folder a room made by root masks (room.py: an empty folder over it, but for the
+    interpreter guardbench runs on, ``exposed``) when ``path``, its symlinks followed (a venv's
+    python is one, into the interpreter it was made from), lies in it; None when the room shows
+    it."""
     home = os.path.realpath(home or os.path.expanduser("~"))
     real = os.path.realpath(path)
     if in_home(real, home) and not any(_under(real, os.path.realpath(e)) for e in exposed):
@@ -61,21 +63,25 @@ def _under(path: str, folder: str) -> bool:
 
 
 def in_home(real: str, home: str | None = None) -> bool:
-    """Is the resolved path ``real`` in the home folder a room made by root masks (a home of ``/``: none)?"""
+    """Is the resolved path ``real`` in the home folder a room made by root masks (a home of ``/``:
+    none)?"""
     home = os.path.realpath(home or os.path.expanduser("~"))
     return home != "/" and _under(real, home)
 
 
 def unreachable(path: str) -> str | None:
-    """Why the room's user (made by root) cannot run or read ``path`` in its room, in words ending in what to
-    do; None when it can."""
+    """Why the room's user (made by root) cannot run or read ``path`` in its room, in words ending
+    in what to do; None when it can."""
     home = masked(path)
     if home:
-        return (f"{path!r} lies in {home!r}, which its room hides (the home folder of the user who makes the "
+        return (f"{path!r} lies in {home!r}, which its room hides (the home folder of the user "
+                "who makes the "
                 "room); install it elsewhere, or use --room off")
-    real = os.path.realpath(path)          # in the home folder now: exposed (guardbench's own interpreter)
+    # in the home folder now: exposed (guardbench's own interpreter)
+    real = os.path.realpath(path)
     blocked = out_of_reach(path) or (None if in_home(real) else out_of_reach(real))
     if blocked:
-        return (f"in its room the application runs as uid {NOBODY}, which cannot reach {blocked!r}; make it "
+        return (f"in its room the application runs as uid {NOBODY}, which cannot reach "
+                f"{blocked!r}; make it "
                 "readable by others (chmod o+rx) or use --room off")
     return None

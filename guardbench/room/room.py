@@ -61,16 +61,19 @@ def unavailable() -> str | None:
     elif not (shutil.which("unshare") and shutil.which("nsenter") and shutil.which("ip")):
         why = "unshare, nsenter or ip (util-linux, iproute2) is not installed"
     else:
-        done = subprocess.run(_unshare_argv() + ["ip", "link", "set", "lo", "up"], capture_output=True,
+        done = subprocess.run(_unshare_argv() + ["ip", "link", "set", "lo", "up"],
+                              capture_output=True,
                               timeout=20)
         if done.returncode:
-            why = f"the kernel refused new namespaces: {done.stderr.decode(errors='replace').strip()}"
+            why = ("the kernel refused new namespaces: "
+                   f"{done.stderr.decode(errors='replace').strip()}")
     _checked[root] = why
     return why
 
 
 class Room:
-    """Make with ``Room(...).start()``; run the system with ``command(argv)``; ``end()`` after the run."""
+    """Make with ``Room(...).start()``; run the system with ``command(argv)``; ``end()`` after the
+    run."""
 
     def __init__(self, *, tcp_ports: tuple[int, ...] = CAPTURED_PORTS + (PROXY_PORT,),
                  hide: tuple[str, ...] = ()) -> None:
@@ -110,7 +113,8 @@ class Room:
             home = os.path.expanduser("~")
             spec = json.dumps({"tcp": [*self.tcp_ports, 53], "hide": list(self.hide),
                                "mask": [home] if self.user is not None and home != "/" else [],
-                               "expose": [p for p in {sys.base_prefix, sys.prefix} if p.startswith(home + "/")],
+                               "expose": [p for p in {sys.base_prefix, sys.prefix}
+                                          if p.startswith(home + "/")],
                                "stage": os.path.join(tmp, "stage")})
             self._proc = subprocess.Popen(
                 _unshare_argv() + [sys.executable, "-I", "-S", str(HOLDER), path, spec],
@@ -119,7 +123,8 @@ class Room:
             try:
                 conn, _ = server.accept()
             except socket.timeout:
-                raise RoomError(f"the room's holder did not report within {START_TIMEOUT:.0f} s") from None
+                raise RoomError(f"the room's holder did not report within {START_TIMEOUT:.0f} s"
+                                ) from None
             with conn:
                 msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 32)
         finally:
@@ -128,7 +133,8 @@ class Room:
         report = json.loads(msg or b"{}")
         if "error" in report or not fds:
             self.close()
-            raise RoomError(f"the room could not be made: {report.get('error', 'no sockets handed over')}")
+            raise RoomError("the room could not be made: "
+                            f"{report.get('error', 'no sockets handed over')}")
         for (kind, port), fd in zip(report["sockets"], fds, strict=True):
             if kind == "tcp" and port != 53:
                 self.listeners[port] = socket.socket(fileno=fd)
@@ -149,7 +155,8 @@ class Room:
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             try:
-                kids = Path(f"/proc/{self._proc.pid}/task/{self._proc.pid}/children").read_text().split()
+                pid = self._proc.pid
+                kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
             except OSError:
                 kids = []
             if kids:
@@ -167,38 +174,43 @@ class Room:
     def command(self, argv: list[str], cwd: str | None = None) -> list[str]:
         """``argv`` run inside the room (nsenter forks it into the room's pid namespace), in ``cwd``
         (default: the room's own working folder)."""
-        enter = [shutil.which("nsenter") or "nsenter", "-t", str(self.holder_pid), "--net", "--pid", "--mount",
+        enter = [shutil.which("nsenter") or "nsenter", "-t", str(self.holder_pid), "--net",
+                 "--pid", "--mount",
                  f"--wd={cwd or self.workdir}"]
         if self.user is None:
             return enter + ["--user", "--preserve-credentials", "--", *argv]
         setpriv = shutil.which("setpriv") or "setpriv"
-        return enter + ["--", setpriv, f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups", "--nnp",
+        return enter + ["--", setpriv, f"--reuid={self.user}", f"--regid={self.user}",
+                        "--clear-groups", "--nnp",
                         "--", *argv]
 
     # ------------------------------------------------------------------ reaching a listener inside
     def connect(self, port: int, timeout: float = 5.0) -> socket.socket:
-        """A TCP connection to 127.0.0.1:``port`` inside the room (a server the system started there):
-        the socket is made in the room's network namespace by a thread that enters it (setns), so the
-        room's own network stays sealed. OSError when nothing listens there."""
-        return _in_netns(self.holder_pid, lambda: socket.create_connection(("127.0.0.1", port), timeout))
+        """A TCP connection to 127.0.0.1:``port`` inside the room (a server the system started
+        there): the socket is made in the room's network namespace by a thread that enters it
+        (setns), so the room's own network stays sealed. OSError when nothing listens there."""
+        return _in_netns(self.holder_pid,
+                         lambda: socket.create_connection(("127.0.0.1", port), timeout))
 
     def expose(self, port: int) -> int:
-        """Relay 127.0.0.1:``port`` on this side to the same port inside the room (guardbench's way in to
-        a server the system runs there: an application's endpoint, an MCP server over HTTP). The relay
-        binds the same port number here (0, or a port taken here: another, relayed to the same number
-        inside, so a URL with ``{port}`` means the same on both sides); returns it. Nothing inside the
-        room can reach it (another namespace)."""
+        """Relay 127.0.0.1:``port`` on this side to the same port inside the room (guardbench's way
+        in to a server the system runs there: an application's endpoint, an MCP server over HTTP).
+        The relay binds the same port number here (0, or a port taken here: another, relayed to the
+        same number inside, so a URL with ``{port}`` means the same on both sides); returns it.
+        Nothing inside the room can reach it (another namespace)."""
         lst = socket.socket()
         lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             lst.bind(("127.0.0.1", port))
         except OSError:
             lst.bind(("127.0.0.1", 0))
-        port = int(lst.getsockname()[1])      # 0, or taken here: the port bound, the same number inside
+        # 0, or taken here: the port bound, the same number inside
+        port = int(lst.getsockname()[1])
         lst.listen(64)
         self._relays.append(lst)
         self.exposed.add(port)
-        threading.Thread(target=self._relay, args=(lst, port), name="gb-room-relay", daemon=True).start()
+        threading.Thread(target=self._relay, args=(lst, port), name="gb-room-relay",
+                         daemon=True).start()
         return int(lst.getsockname()[1])
 
     def _relay(self, lst: socket.socket, port: int) -> None:
@@ -213,7 +225,8 @@ class Room:
         try:
             inner = self.connect(port)
         except OSError:
-            outer.close()                       # nothing listens inside (yet): the client sees it closed
+            # nothing listens inside (yet): the client sees it closed
+            outer.close()
             return
         back = threading.Thread(target=_pipe, args=(inner, outer), daemon=True)
         back.start()
@@ -287,16 +300,18 @@ class Room:
             if addr[2] != 0:       # PACKET_HOST only: loopback shows each packet twice
                 continue
             esc = read(data, ports, frozenset({53}))
-            if esc is not None and esc.protocol == "tcp" and (esc.port in self.exposed or self._listened(esc.port)):
-                continue        # a connection to a listener inside the room (guardbench's own, or the system's)
+            if esc is not None and esc.protocol == "tcp" and (esc.port in self.exposed
+                                                              or self._listened(esc.port)):
+                # a connection to a listener inside the room (guardbench's own, or the system's)
+                continue
             if esc is not None:
                 with self._lock:
                     if esc not in self.escapes:
                         self.escapes.append(esc)
 
     def _listened(self, port: int) -> bool:
-        """Something in the room listens on TCP ``port`` (its own /proc/PID/net tables): a connection
-        there stays in the room."""
+        """Something in the room listens on TCP ``port`` (its own /proc/PID/net tables): a
+        connection there stays in the room."""
         for table in ("tcp", "tcp6"):
             try:
                 with open(f"/proc/{self.holder_pid}/net/{table}") as fh:
@@ -393,8 +408,9 @@ CLONE_NEWNET = 0x40000000
 
 
 def _in_netns(pid: int, make: Callable[[], socket.socket]) -> socket.socket:
-    """``make()`` run on a thread that has entered the network namespace of process ``pid`` (a socket
-    keeps the namespace it was made in; the thread, and so this process, never leaves its own)."""
+    """``make()`` run on a thread that has entered the network namespace of process ``pid`` (a
+    socket keeps the namespace it was made in; the thread, and so this process, never leaves its
+    own)."""
     import ctypes
     box: dict[str, Any] = {}
 
@@ -411,7 +427,8 @@ def _in_netns(pid: int, make: Callable[[], socket.socket]) -> socket.socket:
             box["sock"] = make()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             box["error"] = exc
-    t = threading.Thread(target=run, name="gb-room-netns", daemon=True)   # it ends in the room: never reused
+    # it ends in the room: never reused
+    t = threading.Thread(target=run, name="gb-room-netns", daemon=True)
     t.start()
     t.join()
     if "error" in box:

@@ -26,12 +26,14 @@ class Escape:
     port: int            # 0 where the protocol has none
 
     def line(self) -> str:
-        where = f"[{self.address}]:{self.port}" if ":" in self.address else f"{self.address}:{self.port}"
+        where = (f"[{self.address}]:{self.port}" if ":" in self.address
+                 else f"{self.address}:{self.port}")
         return f"{self.protocol} to {where}" if self.port else f"{self.protocol} to {self.address}"
 
 
 def read(packet: bytes, tcp_ports: frozenset[int], udp_ports: frozenset[int]) -> Escape | None:
-    """The escape attempt this packet is, or None (captured traffic, replies, anything unreadable)."""
+    """The escape attempt this packet is, or None (captured traffic, replies, anything
+    unreadable)."""
     if not packet:
         return None
     version = packet[0] >> 4
@@ -44,7 +46,8 @@ def read(packet: bytes, tcp_ports: frozenset[int], udp_ports: frozenset[int]) ->
         return None
     if proto == TCP and len(payload) >= 14:
         dport, flags = int.from_bytes(payload[2:4], "big"), payload[13]
-        if flags & 0x12 == 0x02 and dport not in tcp_ports:       # SYN without ACK: a new connection
+        # SYN without ACK: a new connection
+        if flags & 0x12 == 0x02 and dport not in tcp_ports:
             return Escape("tcp", dst, dport)
         return None
     if proto == UDP and len(payload) >= 8:
@@ -53,7 +56,8 @@ def read(packet: bytes, tcp_ports: frozenset[int], udp_ports: frozenset[int]) ->
             return Escape("udp", dst, dport)
         return None
     if proto in ICMP_ECHO:
-        if payload and payload[0] == ICMP_ECHO[proto]:              # a request; errors are the kernel's replies
+        # a request; errors are the kernel's replies
+        if payload and payload[0] == ICMP_ECHO[proto]:
             return Escape("icmp", dst, 0)
         return None
     return Escape(f"ip:{proto}", dst, 0)

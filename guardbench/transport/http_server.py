@@ -50,7 +50,8 @@ MAX_BODY = 16 * 1024 * 1024
 HOP = {"host", "content-length", "connection", "keep-alive", "transfer-encoding",
        "x-guardbench-original-host", "x-guardbench-original-scheme"}
 _QUIET = (ConnectionError, TimeoutError, socket.timeout, OSError)
-_Request = socket.socket | tuple[bytes, socket.socket]     # socketserver's request, as typeshed has it
+# socketserver's request, as typeshed has it
+_Request = socket.socket | tuple[bytes, socket.socket]
 
 
 class Recorder:
@@ -68,15 +69,18 @@ class Recorder:
         self._pending: dict[int, WireExchange] = {}
         # raw appends: a failed write is known to the byte and cut back, never left half a line
         self._fd: int | None = None
-        self.torn = 0                         # bytes of a torn last line (a server killed mid-write) cut off
+        # bytes of a torn last line (a server killed mid-write) cut off
+        self.torn = 0
         if path:
             try:
                 self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
                 self.torn = cut_torn_tail(self._fd)
             except PermissionError:           # writable but not readable: appended to unchecked
                 self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self.failed: str | None = None        # why the file could not be written; nothing is written after it
-        self.on_failure: Callable[[], None] | None = None   # the server's stop, called once, outside the lock
+        # why the file could not be written; nothing is written after it
+        self.failed: str | None = None
+        # the server's stop, called once, outside the lock
+        self.on_failure: Callable[[], None] | None = None
         self._lock = threading.Lock()
         self._done = threading.Condition(self._lock)
 
@@ -86,7 +90,8 @@ class Recorder:
             return seq
 
     def _append(self, data: bytes) -> None:
-        """One whole line or none: a write that fails part-way is cut back to the file's size before it."""
+        """One whole line or none: a write that fails part-way is cut back to the file's size before
+        it."""
         assert self._fd is not None
         size = os.fstat(self._fd).st_size
         view = memoryview(data)
@@ -100,7 +105,8 @@ class Recorder:
                 pass
             raise
 
-    def complete(self, seq: int, request: WireRequest, response: WireResponse | None, error: str | None) -> None:
+    def complete(self, seq: int, request: WireRequest, response: WireResponse | None,
+                 error: str | None) -> None:
         stop = None
         with self._lock:
             self._pending[seq] = WireExchange(seq, self.run_id, request, response, error)
@@ -108,10 +114,12 @@ class Recorder:
                 ex = self._pending.pop(self._written)
                 self._written += 1
                 if self.failed is not None:
-                    continue                  # the file holds a gapless prefix; the server is stopping
+                    # the file holds a gapless prefix; the server is stopping
+                    continue
                 if self._fd is not None:
                     try:
-                        self._append((json.dumps(ex.to_dict(), separators=(",", ":")) + "\n").encode("utf-8"))
+                        self._append((json.dumps(ex.to_dict(), separators=(",", ":"))
+                                      + "\n").encode("utf-8"))
                     except OSError as exc:
                         self.failed = f"{self.path}: {exc.strerror or exc}"
                         stop = self.on_failure
@@ -121,12 +129,14 @@ class Recorder:
         if stop is not None:
             stop()
 
-    def record(self, request: WireRequest, response: WireResponse | None, error: str | None) -> None:
+    def record(self, request: WireRequest, response: WireResponse | None,
+               error: str | None) -> None:
         self.complete(self.reserve(), request, response, error)
 
     def close(self, wait: float = 5.0) -> None:
         """Close the record file once every exchange already taken is written (a handler thread may
-        still be delivering a response when the server is stopped); waits at most ``wait`` seconds."""
+        still be delivering a response when the server is stopped); waits at most ``wait``
+        seconds."""
         with self._lock:
             self._done.wait_for(lambda: self._written == self._next, timeout=wait)
             if self._fd is not None:
@@ -135,13 +145,15 @@ class Recorder:
 
 
 class _BodyError(Refusal):
-    def __init__(self, status: int, reason: str, partial: bytes | None = None, answer: bool = True) -> None:
+    def __init__(self, status: int, reason: str, partial: bytes | None = None,
+                 answer: bool = True) -> None:
         super().__init__(reason)
         self.status, self.reason, self.partial, self.answer = status, reason, partial, answer
 
 
 class Handler(BaseHTTPRequestHandler):
-    server: StandInServer                   # the server that made this handler (its recorder, lock, transport)
+    # the server that made this handler (its recorder, lock, transport)
+    server: StandInServer
     protocol_version = "HTTP/1.1"
     server_version = "guardbench-standin"
     sys_version = ""
@@ -159,7 +171,8 @@ class Handler(BaseHTTPRequestHandler):
     # --- what the HTTP layer refuses itself, recorded -------------------------------------
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         req = self._request(None)
-        body = json.dumps({"name": "INVALID_REQUEST", "message": message or self.responses.get(code, ("",))[0]})
+        body = json.dumps({"name": "INVALID_REQUEST", "message": message
+                           or self.responses.get(code, ("",))[0]})
         resp = WireResponse.make(code, json.loads(body))
         self.close_connection = True
         self.server.recorder.record(req, resp, f"HTTP {code}: {message or ''}".strip())
@@ -168,9 +181,12 @@ class Handler(BaseHTTPRequestHandler):
     # --- reading --------------------------------------------------------------------------
     def _request(self, raw: bytes | None) -> WireRequest:
         headers = getattr(self, "headers", None)
-        hdrs = tuple((k, v) for k, v in headers.items() if k.lower() not in HOP) if headers is not None else ()
-        orig = (headers.get("X-Guardbench-Original-Host") if headers is not None else None) or SANDBOX_HOST
-        scheme = (headers.get("X-Guardbench-Original-Scheme") if headers is not None else None) or "https"
+        hdrs = tuple((k, v) for k, v in headers.items()
+                     if k.lower() not in HOP) if headers is not None else ()
+        orig = (headers.get("X-Guardbench-Original-Host") if headers is not None
+                else None) or SANDBOX_HOST
+        scheme = (headers.get("X-Guardbench-Original-Scheme") if headers is not None
+                  else None) or "https"
         target = getattr(self, "path", None) or "/"
         if not target.startswith("/"):      # absolute form, as a client using us as its proxy sends
             parts = urlsplit(target)
@@ -184,7 +200,8 @@ class Handler(BaseHTTPRequestHandler):
         while n > 0:
             chunk = self.rfile.read(min(n, 65536))
             if not chunk:
-                raise _BodyError(400, f"the client closed the connection after {len(got)} body bytes",
+                raise _BodyError(400, "the client closed the connection after "
+                                 f"{len(got)} body bytes",
                                  bytes(got), answer=False)
             got += chunk
             n -= len(chunk)
@@ -261,21 +278,28 @@ class Handler(BaseHTTPRequestHandler):
                 return
             resp = WireResponse.make(exc.status, {"name": "INVALID_REQUEST", "message": exc.reason})
             err = self._write(resp, head=False, close=True)
-            self.server.recorder.record(req, resp, f"HTTP {exc.status}: {exc.reason}" + (f"; {err}" if err else ""))
+            self.server.recorder.record(req, resp, f"HTTP {exc.status}: {exc.reason}"
+                                        + (f"; {err}" if err else ""))
             return
         except _QUIET:
             self.close_connection = True
-            self.server.recorder.record(self._request(None), None, "aborted upload: the connection failed")
+            self.server.recorder.record(self._request(None), None,
+                                        "aborted upload: the connection failed")
             return
         request = freeze_request(self._request(raw))
         response, err = None, "the stand-in raised"
         with self.server.lock:
             seq = self.server.recorder.reserve()
-            if self.server.recorder.failed is not None:     # it could not be recorded: the stand-in never sees it
-                self.server.recorder.complete(seq, request, None, "not served: the record file failed")
+            # it could not be recorded: the stand-in never sees it
+            if self.server.recorder.failed is not None:
+                self.server.recorder.complete(seq, request, None, "not served: the "
+                                              "record file failed")
                 self.close_connection = True
-                self._write(WireResponse.make(503, {"name": "SERVICE_UNAVAILABLE", "message": "the record file "
-                                                    "cannot be written; the server is stopping"}), False, True)
+                self._write(WireResponse.make(503,
+                                              {"name": "SERVICE_UNAVAILABLE",
+                                               "message": "the record file "
+                                                    "cannot be written; the server is stopping"}),
+                                                    False, True)
                 return
             try:
                 response = freeze_response(self.server.transport.send(request))
@@ -285,24 +309,28 @@ class Handler(BaseHTTPRequestHandler):
         err = "response not delivered: the server failed writing it"
         try:
             err = self._write(response, head=self.command == "HEAD")
-        finally:                              # always, or every later exchange would wait for this one
+        # always, or every later exchange would wait for this one
+        finally:
             self.server.recorder.complete(seq, request, response, err)
 
 
 class StandInServer(ThreadingMixIn, HTTPServer):
-    """One thread per connection, at most ``max_connections`` at once; quiet about clients that leave."""
+    """One thread per connection, at most ``max_connections`` at once; quiet about clients that
+    leave."""
 
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], transport: Transport, recorder: Recorder, max_connections: int = 64,
+    def __init__(self, address: tuple[str, int], transport: Transport, recorder: Recorder,
+                 max_connections: int = 64,
                  idle_timeout: float = 15.0) -> None:
         handler = type("BoundHandler", (Handler,), {"timeout": idle_timeout})
         super().__init__(address, handler)
         self.transport, self.recorder = transport, recorder
-        # a record that cannot be written stops serving (from a thread of its own: shutdown() waits for the loop)
+        # a record that cannot be written stops serving (from a thread of its own: shutdown() waits
+        # for the loop)
         recorder.on_failure = lambda: threading.Thread(target=self.shutdown, daemon=True).start()
         self.lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_connections)

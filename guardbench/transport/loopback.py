@@ -28,7 +28,8 @@ class LoopbackTransport:
         parts = urlsplit(base_url)
         # safeguard: loopback_local_only
         if parts.scheme != "http" or parts.hostname not in LOCAL_HOSTS or not parts.port:
-            raise TransportError(f"loopback base URL must be http://127.0.0.1:PORT, not {base_url!r}")
+            raise TransportError("loopback base URL must be http://127.0.0.1:PORT, not "
+                                 f"{base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.host, self.port, self.timeout = parts.hostname, parts.port, timeout
 

@@ -21,7 +21,8 @@ STATE_STATUSES = ("executed", "queued")
 
 
 def state_status(ex: WireExchange) -> str | None:
-    """executed / queued for an exchange a system's state showed (record_state); None for real traffic."""
+    """executed / queued for an exchange a system's state showed (record_state); None for real
+    traffic."""
     _, mark, status = ex.run_id.rpartition(STATE_MARK)
     return status if mark and status in STATE_STATUSES else None
 
@@ -49,7 +50,8 @@ def freeze_response(response: WireResponse) -> WireResponse:
 
 
 class RecordingTransport:
-    def __init__(self, inner: Transport, run_id: str = "", sink: Callable[[WireExchange], None] | None = None,
+    def __init__(self, inner: Transport, run_id: str = "",
+                 sink: Callable[[WireExchange], None] | None = None,
                  history: Sequence[WireExchange] = ()) -> None:
         """``history``: exchanges recorded before (a copied world's setup, execution/world.py), kept
         first, in order, under this recorder's ``run_id``; what is sent next follows their seqs."""
@@ -57,7 +59,8 @@ class RecordingTransport:
         self.run_id = str(run_id)
         self._sink = sink
         self._log: list[WireExchange] = [
-            WireExchange(i, self.run_id, ex.request, ex.response, ex.error) for i, ex in enumerate(history)]
+            WireExchange(i, self.run_id, ex.request, ex.response, ex.error) for i,
+            ex in enumerate(history)]
         self._lock = threading.Lock()
 
     @property
@@ -72,7 +75,8 @@ class RecordingTransport:
     def __len__(self) -> int:
         return len(self._log)
 
-    def _record(self, request: WireRequest, response: WireResponse | None, error: str | None) -> WireExchange:
+    def _record(self, request: WireRequest, response: WireResponse | None,
+                error: str | None) -> WireExchange:
         with self._lock:
             ex = WireExchange(len(self._log), self.run_id, request, response, error)
             self._log.append(ex)
@@ -82,10 +86,12 @@ class RecordingTransport:
 
     def send(self, request: WireRequest) -> WireResponse:
         # safeguard: recording_freezes_requests
-        request = freeze_request(request)   # what is recorded is exactly what the inner transport gets
+        # what is recorded is exactly what the inner transport gets
+        request = freeze_request(request)
         try:
             response = freeze_response(self._inner.send(request))
-        except BaseException as exc:     # recorded, then re-raised: a failed send still counts as asked
+        # recorded, then re-raised: a failed send still counts as asked
+        except BaseException as exc:
             # safeguard: recording_records_failures
             self._record(request, None, f"{type(exc).__name__}: {exc}")
             raise
@@ -93,15 +99,17 @@ class RecordingTransport:
         return response
 
 
-    def record_state(self, request: WireRequest, response: WireResponse, status: str) -> WireExchange:
-        """Record a write a system keeps in its own state (mcp/probe.py: never sent here): the request it
-        is equivalent to, marked in the exchange's ``run_id`` (``STATE_MARK`` + executed or queued), which
-        nothing a process sends can set."""
+    def record_state(self, request: WireRequest, response: WireResponse,
+                     status: str) -> WireExchange:
+        """Record a write a system keeps in its own state (mcp/probe.py: never sent here): the
+        request it is equivalent to, marked in the exchange's ``run_id`` (``STATE_MARK`` + executed
+        or queued), which nothing a process sends can set."""
         if status not in STATE_STATUSES:
             raise ValueError(f"a state write is executed or queued, not {status!r}")
         request, response = freeze_request(request), freeze_response(response)
         with self._lock:
-            ex = WireExchange(len(self._log), f"{self.run_id}{STATE_MARK}{status}", request, response, None)
+            ex = WireExchange(len(self._log), f"{self.run_id}{STATE_MARK}{status}", request,
+                              response, None)
             self._log.append(ex)
         if self._sink is not None:
             self._sink(ex)

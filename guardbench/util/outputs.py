@@ -59,7 +59,8 @@ def check_out_dir(out: Path, flag: str = "--out", create: bool = True) -> Path:
 
 
 def check_out_file(path: Path, flag: str = "--out") -> Path:
-    """Make ``path``'s folder (parents too); ``path`` a folder, or under a file, is a one-line error."""
+    """Make ``path``'s folder (parents too); ``path`` a folder, or under a file, is a one-line
+    error."""
     path = Path(path)
     if path.is_dir():
         raise GuardbenchError(flag, f"{path} is a folder; give a file name")
@@ -73,7 +74,8 @@ def check_out_file(path: Path, flag: str = "--out") -> Path:
     return path
 
 
-# the files that make a folder a run folder: never written over by any command but the run's own writer
+# the files that make a folder a run folder: never written over by any command but the run's own
+# writer
 RUN_FILES = ("runs.jsonl", "manifest.json")
 
 
@@ -94,21 +96,23 @@ def _inside(target: Path, folder: Path) -> bool:
     return t == f or f in t.parents
 
 
-def refuse_overwrite(target: Path, flag: str = "--out", *, force: bool = False, reads: Iterable[Path | str] = (),
+def refuse_overwrite(target: Path, flag: str = "--out", *, force: bool = False,
+                     reads: Iterable[Path | str] = (),
                      writes: Iterable[str] | None = None) -> None:
     """Refuse, with one line naming ``flag``, to write where something would be lost.
 
-    ``writes`` is None for a file ``target``; for a folder it names the files (glob patterns allowed)
-    the command writes into it. Without ``force``: a target inside a run folder in ``reads`` (the
-    folders the command reads), a folder that is a run folder, an output file that exists, or a folder
-    that holds one of ``writes`` is refused. A run's ``runs.jsonl`` or ``manifest.json`` is refused
-    even with ``force``."""
+    ``writes`` is None for a file ``target``; for a folder it names the files (glob patterns
+    allowed) the command writes into it. Without ``force``: a target inside a run folder in
+    ``reads`` (the folders the command reads), a folder that is a run folder, an output file that
+    exists, or a folder that holds one of ``writes`` is refused. A run's ``runs.jsonl`` or
+    ``manifest.json`` is refused even with ``force``."""
     target = Path(target)
     folder = target if writes is not None else target.parent
     names = [target.name] if writes is None else list(writes)
     for name in names:
         if name in RUN_FILES and ((folder / name).exists() or is_run_folder(folder)):
-            raise GuardbenchError(flag, f"{folder / name} is a run's {name}: it is never written over "
+            raise GuardbenchError(flag, f"{folder / name} is a run's {name}: it is never "
+                                  "written over "
                                         "(--force or not); choose another name")
     if force:
         return
@@ -116,7 +120,8 @@ def refuse_overwrite(target: Path, flag: str = "--out", *, force: bool = False, 
     for run in reads:
         run = _folder_of(run)
         if is_run_folder(run) and _inside(folder, run):
-            raise GuardbenchError(flag, f"{target} is inside the run folder {run} this command reads; {hint} "
+            raise GuardbenchError(flag, f"{target} is inside the run folder {run} this command "
+                                  f"reads; {hint} "
                                         "(or give --force)")
     if writes is not None and is_run_folder(folder):
         raise GuardbenchError(flag, f"{folder} is a run folder; {hint} (or give --force)")
@@ -129,7 +134,8 @@ def refuse_overwrite(target: Path, flag: str = "--out", *, force: bool = False, 
         for pattern in names:
             hit = next((n for n in present if fnmatch.fnmatchcase(n, pattern)), None)
             if hit is not None:
-                raise GuardbenchError(flag, f"{folder / hit} exists; give --force to overwrite it, or {hint}")
+                raise GuardbenchError(flag, f"{folder / hit} exists; give --force to overwrite "
+                                      f"it, or {hint}")
 
 
 def cannot_write(path: Path | str, exc: OSError) -> GuardbenchError:
@@ -149,7 +155,8 @@ def write_text(path: Path | str, text: str) -> Path:
 
 def portable(path: Path | str) -> str:
     """A path as written into an output that may be committed: relative to the current folder when
-    inside it, else only its last two parts (``.../specs/paypal``): never this machine's absolute path."""
+    inside it, else only its last two parts (``.../specs/paypal``): never this machine's absolute
+    path."""
     p = Path(path)
     if not p.is_absolute():
         return str(p)
@@ -163,9 +170,9 @@ _ABSOLUTE = re.compile(r"(?<![\w.:/])/(?:[\w.+-]+/)+([\w.+-]+/[\w.+-]+)")
 
 
 def scrub_paths(text: str, *roots: Path | str) -> str:
-    """Free text (an error line, a traceback's tail) as written into an output that may be committed:
-    a path under one of ``roots`` becomes relative to it, any other absolute path keeps only its last
-    two parts (``.../json/encoder.py``). URLs are left as they are."""
+    """Free text (an error line, a traceback's tail) as written into an output that may be
+    committed: a path under one of ``roots`` becomes relative to it, any other absolute path keeps
+    only its last two parts (``.../json/encoder.py``). URLs are left as they are."""
     for root in sorted((str(r).rstrip("/") for r in roots), key=len, reverse=True):
         if root:
             text = text.replace(root + "/", "")
@@ -174,8 +181,9 @@ def scrub_paths(text: str, *roots: Path | str) -> str:
 
 def cut_torn_tail(fd: int) -> int:
     """Cut an appended-to file that does not end in a newline back to its last whole line (a writer
-    killed mid-line left the rest); returns the bytes cut. ``fd`` must be open for reading and writing;
-    anything but a regular file is left alone. Reads backwards from the end, never the whole file."""
+    killed mid-line left the rest); returns the bytes cut. ``fd`` must be open for reading and
+    writing; anything but a regular file is left alone. Reads backwards from the end, never the
+    whole file."""
     info = os.fstat(fd)
     size = info.st_size
     if not stat.S_ISREG(info.st_mode) or not size or os.pread(fd, 1, size - 1) == b"\n":

@@ -49,7 +49,8 @@ def stop_group(proc: subprocess.Popen, wait: float = 2.0) -> None:
 
 
 def _listening_inodes(port: int) -> set[str] | None:
-    """Inodes of the sockets listening on ``port`` (any address), from /proc/net/tcp{,6}; None off Linux."""
+    """Inodes of the sockets listening on ``port`` (any address), from /proc/net/tcp{,6}; None off
+    Linux."""
     found: set[str] = set()
     seen = False
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -67,10 +68,10 @@ def _listening_inodes(port: int) -> set[str] | None:
 
 
 def listener_is_ours(port: int, session: int) -> bool | None:
-    """Is the socket listening on ``port`` held by a process of ``session`` (the session id of a process
-    started with ``start_new_session=True`` is its pid)? True/False on Linux, None where /proc cannot
-    tell. A port released by free-port probing can be taken by another program before the server we
-    started binds it; this tells that program's listener from ours."""
+    """Is the socket listening on ``port`` held by a process of ``session`` (the session id of a
+    process started with ``start_new_session=True`` is its pid)? True/False on Linux, None where
+    /proc cannot tell. A port released by free-port probing can be taken by another program before
+    the server we started binds it; this tells that program's listener from ours."""
     inodes = _listening_inodes(port)
     if inodes is None:
         return None
@@ -94,7 +95,8 @@ def listener_is_ours(port: int, session: int) -> bool | None:
 
 
 def free_port() -> int:
-    """A port on 127.0.0.1 that was free a moment ago (see listener_is_ours for the race this leaves)."""
+    """A port on 127.0.0.1 that was free a moment ago (see listener_is_ours for the race this
+    leaves)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

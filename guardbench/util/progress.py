@@ -42,7 +42,8 @@ def _seconds(x: float) -> str:
         return "<1 s"
     if s < 120:
         return f"{s} s"
-    return f"{s // 60} min {s % 60:02d} s" if s < 7200 else f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 60} min {s % 60:02d} s" if s < 7200 else (f"{s // 3600} h "
+                                                             f"{s % 3600 // 60:02d} min")
 
 
 class Ticker(Steps):
@@ -123,9 +124,11 @@ class Ticker(Steps):
         if self.quiet:
             return
         if self.bar is not None:
-            self.stream.write("\r\033[K")      # clear the bar's line; it is redrawn on its next update
+            # clear the bar's line; it is redrawn on its next update
+            self.stream.write("\r\033[K")
         import textwrap
-        self._say("\n".join(textwrap.wrap(text, WIDTH, subsequent_indent="    ", break_long_words=False,
+        self._say("\n".join(textwrap.wrap(text, WIDTH, subsequent_indent="    ",
+                                          break_long_words=False,
                                           break_on_hyphens=False)) if len(text) > WIDTH else text)
 
     # -- how it reads ---------------------------------------------------------------------------

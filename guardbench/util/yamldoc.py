@@ -51,7 +51,8 @@ def cache_dir() -> Path | None:
         return None
     if where:
         return Path(where) / "yaml-json"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "guardbench" / "yaml-json"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home()
+                / ".cache") / "guardbench" / "yaml-json"
 
 
 def parse(text: str, max_nodes: int = MAX_NODES) -> Any:
@@ -86,13 +87,15 @@ def expanded_size(root: Any, limit: int) -> int:
         if key in sizes:
             continue
         value = node.value
-        kids = ([c for pair in value for c in pair] if value and isinstance(value[0], tuple) else value) \
+        kids = ([c for pair in value for c in pair] if value
+                and isinstance(value[0], tuple) else value) \
             if isinstance(value, list) else []
         if done:
             busy.discard(key)
             total = 1 + sum(sizes[id(k)] for k in kids)
             if total > limit:
-                raise YamlTooLarge(f"its aliases expand to more than {limit:,} nodes (an alias bomb?); "
+                raise YamlTooLarge(f"its aliases expand to more than {limit:,} nodes (an "
+                                   "alias bomb?); "
                                    "refused before it was built")
             sizes[key] = total
             continue
@@ -102,7 +105,8 @@ def expanded_size(root: Any, limit: int) -> int:
         stack.append((node, True))
         for k in kids:
             if id(k) in busy:
-                raise YamlTooLarge("an alias refers to a node that contains it (a recursive document)")
+                raise YamlTooLarge("an alias refers to a node that contains it (a "
+                                   "recursive document)")
             if id(k) not in sizes:
                 stack.append((k, False))
     return sizes[id(root)]
