@@ -13,6 +13,7 @@ so a wrong path makes the unmutated baseline fail and the run is refused.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # test files, relative to the repository root
@@ -52,7 +53,7 @@ class Safeguard:
         return self.path[:-3].replace("/", ".").removesuffix(".__init__")
 
 
-def _s(name, path, prevents, *tests, control=None) -> Safeguard:
+def _s(name: str, path: str, prevents: str, *tests: str, control: str | None = None) -> Safeguard:
     return Safeguard(name, path, prevents, tuple(tests), control)
 
 
@@ -311,7 +312,7 @@ def get(name: str) -> Safeguard:
     return BY_NAME[name]
 
 
-def test_selection(items) -> list[str]:
+def test_selection(items: Iterable[Safeguard]) -> list[str]:
     """The union of the named safeguards' test paths, in first-seen order."""
     out: list[str] = []
     for s in items:
