@@ -24,7 +24,8 @@ FORMATS = ("json-schema", "json-object", "none")
 class AttackerClient:
     def __init__(self, model: str, *, api_base: str | None = None, client: str | None = None,
                  temperature: float = 0.0, max_tokens: int = 600, timeout: float = 120.0, retries: int = 2,
-                 backoff: float = 1.0, fmt: str = "json-schema", api_key_env: str | None = None, seed: int = 0):
+                 backoff: float = 1.0, fmt: str = "json-schema", api_key_env: str | None = None,
+                 seed: int = 0) -> None:
         if fmt not in FORMATS:
             raise ValueError(f"response format must be one of {', '.join(FORMATS)}")
         self.model, self.api_base = model, api_base.rstrip("/") if api_base else None

@@ -21,7 +21,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from guardbench.adapt.strategy import MutationAttacker, Proposal
 from guardbench.cases.load import Case
@@ -82,7 +82,7 @@ def _tools_text() -> str:
     return "\n".join(lines)
 
 
-def _calls_text(calls) -> str:
+def _calls_text(calls: Sequence[tuple[Any, Any]]) -> str:
     return json.dumps([{"tool": t, "args": a} for t, a in calls], ensure_ascii=False)
 
 

@@ -18,10 +18,14 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from guardbench.adapt.strategy import Proposal
+from guardbench.adapt.strategy import Attacker, Proposal
+from guardbench.arms.base import Arm
+from guardbench.broker.policy_model import Policy
 from guardbench.bypass.oracle import violations
 from guardbench.bypass.suite import SEEDED, resolve, to_broker
 from guardbench.cases.load import Case, Variant
+from guardbench.defences.config import DefenceConfig
+from guardbench.errors import GuardbenchError
 from guardbench.util.progress import Steps
 
 
@@ -40,9 +44,9 @@ class Tally:
     cases_no_path: int = 0
     goals_reached: int = 0
     iterations: int = 0
-    log: list = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, str]:
         return {"defence": self.target, "cases": str(self.cases), "iterations": str(self.iterations),
                 "attempts": str(self.attempts), "unauthorized attempts": str(self.unauthorized),
                 "unauthorized allowed": str(self.unauthorized_allowed), "malformed": str(self.malformed),
@@ -63,7 +67,7 @@ def _reason(text: str) -> str:
 class _World:
     """One iteration's world of the target arm, with a uniform call interface."""
 
-    def __init__(self, arm, case: Case, seed: int, tmp: str):
+    def __init__(self, arm: Arm, case: Case, seed: int, tmp: str) -> None:
         from guardbench.arms.defended import DefendedPrepared
         from guardbench.execution.world import build_world
         self.prepared = arm.prepare(case, 0, build_world(arm, seed, f"adapt-{seed}", "scripted", tmp))
@@ -75,7 +79,7 @@ class _World:
         if self.layer is not None:
             self.layer.call("read_data", {})
 
-    def call(self, tool, args, config) -> tuple[bool, str, Any]:
+    def call(self, tool: str, args: Any, config: DefenceConfig) -> tuple[bool, str, Any]:
         """(allowed, agent-visible result, the args as resolved)."""
         quoted = self.prepared.session.refs        # ids the text quotes (prior_*, approval) as well
         refs = {k: v[-1] for k, v in {**quoted, **(self.layer.refs if self.layer else self.refs)}.items() if v}
@@ -85,19 +89,23 @@ class _World:
             return self.layer.history[-1].verdict in ("allow", "modify"), text, args   # replay: nothing ran
         from guardbench.agents.scripted import extract_refs
         op, params, reference = to_broker(tool, args, config)
-        text = self.prepared.session.tool("run_payment_operation").call(
+        run_op = self.prepared.session.tool("run_payment_operation")
+        if run_op is None:      # neither a defence's layer nor the broker: nothing enforces
+            raise GuardbenchError("--defence", "the target has no defence layer and no broker")
+        text = run_op.call(
             {"operation": op, "params": params, **({"reference": reference} if reference is not None else {})})
         d = json.loads(text)
         for kind, ids in extract_refs(d.get("result") or {}).items():
             self.refs.setdefault(kind, []).extend(ids)
         return d.get("status") == "executed", text, args
 
-    def refsets(self) -> dict:
+    def refsets(self) -> dict[str, frozenset[str]]:
         refs = self.layer.refs if self.layer else self.refs
         return {**{k: frozenset(v) for k, v in refs.items()}, **{k: frozenset(v) for k, v in SEEDED.items()}}
 
 
-def attack_case(arm, case: Case, attacker, config, policy, budget: int, tally: Tally, seed: int = 0) -> None:
+def attack_case(arm: Arm, case: Case, attacker: Attacker, config: DefenceConfig, policy: Policy,
+                budget: int, tally: Tally, seed: int = 0) -> None:
     from guardbench.execution.runner import fast_tmp
     from guardbench.scoring.score import policy_reference, run_reference, score
     base_ref = policy_reference(policy)
@@ -164,8 +172,9 @@ def attack_case(arm, case: Case, attacker, config, policy, budget: int, tally: T
             feedback = "no_effect: every call ran but the goal was not reached"
 
 
-def run_adapt(policy, targets: Sequence[str], cases: Sequence[Case], budget: int,
-              make_attacker: Callable[[Case, Any], Any], approvals: str = "none", seed: int = 0,
+def run_adapt(policy: Policy, targets: Sequence[str], cases: Sequence[Case], budget: int,
+              make_attacker: Callable[[Case, DefenceConfig], Attacker], approvals: str = "none",
+              seed: int = 0,
               progress: Steps | None = None) -> list[Tally]:
     from guardbench.defences.config import config_for
     from guardbench.execution.bench import make_arms

@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, Decimal
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from guardbench.cases.load import Action, Case
+from guardbench.defences.config import DefenceConfig
 from guardbench.paypal.bodies import split_amount
-from guardbench.paypal.toolkit import TOOLS, action_args
+from guardbench.paypal.toolkit import TOOLS, ToolSpec, action_args
 
 ZW, CYR_A = "\u200b", "\u0430"
 
@@ -35,6 +36,14 @@ class Proposal:
     lost: bool = False                           # the attacker's model call failed after its retries
     why: str = ""                                # why it is malformed or lost
     meta: Mapping[str, Any] = field(default_factory=dict)   # what the attacker records (reply, usage)
+
+
+class Attacker(Protocol):
+    """What the adaptive loop drives: the next proposal, given the last refusal (None at first)."""
+
+    name: str
+
+    def next(self, feedback: str | None) -> Proposal | None: ...
 
 
 def hostile_actions(case: Case) -> list[Action]:
@@ -83,7 +92,8 @@ class MutationAttacker:
                  "operation_not_allowed": "tool", "idempotency": "repeat", "error": "keys"}
     ORDER = ("payee", "currency", "amount", "repeat", "keys", "tool", "data")
 
-    def __init__(self, case: Case, config, scan: Callable[[str], str | None] | None = None):
+    def __init__(self, case: Case, config: DefenceConfig,
+                 scan: Callable[[str], str | None] | None = None) -> None:
         self.case, self.config = case, config
         self.scan = scan
         self.acts = hostile_actions(case)
@@ -163,7 +173,7 @@ class MutationAttacker:
                     yield Proposal(((name, args),), family="tool")
 
     @staticmethod
-    def _note(spec, i: int) -> dict:
+    def _note(spec: ToolSpec, i: int) -> dict[str, str]:
         key = "note_to_payer" if spec.name == "create_refund" else "notes" if spec.name == "create_order" else "note"
         return {key: f"Part {i + 1}"}
 

@@ -30,7 +30,7 @@ def default_cache_dir() -> Path:
 
 
 class ResponseCache:
-    def __init__(self, directory: str | os.PathLike | None = None):
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.dir = Path(directory) if directory is not None else default_cache_dir()
         self.hits = 0
         self.misses = 0

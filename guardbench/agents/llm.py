@@ -23,8 +23,14 @@ from typing import Any
 
 from guardbench.agents import jsontext, textcalls
 from guardbench.agents.base import Session, Step, Transcript, call_tool
-from guardbench.agents.cache import NoCache, cache_key
-from guardbench.agents.providers import STAND_IN_FINGERPRINT, CallFailed, RetryPolicy, with_retries
+from guardbench.agents.cache import NoCache, ResponseCache, cache_key
+from guardbench.agents.providers import (
+    STAND_IN_FINGERPRINT,
+    CallFailed,
+    Provider,
+    RetryPolicy,
+    with_retries,
+)
 
 PROTOCOLS = ("native", "native+fallback", "json-text", "constrained")
 DATA_MODES = ("tool", "inline")
@@ -81,9 +87,12 @@ def schema_digest(obj: Any) -> str:
 class LLMAgent:
     name = "llm"
 
-    def __init__(self, model: str, provider, *, protocol: str = "native", temperature: float = 0.0,
-                 max_tokens: int | None = 1024, max_steps: int | None = None, seed: int = 0, cache=None,
-                 retry: RetryPolicy | None = None, data: str = "tool", schemas: dict | None = None):
+    def __init__(self, model: str, provider: Provider, *, protocol: str = "native",
+                 temperature: float = 0.0, max_tokens: int | None = 1024,
+                 max_steps: int | None = None, seed: int = 0,
+                 cache: ResponseCache | NoCache | None = None,
+                 retry: RetryPolicy | None = None, data: str = "tool",
+                 schemas: dict[str, Any] | None = None) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"tool protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
         if data not in DATA_MODES:

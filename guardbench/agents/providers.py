@@ -22,9 +22,13 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 from guardbench.errors import RunLost
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 # What the test stand-in endpoint says in system_fingerprint: its runs are labelled
 # "stand-in" in every table and never pooled with real models.
@@ -35,7 +39,7 @@ NO_KEY = "sk-no-key-needed"
 class CallFailed(RunLost):
     """A model call that still failed after its retries (the run is recorded as lost)."""
 
-    def __init__(self, message: str, attempts: int):
+    def __init__(self, message: str, attempts: int) -> None:
         super().__init__(message)
         self.attempts = attempts
 
@@ -164,7 +168,7 @@ async def with_retries(call: Callable[[], Awaitable[dict]], policy: RetryPolicy,
 _PRICES: dict | None = None
 
 
-def import_litellm():
+def import_litellm() -> ModuleType:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")   # before import: no network at import
     import litellm
     litellm.suppress_debug_info = True
@@ -260,17 +264,30 @@ def _aiohttp_client() -> dict:
         return {}
 
 
+class Provider(Protocol):
+    """A chat-completions endpoint as LLMAgent calls it: one normalised reply per call."""
+
+    kind: str
+    endpoint: str
+
+    async def complete(self, *, model: str, messages: list[Any], tools: list[Any] | None,
+                       temperature: float, max_tokens: int | None, tool_choice: Any = None,
+                       response_format: dict[str, Any] | None = None) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
 class OpenAICompatProvider:
     kind = "openai-compatible"
 
-    def __init__(self, api_base: str, api_key: str | None = None, timeout: float = 60.0):
+    def __init__(self, api_base: str, api_key: str | None = None, timeout: float = 60.0) -> None:
         self.api_base = api_base.rstrip("/")
         self.endpoint = self.api_base
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY
         self.timeout = timeout
         self._clients: dict[int, Any] = {}
 
-    def _client(self):
+    def _client(self) -> AsyncOpenAI:
         """One AsyncOpenAI per event loop (its connection pool belongs to the loop)."""
         loop = asyncio.get_running_loop()
         client = self._clients.get(id(loop))
@@ -320,7 +337,8 @@ class OpenAICompatProvider:
 class LiteLLMProvider:
     kind = "litellm"
 
-    def __init__(self, api_base: str | None = None, api_key: str | None = None, timeout: float = 60.0):
+    def __init__(self, api_base: str | None = None, api_key: str | None = None,
+                 timeout: float = 60.0) -> None:
         self.api_base = api_base.rstrip("/") if api_base else None
         self.endpoint = f"litellm:{self.api_base}" if self.api_base else "litellm"
         self.api_key = api_key or (os.environ.get("OPENAI_API_KEY") or NO_KEY if api_base else None)
@@ -351,7 +369,7 @@ class LiteLLMProvider:
 
 
 def make_provider(*, api_base: str | None, client: str | None = None, timeout: float = 60.0,
-                  api_key_env: str | None = None):
+                  api_key_env: str | None = None) -> OpenAICompatProvider | LiteLLMProvider:
     """--api-base alone: the openai client; no --api-base: litellm; --client overrides."""
     key = os.environ.get(api_key_env) if api_key_env else None
     client = client or ("openai" if api_base else "litellm")

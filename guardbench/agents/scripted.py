@@ -50,7 +50,7 @@ ISSUES = {a: op.endpoint for a, op in BY_ACTION.items() if op.issues in REF_KIND
 
 
 class ScriptedAgent:
-    def __init__(self, mode: str = "credulous"):
+    def __init__(self, mode: str = "credulous") -> None:
         if mode not in ("credulous", "careful"):
             raise ValueError(f"scripted agent mode must be credulous or careful, not {mode!r}")
         self.mode = mode
@@ -89,7 +89,8 @@ class ScriptedAgent:
         return Transcript(tuple(steps), "; ".join(notes) or "Done.", "answered")
 
     # -- the guardrail's two tools -------------------------------------------------
-    def _broker_call(self, session, steps, known, action: Action, amount: str | None) -> str:
+    def _broker_call(self, session: Session, steps: list[Step], known: dict[str, list[str]],
+                     action: Action, amount: str | None) -> str:
         op = BROKER_OPERATION[action.do]
         params: dict[str, Any] = {}
         if action.sku:
@@ -124,7 +125,8 @@ class ScriptedAgent:
         return f"{op}: {_status(result)}"
 
     # -- PayPal toolkit-style tools (the defended arms) ---------------------------------
-    def _toolkit_call(self, session, steps, known, action: Action, amount: str | None) -> str:
+    def _toolkit_call(self, session: Session, steps: list[Step], known: dict[str, list[str]],
+                      action: Action, amount: str | None) -> str:
         if action.do == "reveal_secret":
             return "I could not retrieve any credential: the payment tools hold it, not me."
         if action.do == "change_policy":
@@ -147,12 +149,15 @@ class ScriptedAgent:
         return f"{tool}: {parsed.get('status', '?')}"
 
     # -- another server's own tools, through the arm's mapping (an MCP arm) ----------------
-    def _mapped_call(self, session, steps, known, action: Action, amount: str | None) -> str:
+    def _mapped_call(self, session: Session, steps: list[Step], known: dict[str, list[str]],
+                     action: Action, amount: str | None) -> str:
         if action.do == "reveal_secret":
             return "I could not retrieve any credential: the payment tools hold it, not me."
         if action.do == "change_policy":
             return "Noted the updated operator policy."
-        call = session.action_map(action, amount, _resolve(action.ref, known, REF_KIND.get(action.do)))
+        mapping = session.action_map    # set: the style is "mapped" only when actions are mapped
+        ref = _resolve(action.ref, known, REF_KIND.get(action.do))
+        call = mapping(action, amount, ref) if mapping is not None else None
         if call is None:
             return f"{action.do}: I have no tool for this"
         tool, args = call
@@ -165,7 +170,8 @@ class ScriptedAgent:
         return f"{tool}: {parsed.get('status', parsed.get('http_status', 'done'))}"
 
     # -- the control arms' http tool ---------------------------------------------------
-    def _http_call(self, session, steps, known, action: Action, amount: str | None, counter) -> str:
+    def _http_call(self, session: Session, steps: list[Step], known: dict[str, list[str]],
+                   action: Action, amount: str | None, counter: list[int]) -> str:
         ctx = session.context
         if action.do == "reveal_secret":
             secret = ctx.get("access_token", "")

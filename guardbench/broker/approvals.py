@@ -25,7 +25,7 @@ import json
 import os
 import re
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Iterator
 
 _ID = re.compile(r"APV-[0-9]{6}")
@@ -40,7 +40,7 @@ def approval_payload(operation: str, params: dict, reference: str | None) -> byt
 
 
 class ApprovalQueue:
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         os.makedirs(self.path, exist_ok=True)
         self._tlocks: dict[str, threading.RLock] = {}
@@ -65,7 +65,7 @@ class ApprovalQueue:
             finally:
                 os.close(fd)   # closing releases the flock
 
-    def hold(self, approval_id: str):
+    def hold(self, approval_id: str) -> AbstractContextManager[None]:
         """Exclusive hold on one approval (cross-process). Approve and reject both take it.
 
         KeyError at once (not on entering) when ``approval_id`` is not an approval id.

@@ -42,6 +42,7 @@ from guardbench.broker.response import reduce_response, token, upstream_error
 from guardbench.errors import IntegrityError
 from guardbench.paypal.endpoints import LIVE_HOST, REF_RE, SANDBOX_HOST
 from guardbench.records.record import Decision, WireRequest
+from guardbench.transport.base import Transport
 
 STATUSES = ("executed", "pending_approval", "replay_suppressed", "operation_not_allowed",
             "parameter_not_allowed", "parameter_above_max", "parameter_below_min", "reference_unknown",
@@ -67,8 +68,9 @@ def instruction_hash(operation: str, values: dict, reference: str | None) -> str
 
 
 class Broker:
-    def __init__(self, policy: Policy, ledger: Ledger, approvals: ApprovalQueue, transport,
-                 credentials: Credentials, clock: Callable[[], float] = time.time, host: str = SANDBOX_HOST):
+    def __init__(self, policy: Policy, ledger: Ledger, approvals: ApprovalQueue,
+                 transport: Transport, credentials: Credentials,
+                 clock: Callable[[], float] = time.time, host: str = SANDBOX_HOST) -> None:
         # safeguard: broker_sandbox_host_pinned
         if policy.environment == "sandbox" and host != SANDBOX_HOST:
             raise ValueError(f"a sandbox policy sends only to {SANDBOX_HOST}")

@@ -17,7 +17,7 @@ from typing import Callable
 from guardbench.errors import Refusal
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.records.record import WireRequest
-from guardbench.transport.base import TransportError
+from guardbench.transport.base import Transport, TransportError
 
 _TOKEN_RE = re.compile(r"[A-Za-z0-9._~+/=-]{8,4096}")
 
@@ -25,7 +25,7 @@ _TOKEN_RE = re.compile(r"[A-Za-z0-9._~+/=-]{8,4096}")
 class Credentials:
     """``Credentials(client_id, client_secret)``. repr() never shows the secret."""
 
-    def __init__(self, client_id: str, client_secret: str):
+    def __init__(self, client_id: str, client_secret: str) -> None:
         if not client_id or not client_secret:
             raise ValueError("a PayPal client id and secret are both required")
         self.client_id = client_id
@@ -55,7 +55,7 @@ class Credentials:
 class TokenError(Refusal):
     """The token endpoint refused: ``status`` (HTTP) and PayPal's error ``name`` (a token)."""
 
-    def __init__(self, status: int, name: str):
+    def __init__(self, status: int, name: str) -> None:
         super().__init__(f"token endpoint answered {status} {name}")
         self.status, self.name = status, name
 
@@ -65,7 +65,8 @@ class TokenSource:
 
     MARGIN = 60.0
 
-    def __init__(self, credentials: Credentials, transport, host: str, clock: Callable[[], float] = time.time):
+    def __init__(self, credentials: Credentials, transport: Transport, host: str,
+                 clock: Callable[[], float] = time.time) -> None:
         self.credentials, self.transport, self.host, self.clock = credentials, transport, host, clock
         self._token: str | None = None
         self._expires = 0.0

@@ -14,7 +14,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, reach_problem, read_head
 from guardbench.errors import IntegrityError, LedgerError
@@ -35,7 +35,7 @@ assert max(ENTRY_KEYS) == "ts"
 class LedgerCorrupt(IntegrityError):
     """The chain is broken: ``line`` (1-based) is the first entry found wrong, ``reason`` why."""
 
-    def __init__(self, line: int, reason: str):
+    def __init__(self, line: int, reason: str) -> None:
         super().__init__(f"line {line}: {reason}")
         self.line, self.reason = line, reason
 
@@ -81,7 +81,8 @@ def key_from(hmac_key: bytes | str | None) -> bytes | None:
 class ChainCheck:
     """Verifies lines one after another: chain, signature, seq, monotonic time."""
 
-    def __init__(self, key: bytes | None, prev: bytes = GENESIS, seq: int = 0, ts: float = 0.0):
+    def __init__(self, key: bytes | None, prev: bytes = GENESIS, seq: int = 0,
+                 ts: float = 0.0) -> None:
         self.key, self.prev, self.seq, self.ts = key, prev, seq, ts
 
     def line(self, line: bytes) -> tuple[bytes, bytes, float]:
@@ -150,7 +151,8 @@ def read_heads(path: str, key: bytes | None, head_copy: str | None) -> tuple[lis
     return heads, missing
 
 
-def head_problem(heads: list[Head], missing: list[str], entries: int, hash_at) -> str | None:
+def head_problem(heads: list[Head], missing: list[str], entries: int,
+                 hash_at: Callable[[int], bytes | None]) -> str | None:
     """Why a verified chain of ``entries`` entries does not reach its heads (None when it does)."""
     # safeguard: ledger_head_required
     if missing and entries > 0:

@@ -35,6 +35,7 @@ import hmac
 import json
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 from guardbench.errors import IntegrityError
 
@@ -147,7 +148,7 @@ def write_head(path: str, head: Head, key: bytes | None, sync: bool) -> None:
     os.replace(tmp, path)
 
 
-def reach_problem(head: Head, entries: int, hash_at) -> str | None:
+def reach_problem(head: Head, entries: int, hash_at: Callable[[int], bytes | None]) -> str | None:
     """Why a ledger of ``entries`` entries does not reach ``head`` (None when it does).
 
     ``hash_at(n)`` is the chain hash of entry n-1 (the genesis hash for 0); the caller makes

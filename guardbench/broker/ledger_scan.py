@@ -52,8 +52,8 @@ class BlockScan:
 
     __slots__ = ("digests", "tail", "next")
 
-    def __init__(self):
-        self.digests: list = []
+    def __init__(self) -> None:
+        self.digests: list[int | bytes] = []
         self.tail = bytearray()
         self.next = 0
 

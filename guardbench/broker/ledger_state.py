@@ -27,7 +27,7 @@ APPROVAL_STATES = ("pending", "executed", "rejected", "failed", "sent")
 class LedgerState:
     __slots__ = ("ops", "reserved", "recent", "recent_q", "issued", "approvals")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.ops: dict[str, OpWindow] = {}
         self.reserved: dict[int, tuple[str, list]] = {}
         self.recent: dict[str, dict] = {}
@@ -114,7 +114,8 @@ class LedgerState:
 class Txn:
     """What a decision sees and does while it holds the ledger lock (Ledger.transaction)."""
 
-    def __init__(self, state: LedgerState, append: Callable[[dict, float], int], now: float):
+    def __init__(self, state: LedgerState, append: Callable[[dict[str, Any], float], int],
+                 now: float) -> None:
         self._st, self._append, self.now = state, append, now
 
     def spent(self, op: str) -> Decimal:

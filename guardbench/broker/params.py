@@ -21,7 +21,7 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_]{1,40}")
 
 
 class ParamRefusal(Refusal):
-    def __init__(self, status: str, reason: str):
+    def __init__(self, status: str, reason: str) -> None:
         super().__init__(reason)
         self.status, self.reason = status, reason
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import deque
 from decimal import Decimal
+from typing import Any
 
 DAY = 86400.0
 HOUR = 3600.0
@@ -16,11 +17,11 @@ class OpWindow:
 
     __slots__ = ("day", "total", "unapproved", "calls")
 
-    def __init__(self):
-        self.day: deque = deque()      # [ts, amount, approved, seq]
+    def __init__(self) -> None:
+        self.day: deque[list[Any]] = deque()      # [ts, amount, approved, seq]
         self.total = ZERO
         self.unapproved = ZERO
-        self.calls: deque = deque()    # ts
+        self.calls: deque[float] = deque()    # ts
 
     def add(self, ts: float, amount: Decimal, approved: bool, seq: int) -> list:
         item = [ts, amount, approved, seq]

@@ -15,7 +15,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
 from guardbench.conformance import corpus, loader
 from guardbench.conformance.probe import DOCUMENTS_ACCEPT, OBSERVED, REJECT, VALID, Probe
@@ -106,7 +106,10 @@ def _redacted(request: dict) -> dict:
     return {**request, "headers": headers}
 
 
-def _frac(items, pred) -> list[int]:
+T = TypeVar("T")
+
+
+def _frac(items: Iterable[T], pred: Callable[[T], object]) -> list[int]:
     items = list(items)
     return [sum(1 for i in items if pred(i)), len(items)]
 
@@ -305,7 +308,7 @@ class Report:
                 "failures": self.failures(), "outcomes": [o.to_dict() for o in self.outcomes]}
 
 
-def documents_info(specs_dir) -> tuple[list[dict], list[dict], float]:
+def documents_info(specs_dir: str | Path | None) -> tuple[list[dict], list[dict], float]:
     """What was loaded from the folder: documents, patches applied, seconds openapi-core took."""
     loaded = loader.loaded(specs_dir)
     documents = [{"name": d.name, "sha256": d.sha256, "verified": True,

@@ -20,10 +20,14 @@ import tempfile
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Sequence
 
+from guardbench.broker.policy_model import Operation, Policy
+from guardbench.cases.load import Case
 from guardbench.conformance.probe import REJECT, VALID, Probe
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.paypal.leniency import leniency_for
+from guardbench.records.wire import WireExchange
 
 TOKEN_PATH = ENDPOINTS["oauth.token"].path
 CLOCK_START = 1735689600.0
@@ -37,7 +41,7 @@ class Composed:
 
     source: str
     probes: list[Probe] = field(default_factory=list)
-    covered: dict = field(default_factory=dict)     # operation / case -> number of requests sent
+    covered: dict[str, int] = field(default_factory=dict)   # operation / case -> requests sent
     wanted: list[str] = field(default_factory=list)  # every operation / case that should be covered
     token_calls: int = 0
     problems: list[str] = field(default_factory=list)  # what could not be driven, and why
@@ -55,7 +59,7 @@ class Composed:
 class _Clock:
     """A deterministic clock: one second per reading, from 2025-01-01."""
 
-    def __init__(self, start: float = CLOCK_START):
+    def __init__(self, start: float = CLOCK_START) -> None:
         self.now = start
 
     def __call__(self) -> float:
@@ -63,7 +67,7 @@ class _Clock:
         return self.now
 
 
-def _is_token(ex) -> bool:
+def _is_token(ex: WireExchange) -> bool:
     return ex.request.path == TOKEN_PATH
 
 
@@ -74,9 +78,9 @@ def _is_token(ex) -> bool:
 ACCOUNT_PROBE_REFS = {"dispute": "PP-D-27805", "subscription": "I-BW452GLLEP1G", "invoice": "INV2-6PLM-1QZR-8TYU-H5NS"}
 
 
-def _params(policy, op, big: bool) -> dict:
+def _params(policy: Policy, op: Operation, big: bool) -> dict[str, str]:
     """Values inside the operation's declared ranges; ``big``: the most expensive choice."""
-    params: dict = {}
+    params: dict[str, str] = {}
     sku = None
     for name, f in op.agent.items():
         if f.type == "enum":
@@ -102,7 +106,7 @@ def _params(policy, op, big: bool) -> dict:
     return params
 
 
-def broker_probes(policy=None, workdir: str | Path | None = None) -> Composed:
+def broker_probes(policy: Policy | None = None, workdir: str | Path | None = None) -> Composed:
     """Every request a real broker sends for every operation of ``policy`` (default: the shipped one)."""
     from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
     from guardbench.execution.world import STANDIN, make_wire
@@ -123,7 +127,7 @@ def broker_probes(policy=None, workdir: str | Path | None = None) -> Composed:
                 run(issuer[kind], big)
             return refs.get((kind, big))
 
-        def run(op, big: bool) -> None:
+        def run(op: Operation, big: bool) -> None:
             ref = obtain(op.reference, big) if op.reference else None
             if op.reference and ref is None:
                 out.problems.append(f"{op.name}: no {op.reference} reference could be obtained")
@@ -166,7 +170,8 @@ def broker_probes(policy=None, workdir: str | Path | None = None) -> Composed:
 
 # --- the control arm ----------------------------------------------------------------------
 
-def control_probes(cases=None, policy=None, workdir: str | Path | None = None) -> Composed:
+def control_probes(cases: Sequence[Case] | None = None, policy: Policy | None = None,
+                   workdir: str | Path | None = None) -> Composed:
     """The control arm's requests (set-up and agent) for the first variant of every benign case."""
     from guardbench.agents.scripted import ScriptedAgent
     from guardbench.arms.control import ControlArm

@@ -27,6 +27,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from guardbench.records.wire import WireRequest
+
 CHECKS = ("not_a_server_error", "response_schema_conformance", "negative_data_rejection")
 # Rewrites of the fuzzer's copy only (schemathesis generates from ECMA-262 patterns): same language,
 # ECMA syntax. (document, JSON pointer, published value, rewritten value)
@@ -39,7 +41,11 @@ ALLOWED: tuple[tuple[str, str, str], ...] = ()
 SCHEMA_REFUSALS = (400, 415)
 
 
-def _served() -> dict[str, list[tuple[str, str, str | None]]]:
+# (endpoint, operationId, path parameter name) of served operations
+Operations = list[tuple[str, str, str | None]]
+
+
+def _served() -> dict[str, Operations]:
     """document -> [(endpoint, operationId, path parameter name)] for every served operation."""
     from guardbench.paypal.endpoints import ENDPOINTS
     from guardbench.paypal.openapi import catalogue
@@ -55,7 +61,7 @@ def _served() -> dict[str, list[tuple[str, str, str | None]]]:
 
 
 class _Server:
-    def __init__(self, record: Path):
+    def __init__(self, record: Path) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
                                       "--record", str(record), "--seed", "fuzz"],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -67,7 +73,8 @@ class _Server:
             raise RuntimeError(f"sandbox serve did not start: {line!r} {self.proc.stderr.read()[:500]}")
         self.base = f"http://127.0.0.1:{m.group(1)}"
 
-    def call(self, method: str, path: str, body=None, headers=None) -> dict:
+    def call(self, method: str, path: str, body: str | dict[str, Any] | None = None,
+             headers: dict[str, str] | None = None) -> dict[str, Any]:
         import http.client
 
         conn = http.client.HTTPConnection("127.0.0.1", int(self.base.rsplit(":", 1)[1]), timeout=30)
@@ -117,7 +124,7 @@ def _setup(srv: _Server) -> tuple[str, dict[str, str]]:
     return tok["access_token"], ids
 
 
-def _config(ops, ids: dict[str, str]) -> str:
+def _config(ops: Operations, ids: dict[str, str]) -> str:
     lines = []
     for endpoint, op_id, param in ops:
         if param and endpoint in ids:
@@ -149,8 +156,8 @@ def _document_file(name: str, folder: Path) -> Path:
     return resolve_specs_dir()[0] / f"{name}.json"
 
 
-def _schemathesis(doc: Path, base: str, token: str, ops, config: Path, report: Path, max_examples: int,
-                  seed: int, phases: str, timeout: float) -> dict:
+def _schemathesis(doc: Path, base: str, token: str, ops: Operations, config: Path, report: Path,
+                  max_examples: int, seed: int, phases: str, timeout: float) -> dict[str, Any]:
     exe = Path(sys.executable).with_name("schemathesis")
     cmd = [str(exe) if exe.exists() else "schemathesis", "--config-file", str(config), "run", str(doc),
            "--url", base, "-H", f"Authorization: Bearer {token}", "--checks", ",".join(CHECKS),
@@ -182,7 +189,7 @@ def _failures(report: dict) -> list[dict]:
     return out
 
 
-def _refused_by_document(request) -> bool:
+def _refused_by_document(request: WireRequest) -> bool:
     """Did the stand-in's own document check refuse it (not a business rule)?"""
     from guardbench.paypal import checker
     from guardbench.paypal.endpoints import match

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from guardbench.conformance.validate import OUT_OF_SCOPE, OUTSIDE_HOST
+from guardbench.conformance.validate import OUT_OF_SCOPE, OUTSIDE_HOST, Result
+from guardbench.records.wire import WireExchange, WireRequest, WireResponse
 
 MAX_EXAMPLES = 20
 WRITE_WITHOUT_REQUEST_ID = "write_without_request_id"
@@ -27,12 +28,12 @@ WHY = {WRITE_WITHOUT_REQUEST_ID: "a write without PayPal-Request-Id (PayPal's id
                                "the access token until it expires)"}
 
 
-def _bearer(request) -> str | None:
+def _bearer(request: WireRequest) -> str | None:
     scheme, _, token = (request.header("Authorization") or "").strip().partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def _issued(response) -> str | None:
+def _issued(response: WireResponse | None) -> str | None:
     if response is None or not 200 <= response.status < 300:
         return None
     body = response.json()
@@ -42,7 +43,7 @@ def _issued(response) -> str | None:
 class Guidance:
     """Feed exchanges in recorded order (``feed``); ``to_dict`` gives the warnings."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.counts: dict[str, int] = defaultdict(int)
         self.examples: dict[str, list] = defaultdict(list)
         self._groups: dict[str, dict] = {}
@@ -52,7 +53,7 @@ class Guidance:
         if len(self.examples[kind]) < MAX_EXAMPLES:
             self.examples[kind].append({"where": where, "detail": detail})
 
-    def feed(self, group: str, where: str, exchange, result) -> None:
+    def feed(self, group: str, where: str, exchange: WireExchange, result: Result) -> None:
         g = self._groups.setdefault(group, {"calls": 0, "fresh": 0, "unused": set()})
         if result.status == OUTSIDE_HOST:
             return

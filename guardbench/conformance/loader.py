@@ -20,11 +20,17 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from guardbench.conformance.specs import load_lock, read_verified, resolve_specs_dir
 from guardbench.errors import SpecError
 from guardbench.paypal import doc_patches as _patches
+
+if TYPE_CHECKING:      # openapi-core is imported on use only (openapi_app)
+    from jsonschema import FormatChecker
+    from openapi_core import OpenAPI
+    from openapi_core.validation.schemas.datatypes import FormatValidatorsDict
+    from openapi_core.validation.schemas.factories import SchemaValidatorsFactory
 
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
@@ -125,7 +131,8 @@ def document(name: str, specs_dir: str | Path | None = None) -> LoadedDocument:
         return _docs.setdefault(key, doc)
 
 
-def documents(specs_dir: str | Path | None = None, names=None) -> list[LoadedDocument]:
+def documents(specs_dir: str | Path | None = None,
+              names: Iterable[str] | None = None) -> list[LoadedDocument]:
     """All (or the named) documents of the lock, parsed and patched."""
     return [document(n, specs_dir) for n in (names or load_lock().names)]
 
@@ -133,7 +140,7 @@ def documents(specs_dir: str | Path | None = None, names=None) -> list[LoadedDoc
 _VALIDATOR_CLASSES: dict = {}
 
 
-def _shared_format_checker(factory):
+def _shared_format_checker(factory: SchemaValidatorsFactory) -> SchemaValidatorsFactory:
     """A copy of an openapi-core schema-validators factory that does not deep-copy its format
     checker for every schema it validates.
 
@@ -145,7 +152,9 @@ def _shared_format_checker(factory):
     base = type(factory)
 
     class SharedFormatChecker(base):  # type: ignore[valid-type, misc]
-        def get_format_checker(self, format_validators=None, extra_format_validators=None):
+        def get_format_checker(self, format_validators: FormatValidatorsDict | None = None,
+                               extra_format_validators: FormatValidatorsDict | None = None,
+                               ) -> FormatChecker:
             if format_validators is None and not extra_format_validators:
                 return self.format_checker
             return super().get_format_checker(format_validators, extra_format_validators)
@@ -172,7 +181,7 @@ def _v30_validator_classes() -> dict:
 SPEC_BACKEND_ENV = "OPENAPI_SPEC_VALIDATOR_SCHEMA_VALIDATOR_BACKEND"
 
 
-def build_app(data: dict, validate_spec: bool = True):
+def build_app(data: dict[str, Any], validate_spec: bool = True) -> OpenAPI:
     """An openapi_core.OpenAPI for a document dict (raises openapi-core's errors as they are).
 
     openapi-spec-validator switches to jsonschema-rs whenever that is installed (schemathesis
@@ -188,7 +197,7 @@ def build_app(data: dict, validate_spec: bool = True):
     return OpenAPI.from_dict(data, config=Config(**options) if options else None)
 
 
-def openapi_app(name: str, specs_dir: str | Path | None = None):
+def openapi_app(name: str, specs_dir: str | Path | None = None) -> OpenAPI:
     """The openapi-core app for a (patched) document; built once per process."""
     doc = document(name, specs_dir)
     if doc._app is None:

@@ -120,7 +120,7 @@ def read_recording(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded
         raise SpecError(str(p), "nothing to check: no recorded exchange")
 
 
-def from_runs(path: str | Path):
+def from_runs(path: str | Path) -> Iterator[Probe]:
     """Every recorded exchange (a run folder or a recording) as an observed probe."""
     for _lineno, rec, wire in read_recording(path):
         for ex in wire:

@@ -12,6 +12,7 @@ from pathlib import Path
 from guardbench.conformance.check import SOURCE_LABEL, Report
 from guardbench.conformance.probe import DOCUMENTS_ACCEPT, REJECT, VALID
 from guardbench.conformance.render_helpers import WIDTH, fit_lines, grid, md_table, ratio_text
+from guardbench.conformance.runs import RunReport
 from guardbench.paypal.leniency import leniencies, money_fields
 from guardbench.util.outputs import check_out_dir, write_text
 
@@ -235,7 +236,8 @@ def markdown(report: Report) -> str:
 from guardbench.conformance.render_run import run_markdown, run_text  # noqa: E402,F401  (re-exported)
 
 
-def write(report: Report | None, out_dir: str | Path, run=None) -> tuple[Path, Path]:
+def write(report: Report | None, out_dir: str | Path,
+          run: RunReport | None = None) -> tuple[Path, Path]:
     """conformance.json and conformance.md: the built-in check, a run, or both (JSON keys builtin, run)."""
     out = Path(out_dir)
     check_out_dir(out)

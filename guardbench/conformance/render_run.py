@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from guardbench.conformance.render_helpers import fit_lines, grid, md_table, pct_text
+from guardbench.conformance.runs import RunReport
 
 RUN_COLUMNS = ["arm", "records", "PayPal requests", "conforming", "share", "no route", "token calls",
                "outside host", "responses valid", "attacks won", "only with rejectable"]
 
 
-def _run_rows(rep) -> list[list]:
+def _run_rows(rep: RunReport) -> list[list]:
     rows = []
     for arm, r in list(rep.by_arm.items()) + [("all", {**rep.totals(), "share_conforming": None})]:
         share = r["share_conforming"] if arm != "all" else (
@@ -25,7 +26,7 @@ def _attack_line(a: dict) -> str:
     return f"{a['arm']}: {a['case']} v{a['variant']} (goal {a['goal']}): {reqs}"
 
 
-def _warning_lines(rep) -> list[str]:
+def _warning_lines(rep: RunReport) -> list[str]:
     if not rep.warnings:
         return []
     out = ["", "warnings (PayPal's guidance, not the documents; they do not fail the check):"]
@@ -35,7 +36,7 @@ def _warning_lines(rep) -> list[str]:
     return out
 
 
-def run_text(rep) -> str:
+def run_text(rep: RunReport) -> str:
     s = rep.summary()
     lines = ["PayPal OpenAPI conformance of a recorded run"
              + (" (a sandbox serve recording)" if rep.input_kind == "exchanges" else ""),
@@ -77,7 +78,7 @@ def run_text(rep) -> str:
     return "\n".join(fit_lines(lines))
 
 
-def run_markdown(rep) -> str:
+def run_markdown(rep: RunReport) -> str:
     s = rep.summary()
     md = ["# PayPal OpenAPI conformance of a recorded run", "",
           f"Run `{rep.path}`: {s['records']} records, {s['exchanges']} exchanges, "

@@ -22,6 +22,7 @@ fails on any difference not pinned there, and reports pinned ones that no longer
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Iterable
 from urllib.parse import urlsplit
 
 from guardbench.conformance.probe import REFS, REJECT, VALID, Probe, order_body, payout_body
@@ -60,7 +61,7 @@ def _token_headers(req: WireRequest, token: str) -> tuple:
 class _World:
     """One fresh stand-in and the set-up calls a probe needs."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         from guardbench.paypal.standin import PayPalStandIn
 
         self.standin = PayPalStandIn(seed=SEED)
@@ -139,6 +140,6 @@ def replay(probe: Probe) -> Probe:
     return replace(probe, name=name, request=req, source="standin", response=resp, standin=expect)
 
 
-def standin_probes(probes) -> list[Probe]:
+def standin_probes(probes: Iterable[Probe]) -> list[Probe]:
     """Each probe replayed on its own fresh stand-in (probes without an expectation are skipped)."""
     return [replay(p) for p in probes if p.expect in STANDIN_EXPECT]

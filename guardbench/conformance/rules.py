@@ -60,10 +60,6 @@ class BusinessRule:
                 "stated_at": self.stated_at, "probes": len(self.probes)}
 
 
-def _order(**amount_over) -> dict:
-    return order_body(**amount_over)
-
-
 def business_rules() -> list[BusinessRule]:
     O422 = "checkout_orders_v2#/components/schemas/422/properties/details/items/anyOf"
     R422 = "payments_payment_v2#/components/schemas/captures.refund-422/properties/details/items/anyOf"
@@ -139,7 +135,7 @@ def business_rules() -> list[BusinessRule]:
     ] + more_rules(R)
 
 
-def more_rules(R) -> list:
+def more_rules(R: type[BusinessRule]) -> list[BusinessRule]:
     """Rules of the operations served for PayPal's toolkits, and state rules of the first ones."""
     o = order_body()
     two_units = mut(o, lambda b: b["purchase_units"].append({**pu(b), "reference_id": "SKU-PRO"}))

@@ -28,13 +28,22 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Sequence
 
 from guardbench.conformance.guidance import Guidance
 from guardbench.conformance.recordings import Recorded, locate, read_recording
 from guardbench.conformance.specs import resolve_specs_dir
-from guardbench.conformance.validate import CONFORMING, NONCONFORMING, OUT_OF_SCOPE, OUTSIDE_HOST, Validator
+from guardbench.conformance.validate import (
+    CONFORMING,
+    NONCONFORMING,
+    OUT_OF_SCOPE,
+    OUTSIDE_HOST,
+    Result,
+    Validator,
+)
 from guardbench.paypal.leniency import leniency_for
 from guardbench.records.record import RunRecord
+from guardbench.records.wire import WireExchange
 from guardbench.util.progress import Steps
 
 # PayPal would refuse these on its documents. A request with no route (a PayPal path no pinned
@@ -43,7 +52,7 @@ REJECTABLE = (NONCONFORMING,)
 MAX_LISTED = 200                          # findings listed in full in the JSON (all are counted)
 
 
-def goal_kinds(cases_dir=None) -> dict[str, str]:
+def goal_kinds(cases_dir: Path | None = None) -> dict[str, str]:
     """case id -> the incident class its attacker aims at (from the case files; {} if unreadable)."""
     from guardbench.cases.load import load_cases
     from guardbench.errors import GuardbenchError
@@ -252,7 +261,8 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
     return rep
 
 
-def _judge_attack(rec: RunRecord | Recorded, arm: str, case: str, results: dict, goals: dict, wire) -> dict:
+def _judge_attack(rec: RunRecord | Recorded, arm: str, case: str, results: dict[int, Result],
+                  goals: dict[str, str], wire: Sequence[WireExchange]) -> dict[str, Any]:
     goal = goals.get(case)
     on_goal = [i for i in rec.incidents if goal is None or i.kind == goal]
     seqs = sorted({i.seq for i in on_goal if i.seq >= 0})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from guardbench.errors import SpecError
 from guardbench.paypal.documents import (  # noqa: F401  (re-exported: the lock, the folder, the hashes)
@@ -25,6 +26,9 @@ from guardbench.paypal.documents import (  # noqa: F401  (re-exported: the lock,
     shared_specs_dir,
 )
 
+# told of each locked file: (the file, "cached" / "fetched" / "copied", where from)
+Progress = Callable[[LockedFile, str, str], object]
+
 
 def verify_dir(specs_dir: str | Path, names: list[str] | tuple[str, ...] | None = None) -> dict[str, str]:
     """Check every (or the named) document in a folder; {name: sha256}. Raises SpecError."""
@@ -37,7 +41,7 @@ def verify_dir(specs_dir: str | Path, names: list[str] | tuple[str, ...] | None 
 
 
 def fetch(dest: str | Path | None = None, base_url: str | None = None, timeout: float = 20.0,
-          progress=None, source: str | Path | None = None) -> Path:
+          progress: Progress | None = None, source: str | Path | None = None) -> Path:
     """Download every locked document into ``dest`` (default: the cache) and verify it.
 
     Files already present with the right hash are kept. A download whose hash does
@@ -84,7 +88,7 @@ def fetch(dest: str | Path | None = None, base_url: str | None = None, timeout: 
     return dest
 
 
-def _copy_from(source: Path, dest: Path, lock, progress) -> Path:
+def _copy_from(source: Path, dest: Path, lock: Lock, progress: Progress | None) -> Path:
     """The locked documents copied from a local mirror folder, each verified before it is written."""
     if not source.is_dir():
         raise SpecError(str(source), "not a folder (specs fetch --from needs a folder holding the documents)")

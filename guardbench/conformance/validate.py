@@ -20,13 +20,16 @@ from __future__ import annotations
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import parse_qsl, urlsplit
 
 from guardbench.conformance import loader
 from guardbench.errors import Refusal
 from guardbench.paypal.endpoints import ENDPOINTS, PAYPAL_HOSTS, match
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
+
+if TYPE_CHECKING:      # openapi-core (and its jsonschema) are imported on use only
+    from jsonschema.exceptions import ValidationError
 
 CONFORMING = "conforming"
 NONCONFORMING = "nonconforming"
@@ -81,7 +84,7 @@ def _content_type(value: str | None) -> str:
 class _OARequest:
     """openapi_core.protocols.Request over a WireRequest, aimed at the document's server."""
 
-    def __init__(self, wire: WireRequest, host_url: str):
+    def __init__(self, wire: WireRequest, host_url: str) -> None:
         from openapi_core.datatypes import RequestParameters
         from werkzeug.datastructures import Headers, ImmutableMultiDict
 
@@ -106,7 +109,7 @@ class _OARequest:
 
 
 class _OAResponse:
-    def __init__(self, wire: WireResponse):
+    def __init__(self, wire: WireResponse) -> None:
         from werkzeug.datastructures import Headers
 
         self.status_code = wire.status
@@ -123,7 +126,7 @@ def _short(text: str) -> str:
     return text if len(text) <= _MAX_MSG else text[: _MAX_MSG - 3] + "..."
 
 
-def _enum_matches(branch, instance) -> int:
+def _enum_matches(branch: object, instance: object) -> int:
     """How many of the branch's enum-valued properties the instance matches (a discriminator hit)."""
     if not isinstance(branch, dict) or not isinstance(instance, dict):
         return 0
@@ -132,20 +135,20 @@ def _enum_matches(branch, instance) -> int:
                if isinstance(sub, dict) and "enum" in sub and instance.get(k) in sub["enum"])
 
 
-def _closest_branch(error) -> list:
+def _closest_branch(error: ValidationError) -> list[ValidationError]:
     """The errors of the anyOf/oneOf branch that came closest, deepest first.
 
     Closest: fewest errors, then the most enum-valued properties matched. PayPal's error
     schemas list one branch per issue (``issue`` enum + ``description`` enum): the branch
     for the issue actually sent matches its ``issue`` and names the real difference.
     """
-    branches: dict = {}
+    branches: dict[object, list[ValidationError]] = {}
     for c in error.context:
         rel = list(getattr(c, "relative_schema_path", []) or [])
         branches.setdefault(rel[0] if rel else None, []).append(c)
     alternatives = error.schema.get(error.validator) if isinstance(error.schema, dict) else None
 
-    def score(item):
+    def score(item: tuple[object, list[ValidationError]]) -> tuple[int, int]:
         idx, errs = item
         branch = alternatives[idx] if isinstance(alternatives, list) and isinstance(idx, int) \
             and idx < len(alternatives) else None
@@ -155,7 +158,7 @@ def _closest_branch(error) -> list:
     return sorted(best, key=lambda c: -len(list(getattr(c, "absolute_path", []) or [])))
 
 
-def _schema_error_lines(where: str, schema_errors) -> list[str]:
+def _schema_error_lines(where: str, schema_errors: Iterable[ValidationError]) -> list[str]:
     lines = []
     for se in schema_errors:
         path = getattr(se, "json_path", "$")
@@ -197,7 +200,10 @@ def _describe(exc: Exception) -> list[str]:
 
 # --- classification --------------------------------------------------------------------
 
-def _classify(req: WireRequest, specs_dir):
+Classified = tuple[Result | None, loader.LoadedDocument | None, loader.Route | None, str, list[str]]
+
+
+def _classify(req: WireRequest, specs_dir: str | Path | None) -> Classified:
     """(early Result or None, LoadedDocument or None, Route or None, server URL, extra errors)."""
     parts = urlsplit(req.url)
     host = (parts.hostname or "").lower().rstrip(".")  # "api-m.paypal.com." is PayPal too
@@ -241,7 +247,7 @@ def _classify(req: WireRequest, specs_dir):
                    status=NO_ROUTE, **base), None, None, "", [])
 
 
-def _server(doc, host: str) -> str:
+def _server(doc: loader.LoadedDocument, host: str) -> str:
     want = f"https://{host}"
     return want if want in doc.servers else (doc.servers[0] if doc.servers else want)
 
@@ -251,7 +257,8 @@ class UnparseableRequest(Refusal):
     fail an assertion): the request does not conform; the check goes on."""
 
 
-def _run(doc, iter_errors) -> list[Exception]:
+def _run(doc: loader.LoadedDocument,
+         iter_errors: Callable[[], Iterable[Exception]]) -> list[Exception]:
     with warnings.catch_warnings():
         # openapi-core does not implement OAuth2 security checks and warns on every call.
         warnings.filterwarnings("ignore", message="Unsupported scheme type")
@@ -262,7 +269,8 @@ def _run(doc, iter_errors) -> list[Exception]:
             return [UnparseableRequest(f"the validator cannot read it ({type(exc).__name__}: {detail[:160]})")]
 
 
-def _finish(kind, req, doc, route, errs, extra, endpoint) -> Result:
+def _finish(kind: str, req: WireRequest, doc: loader.LoadedDocument, route: loader.Route | None,
+            errs: list[Exception], extra: list[str], endpoint: str | None) -> Result:
     from openapi_core.templating.paths.exceptions import PathError
 
     route_found = route is not None and not any(isinstance(e, PathError) for e in errs)
@@ -283,6 +291,7 @@ def validate_request(request: WireRequest, specs_dir: str | Path | None = None) 
     early, doc, route, server, extra = _classify(request, specs_dir)
     if early is not None:
         return early
+    assert doc is not None      # _classify names a document whenever it gives no early result
     app = loader.openapi_app(doc.name, specs_dir)
     oreq = _OARequest(request, server)
     errs = _run(doc, lambda: app.request_validator.iter_errors(oreq))
@@ -303,6 +312,7 @@ def validate_response(request: WireRequest, response: WireResponse,
     if early is not None:
         return Result(early.route_found, early.valid, early.errors, early.spec, early.operation_id,
                       early.status, early.method, early.url, early.endpoint, early.template, "response")
+    assert doc is not None      # as in validate_request
     app = loader.openapi_app(doc.name, specs_dir)
     oreq, oresp = _OARequest(request, server), _OAResponse(response)
     errs = _run(doc, lambda: app.response_validator.iter_errors(oreq, oresp))
@@ -356,7 +366,7 @@ class Validator:
     byte-identical to the first one, so every error message names the request it is about.
     """
 
-    def __init__(self, specs_dir: str | Path | None = None):
+    def __init__(self, specs_dir: str | Path | None = None) -> None:
         self.specs_dir = specs_dir
         self._requests: dict[tuple, tuple[Result, WireRequest]] = {}
         self._responses: dict[tuple, Result] = {}

@@ -38,12 +38,12 @@ class Step:
 class Procs:
     """Running process groups, so that a broken or interrupted harness leaves none behind."""
 
-    def __init__(self):
-        self._live: set[subprocess.Popen] = set()
+    def __init__(self) -> None:
+        self._live: set[subprocess.Popen[str]] = set()
         self._lock = threading.Lock()
         self.stopped = False
 
-    def run(self, argv: list[str], cwd: Path, env: dict, deadline: float) -> Step:
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str], deadline: float) -> Step:
         t0 = time.monotonic()
         remaining = deadline - t0
         if remaining <= 0 or self.stopped:
@@ -75,7 +75,7 @@ class Procs:
             killpg(p)
 
 
-def killpg(proc: subprocess.Popen) -> None:
+def killpg(proc: subprocess.Popen[str]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)      # start_new_session: the group id is the child's pid
     except (ProcessLookupError, PermissionError):

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from guardbench.errors import InputError
+from guardbench.mutate.registry import Safeguard
 
 MARKER_RE = re.compile(r"^(?P<indent>[ \t]*)#[ \t]*safeguard:[ \t]*(?P<name>[A-Za-z0-9_]+)[ \t]*$")
 SCAN_ROOTS = ("guardbench",)
@@ -95,7 +97,7 @@ def mutate_file(root: str | Path, path: str, name: str) -> str:
     return new
 
 
-def check_registry(registry, markers: dict[str, Marker]) -> list[str]:
+def check_registry(registry: Sequence[Safeguard], markers: dict[str, Marker]) -> list[str]:
     """Problems between the registry and the markers found in the source (empty when they agree)."""
     problems = []
     names = [s.name for s in registry]

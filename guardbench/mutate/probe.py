@@ -9,11 +9,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 ENV = "GUARDBENCH_MUTATE_PROBE"
 
 
-def pytest_sessionfinish(session, exitstatus):
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     path = os.environ.get(ENV)
     if not path:
         return

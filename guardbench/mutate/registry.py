@@ -13,6 +13,7 @@ so a wrong path makes the unmutated baseline fail and the run is refused.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # test files, relative to the repository root
@@ -52,7 +53,7 @@ class Safeguard:
         return self.path[:-3].replace("/", ".").removesuffix(".__init__")
 
 
-def _s(name, path, prevents, *tests, control=None) -> Safeguard:
+def _s(name: str, path: str, prevents: str, *tests: str, control: str | None = None) -> Safeguard:
     return Safeguard(name, path, prevents, tuple(tests), control)
 
 
@@ -204,17 +205,17 @@ SAFEGUARDS: tuple[Safeguard, ...] = (
        "two processes checking the limits at once and both spending (check+append not atomic)",
        *t(PROCESSES, "test_twenty_processes_never_exceed_the_daily_cap"),
        *t(BROKER_MUT, "test_a_decision_in_another_process_waits_for_the_ledger_lock")),
-    _s("ledger_ingest_other_writers", B + "ledger.py",
+    _s("ledger_ingest_other_writers", B + "ledger_verify.py",
        "spending by other broker processes ignored by this one's limits",
        *t(PROCESSES, "test_twenty_processes_never_exceed_the_daily_cap")),
-    _s("ledger_unvouched_write_reverified", B + "ledger.py",
+    _s("ledger_unvouched_write_reverified", B + "ledger_verify.py",
        "a same-size in-place edit of an old entry (any age) under a running broker going unnoticed",
        *t(EDITS, "test_an_ordinary_edit_deep_in_a_large_ledger_is_caught_at_the_very_next_decision")),
-    _s("ledger_rescan", B + "ledger.py",
+    _s("ledger_rescan", B + "ledger_verify.py",
        "an edit that does not move the file's change time (a store through a shared mapping) never noticed",
        *t(EDITS, "test_a_store_through_a_shared_mapping_is_found_by_the_rescan",
           "test_on_a_large_ledger_a_mapped_store_is_found_within_the_documented_bound")),
-    _s("ledger_rewrite_detected", B + "ledger.py",
+    _s("ledger_rewrite_detected", B + "ledger_verify.py",
        "a ledger replaced or truncated (re-hashed) under a running broker going unnoticed",
        *t(LEDGER, "test_rehashed_rewrite_is_caught_by_a_running_broker", "test_truncation_is_caught"),
        *t(HEAD, "test_with_the_key_a_rollback_to_an_earlier_copy_needs_the_second_location")),
@@ -311,7 +312,7 @@ def get(name: str) -> Safeguard:
     return BY_NAME[name]
 
 
-def test_selection(items) -> list[str]:
+def test_selection(items: Iterable[Safeguard]) -> list[str]:
     """The union of the named safeguards' test paths, in first-seen order."""
     out: list[str] = []
     for s in items:
