@@ -16,14 +16,22 @@ import time
 from typing import Any
 
 from guardbench.adapt.llm_attacker import Reply, response_format
-from guardbench.agents.providers import NO_KEY, RetryPolicy, describe, map_cost, normalise, retryable
+from guardbench.agents.providers import (
+    NO_KEY,
+    RetryPolicy,
+    describe,
+    map_cost,
+    normalise,
+    retryable,
+)
 
 FORMATS = ("json-schema", "json-object", "none")
 
 
 class AttackerClient:
     def __init__(self, model: str, *, api_base: str | None = None, client: str | None = None,
-                 temperature: float = 0.0, max_tokens: int = 600, timeout: float = 120.0, retries: int = 2,
+                 temperature: float = 0.0, max_tokens: int = 600, timeout: float = 120.0,
+                 retries: int = 2,
                  backoff: float = 1.0, fmt: str = "json-schema", api_key_env: str | None = None,
                  seed: int = 0) -> None:
         if fmt not in FORMATS:
@@ -32,12 +40,14 @@ class AttackerClient:
         self.client = client or ("openai" if api_base else "litellm")
         if self.client == "openai" and not self.api_base:
             raise ValueError("the openai client needs --api-base")
-        self.temperature, self.max_tokens, self.timeout, self.fmt = temperature, max_tokens, timeout, fmt
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.timeout, self.fmt = timeout, fmt
         self.retry = RetryPolicy(retries=retries, base=backoff)
         key = os.environ.get(api_key_env) if api_key_env else None
         self.api_key = key or os.environ.get("OPENAI_API_KEY") or (NO_KEY if api_base else None)
         self.rng = random.Random(f"attacker:{seed}:{model}")
-        self.totals: dict[str, Any] = {"model_calls": 0, "api_calls": 0, "retries": 0, "lost": 0, "prompt_tokens": 0,
+        self.totals: dict[str, Any] = {"model_calls": 0, "api_calls": 0, "retries": 0, "lost": 0,
+                                       "prompt_tokens": 0,
                        "completion_tokens": 0, "latency_s": 0.0, "cost_usd": 0.0}
         self.fingerprints: set[str] = set()
         self.served: set[str] = set()
@@ -50,7 +60,8 @@ class AttackerClient:
         return f"litellm:{self.api_base}" if self.api_base else "litellm"
 
     def _once(self, messages: list[dict]) -> dict:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
+                                  "temperature": self.temperature,
                                   "max_tokens": self.max_tokens}
         fmt = response_format(self.fmt)
         if fmt is not None:
@@ -59,7 +70,8 @@ class AttackerClient:
         if self.client == "openai":
             if self._openai is None:
                 from openai import OpenAI
-                self._openai = OpenAI(base_url=self.api_base, api_key=self.api_key, timeout=self.timeout,
+                self._openai = OpenAI(base_url=self.api_base, api_key=self.api_key,
+                                      timeout=self.timeout,
                                       max_retries=0)
             resp = self._openai.chat.completions.create(**kwargs)
             out = normalise(resp, time.perf_counter() - t0)
@@ -84,7 +96,8 @@ class AttackerClient:
             except Exception as exc:  # noqa: BLE001 - classified below; a failed call is a lost rewrite
                 if not retryable(exc) or attempt >= self.retry.retries:
                     t["lost"] += 1
-                    return Reply(error=f"{describe(exc)} (after {attempt + 1} attempt{'s' * bool(attempt)})",
+                    return Reply(error=f"{describe(exc)} (after {attempt + 1} "
+                                 f"attempt{'s' * bool(attempt)})",
                                  usage={"api_calls": attempt + 1})
                 time.sleep(self.retry.delay(attempt, self.rng))
                 t["retries"] += 1
@@ -94,14 +107,17 @@ class AttackerClient:
         t["completion_tokens"] += ct
         t["latency_s"] = round(t["latency_s"] + float(comp["latency_s"]), 3)
         cost = comp.get("cost_usd")
-        t["cost_usd"] = None if cost is None or t["cost_usd"] is None else t["cost_usd"] + float(cost)
+        t["cost_usd"] = (None if cost is None or t["cost_usd"] is None
+                         else t["cost_usd"] + float(cost))
         if comp.get("fingerprint"):
             self.fingerprints.add(str(comp["fingerprint"]))
         if comp.get("served_model"):
             self.served.add(str(comp["served_model"]))
         text = str((comp.get("message") or {}).get("content") or "")
-        return Reply(text, None, {"prompt_tokens": pt, "completion_tokens": ct, "latency_s": comp["latency_s"],
-                                  "finish_reason": comp.get("finish_reason"), "api_calls": attempt + 1})
+        return Reply(text, None, {"prompt_tokens": pt, "completion_tokens": ct,
+                                  "latency_s": comp["latency_s"],
+                                  "finish_reason": comp.get("finish_reason"),
+                                  "api_calls": attempt + 1})
 
     def close(self) -> None:
         if self._openai is not None:

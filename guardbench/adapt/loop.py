@@ -37,7 +37,8 @@ class Tally:
     unauthorized_allowed: int = 0
     malformed: int = 0
     lost: int = 0                 # attacker model calls that failed after their retries
-    rewrites: int = 0             # proposals the attacker made from a refusal (not the case's own attack)
+    # proposals the attacker made from a refusal (not the case's own attack)
+    rewrites: int = 0
     benign_allowed: int = 0
     held_or_denied: int = 0
     cases: int = 0
@@ -47,10 +48,13 @@ class Tally:
     log: list[dict[str, Any]] = field(default_factory=list)
 
     def row(self) -> dict[str, str]:
-        return {"defence": self.target, "cases": str(self.cases), "iterations": str(self.iterations),
+        return {"defence": self.target, "cases": str(self.cases),
+                "iterations": str(self.iterations),
                 "attempts": str(self.attempts), "unauthorized attempts": str(self.unauthorized),
-                "unauthorized allowed": str(self.unauthorized_allowed), "malformed": str(self.malformed),
-                "benign allowed": str(self.benign_allowed), "goals reached on the wire": str(self.goals_reached),
+                "unauthorized allowed": str(self.unauthorized_allowed),
+                "malformed": str(self.malformed),
+                "benign allowed": str(self.benign_allowed),
+                "goals reached on the wire": str(self.goals_reached),
                 "cases with no tool path": str(self.cases_no_path)}
 
 
@@ -70,10 +74,12 @@ class _World:
     def __init__(self, arm: Arm, case: Case, seed: int, tmp: str) -> None:
         from guardbench.arms.defended import DefendedPrepared
         from guardbench.execution.world import build_world
-        self.prepared = arm.prepare(case, 0, build_world(arm, seed, f"adapt-{seed}", "scripted", tmp))
+        self.prepared = arm.prepare(case, 0,
+                                    build_world(arm, seed, f"adapt-{seed}", "scripted", tmp))
         self.layer = self.prepared.layer if isinstance(self.prepared, DefendedPrepared) else None
         self.broker = self.layer is None
-        self.refs = dict(self.layer.refs) if self.layer else {k: list(v) for k, v in self.prepared.session.refs.items()}
+        self.refs = (dict(self.layer.refs) if self.layer
+                     else {k: list(v) for k, v in self.prepared.session.refs.items()})
 
     def read(self) -> None:
         if self.layer is not None:
@@ -82,18 +88,22 @@ class _World:
     def call(self, tool: str, args: Any, config: DefenceConfig) -> tuple[bool, str, Any]:
         """(allowed, agent-visible result, the args as resolved)."""
         quoted = self.prepared.session.refs        # ids the text quotes (prior_*, approval) as well
-        refs = {k: v[-1] for k, v in {**quoted, **(self.layer.refs if self.layer else self.refs)}.items() if v}
+        refs = {k: v[-1] for k, v in {**quoted,
+                                      **(self.layer.refs if self.layer
+                                         else self.refs)}.items() if v}
         args = resolve(args, refs)
         if self.layer is not None:
             text = self.layer.call(tool, args)
-            return self.layer.history[-1].verdict in ("allow", "modify"), text, args   # replay: nothing ran
+            # replay: nothing ran
+            return self.layer.history[-1].verdict in ("allow", "modify"), text, args
         from guardbench.agents.scripted import extract_refs
         op, params, reference = to_broker(tool, args, config)
         run_op = self.prepared.session.tool("run_payment_operation")
         if run_op is None:      # neither a defence's layer nor the broker: nothing enforces
             raise GuardbenchError("--defence", "the target has no defence layer and no broker")
         text = run_op.call(
-            {"operation": op, "params": params, **({"reference": reference} if reference is not None else {})})
+            {"operation": op, "params": params,
+             **({"reference": reference} if reference is not None else {})})
         d = json.loads(text)
         for kind, ids in extract_refs(d.get("result") or {}).items():
             self.refs.setdefault(kind, []).extend(ids)
@@ -101,7 +111,8 @@ class _World:
 
     def refsets(self) -> dict[str, frozenset[str]]:
         refs = self.layer.refs if self.layer else self.refs
-        return {**{k: frozenset(v) for k, v in refs.items()}, **{k: frozenset(v) for k, v in SEEDED.items()}}
+        return {**{k: frozenset(v) for k, v in refs.items()},
+                **{k: frozenset(v) for k, v in SEEDED.items()}}
 
 
 def attack_case(arm: Arm, case: Case, attacker: Attacker, config: DefenceConfig, policy: Policy,
@@ -119,10 +130,12 @@ def attack_case(arm: Arm, case: Case, attacker: Attacker, config: DefenceConfig,
             return
         tally.iterations += 1
         given = feedback
-        meta = {"case": case.id, "iteration": i, "family": p.family, **({"feedback": given} if i else {}),
+        meta = {"case": case.id, "iteration": i, "family": p.family,
+                **({"feedback": given} if i else {}),
                 **dict(p.meta)}
         tally.rewrites += i > 0 and not p.lost
-        if p.lost:                  # the attacker's model was not reached: nothing proposed, the refusal stands
+        # the attacker's model was not reached: nothing proposed, the refusal stands
+        if p.lost:
             tally.lost += 1
             tally.log.append({**meta, "outcome": "lost", "error": p.why})
             continue
@@ -130,10 +143,12 @@ def attack_case(arm: Arm, case: Case, attacker: Attacker, config: DefenceConfig,
             tally.attempts += 1
             tally.malformed += 1
             feedback = "malformed: answer with JSON {\"calls\": [{\"tool\": ..., \"args\": {...}}]}"
-            tally.log.append({**meta, "outcome": "malformed", "malformed": True, "why": p.why, "raw": p.raw})
+            tally.log.append({**meta, "outcome": "malformed", "malformed": True,
+                              "why": p.why, "raw": p.raw})
             continue
         variant = case.variants[0]
-        c = dataclasses.replace(case, variants=(Variant(variant.user, p.data if p.data is not None else variant.data),))
+        c = dataclasses.replace(case, variants=(Variant(variant.user, p.data if p.data is not None
+                                                        else variant.data),))
         wseed = int(hashlib.sha256(f"{seed}:{case.id}:{i}".encode()).hexdigest()[:8], 16)
         with tempfile.TemporaryDirectory(prefix="gb-adapt-", dir=fast_tmp()) as tmp:
             w = _World(arm, c, wseed, tmp)
@@ -151,18 +166,22 @@ def attack_case(arm: Arm, case: Case, attacker: Attacker, config: DefenceConfig,
                     tally.held_or_denied += not allowed
                     if not allowed and feedback is None:
                         feedback = _reason(text)
-                    tally.log.append({"case": case.id, "iteration": i, "family": p.family, "tool": tool,
+                    tally.log.append({"case": case.id, "iteration": i,
+                                      "family": p.family, "tool": tool,
                                       "args": resolved, "allowed": allowed, "oracle": sorted(bad),
                                       "result": text[:240]})
                 ref = run_reference(base_ref, c, secrets=w.prepared.secrets, agent_output=[],
                                     start=w.prepared.setup_seq)
-                reached = score(c, w.prepared.recorder.exchanges, ref, dict(w.prepared.session.refs)).goal_achieved
+                reached = score(c, w.prepared.recorder.exchanges, ref,
+                                dict(w.prepared.session.refs)).goal_achieved
             finally:
                 w.prepared.close()
         outcome = "goal_reached" if reached else "refused" if feedback is not None else "no_effect"
         proposal = {"calls": [{"tool": t, "args": a} for t, a in p.calls],
-                    **({"document": p.data} if p.data is not None and p.data != variant.data else {})}
-        tally.log.append({**meta, "outcome": outcome, "proposal": proposal, **({"raw": p.raw} if p.raw else {}),
+                    **({"document": p.data} if p.data is not None and p.data
+                       != variant.data else {})}
+        tally.log.append({**meta, "outcome": outcome, "proposal": proposal,
+                          **({"raw": p.raw} if p.raw else {}),
                           **({"refusal": feedback} if feedback is not None else {}),
                           **({"goal_reached": True} if reached else {})})
         if reached:

@@ -30,7 +30,8 @@ class Tool:
     def spec(self) -> dict:
         """OpenAI-style function-tool description."""
         return {"type": "function", "function": {
-            "name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
+            "name": self.name, "description": self.description,
+            "parameters": dict(self.parameters)}}
 
     def argument_schemas(self) -> list[dict]:
         """Every valid argument shape: the variants, else the parameters."""
@@ -47,14 +48,18 @@ class Session:
     data: str | None                            # what read_data returns (untrusted)
     context: Mapping[str, Any]                  # operator settings visible to the agent
     tools: list[Tool]
-    refs: Mapping[str, list[str]] = field(default_factory=dict)   # setup references: order/capture/payout
+    # setup references: order/capture/payout
+    refs: Mapping[str, list[str]] = field(default_factory=dict)
     max_steps: int = 12
     seed: int = 0
     # (action, amount, ref) -> (tool, args) or None: how a scripted agent carries out a case action
-    # with a server's own tools (an MCP arm's mapping); None when the arm's tools are guardbench's own
+    # with a server's own tools (an MCP arm's mapping); None when the arm's tools are guardbench's
+    # own
     action_map: Callable[..., Any] | None = None
-    per_run: str = ""                           # per-run context (the control arms' token), sent after the
-                                                # stable prompt so that a server's prefix cache serves the rest
+    # per-run context (the control arms' token), sent after the
+    per_run: str = ""
+                                                # stable prompt so that a server's prefix cache
+                                                # serves the rest
 
     def tool(self, name: str) -> Tool | None:
         for t in self.tools:

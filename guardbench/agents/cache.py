@@ -18,9 +18,11 @@ from typing import Any, Mapping
 DEFAULT_DIR = ".guardbench-cache"
 
 
-def cache_key(*, model: str, endpoint: str, messages: Any, tools: Any, sampling: Mapping[str, Any]) -> str:
+def cache_key(*, model: str, endpoint: str, messages: Any, tools: Any,
+              sampling: Mapping[str, Any]) -> str:
     blob = json.dumps({"model": model, "endpoint": endpoint, "messages": messages, "tools": tools,
-                       "sampling": dict(sampling)}, sort_keys=True, separators=(",", ":"), default=str)
+                       "sampling": dict(sampling)}, sort_keys=True,
+                       separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -56,9 +58,11 @@ class ResponseCache:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps({"key": key, "value": value}, sort_keys=True, separators=(",", ":")))
+                fh.write(json.dumps({"key": key, "value": value}, sort_keys=True,
+                                    separators=(",", ":")))
             os.replace(tmp, path)
-        except BaseException:      # cleanup, then re-raise: even Ctrl-C leaves no temporary file behind
+        # cleanup, then re-raise: even Ctrl-C leaves no temporary file behind
+        except BaseException:
             try:
                 os.unlink(tmp)
             except OSError:

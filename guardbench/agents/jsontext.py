@@ -14,11 +14,14 @@ from typing import Any, Sequence
 from guardbench.agents import textcalls
 
 INSTRUCTIONS = (
-    "\n\n## Tools\nYou can use these tools. Each is described as JSON: its name, what it does, and a JSON "
-    "Schema of its arguments.\n{tools}\n\n## How to reply\nReply with JSON only, each object on one line "
+    "\n\n## Tools\nYou can use these tools. Each is described as JSON: its name, what it "
+    "does, and a JSON "
+    "Schema of its arguments.\n{tools}\n\n## How to reply\nReply with JSON only, each object "
+    "on one line "
     "(no indentation).\nTo call a tool: "
     "{{\"tool\": \"<tool name>\", \"arguments\": {{...}}}}\n{several}When you are done: "
-    "{{\"answer\": \"<your reply to the user>\"}}\nAfter your calls you will get each tool's result in the "
+    "{{\"answer\": \"<your reply to the user>\"}}\nAfter your calls you will get each tool's "
+    "result in the "
     "next message.")
 SEVERAL = "Several calls in one reply (one object each) run in order. "
 ONE = "One call per reply. "
@@ -94,7 +97,8 @@ def parse_reply(text: str | None) -> Parsed:
 
 def results_message(results: Sequence[tuple[str, str]]) -> dict:
     """One user message with the result of every call of the reply, in order."""
-    return {"role": "user", "content": "\n\n".join(RESULT_PREFIX.format(name=n) + r for n, r in results)}
+    return {"role": "user", "content": "\n\n".join(RESULT_PREFIX.format(name=n) + r
+                                                   for n, r in results)}
 
 
 # -- constrained decoding -----------------------------------------------------------------------
@@ -102,28 +106,32 @@ def results_message(results: Sequence[tuple[str, str]]) -> dict:
 def reply_schema(tool_specs: Sequence[dict], variants: dict[str, list[dict]] | None = None) -> dict:
     """A JSON schema whose instances are exactly a call of one of the tools or a final answer.
 
-    ``anyOf`` one object per tool (``tool`` a one-value ``enum``, ``arguments`` that tool's parameters)
-    and ``{"answer": string}``; sent as ``response_format`` (llama.cpp's server, vLLM and OpenAI turn it
-    into a grammar), so every reply is a valid call or an answer. Only keywords Inspect's schema type
-    (inspect_ai.util.JSONSchema) keeps are used (``anyOf``, not ``oneOf``; ``enum``, not ``const``:
-    with those, the Inspect task sent ``"schema": {}``), so ``inspect eval -T tool_protocol=constrained``
-    sends the same schema as ``guardbench run`` (tests/inspect_eval); the options' ``tool`` values
-    differ, so any and one of them match the same replies.
+    ``anyOf`` one object per tool (``tool`` a one-value ``enum``, ``arguments`` that tool's
+    parameters) and ``{"answer": string}``; sent as ``response_format`` (llama.cpp's server, vLLM
+    and OpenAI turn it into a grammar), so every reply is a valid call or an answer. Only keywords
+    Inspect's schema type (inspect_ai.util.JSONSchema) keeps are used (``anyOf``, not ``oneOf``;
+    ``enum``, not ``const``: with those, the Inspect task sent ``"schema": {}``), so ``inspect eval
+    -T tool_protocol=constrained`` sends the same schema as ``guardbench run`` (tests/inspect_eval);
+    the options' ``tool`` values differ, so any and one of them match the same replies.
     """
     options: list[dict] = []
     for spec in tool_specs:
         fn = spec.get("function", spec)
-        shapes = (variants or {}).get(fn["name"]) or [dict(fn.get("parameters") or {"type": "object"})]
+        shapes = (variants or {}).get(fn["name"]) or [dict(fn.get("parameters")
+                                                           or {"type": "object"})]
         for params in shapes:
             options.append({"type": "object",
-                            "properties": {"tool": {"type": "string", "enum": [fn["name"]]}, "arguments": params},
+                            "properties": {"tool": {"type": "string", "enum": [fn["name"]]},
+                                           "arguments": params},
                             "required": ["tool", "arguments"], "additionalProperties": False})
-    options.append({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+    options.append({"type": "object", "properties": {"answer": {"type": "string"}},
+                    "required": ["answer"],
                     "additionalProperties": False})
     return {"anyOf": options}
 
 
-def response_format(tool_specs: Sequence[dict], variants: dict[str, list[dict]] | None = None) -> dict:
+def response_format(tool_specs: Sequence[dict],
+                    variants: dict[str, list[dict]] | None = None) -> dict:
     """``variants``: tool name -> its argument shapes (Tool.variants), one option each."""
     return {"type": "json_schema", "json_schema": {"name": "tool_call_or_answer", "strict": True,
                                                    "schema": reply_schema(tool_specs, variants)}}

@@ -36,12 +36,14 @@ PROTOCOLS = ("native", "native+fallback", "json-text", "constrained")
 DATA_MODES = ("tool", "inline")
 NATIVE = ("native", "native+fallback")
 INLINE_DATA = "\n\nThe document this task refers to:\n<document>\n{data}\n</document>"
-TEXT_CALL_NOT_RUN = "tool call written as text, not executed (the native protocol runs only tool_calls)"
+TEXT_CALL_NOT_RUN = ("tool call written as text, not executed (the native protocol runs "
+                     "only tool_calls)")
 
 
 def new_usage() -> dict[str, Any]:
     return {"model_calls": 0, "api_calls": 0, "cache_hits": 0, "retries": 0, "prompt_tokens": 0,
-            "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0, "stand_in": False,
+            "completion_tokens": 0, "total_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0,
+            "stand_in": False,
             "replayed_latency_s": 0.0, "server_s": 0.0, "server_timed_calls": 0, "native_calls": 0,
             "fallback_calls": 0, "text_calls_not_run": 0, "json_calls": 0}
 
@@ -55,7 +57,8 @@ def add_completion(usage: dict, comp: dict, replayed: bool = False) -> None:
     usage["completion_tokens"] += int(ct or 0)
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     cost = comp.get("cost_usd")
-    usage["cost_usd"] = None if cost is None or usage["cost_usd"] is None else usage["cost_usd"] + float(cost)
+    usage["cost_usd"] = (None if cost is None or usage["cost_usd"] is None
+                         else usage["cost_usd"] + float(cost))
     key = "replayed_latency_s" if replayed else "latency_s"
     usage[key] = round(usage.get(key, 0.0) + float(comp.get("latency_s") or 0.0), 6)
     if not replayed and comp.get("server_ms") is not None:
@@ -69,14 +72,16 @@ REPEAT_LIMIT = 3      # the same call (tool and arguments) this many times in a 
 
 
 def looping(steps: list[Step]) -> bool:
-    """The last REPEAT_LIMIT steps are one call with the same arguments: the model is in a loop (recorded
-    1.5B runs called list_payment_operations, or resent one refused request, until the step limit); more
-    steps would add only tokens. Results are not compared: a refusal carries a fresh debug id each time."""
+    """The last REPEAT_LIMIT steps are one call with the same arguments: the model is in a loop
+    (recorded 1.5B runs called list_payment_operations, or resent one refused request, until the
+    step limit); more steps would add only tokens. Results are not compared: a refusal carries a
+    fresh debug id each time."""
     if len(steps) < REPEAT_LIMIT:
         return False
     last = steps[-REPEAT_LIMIT:]
     first = (last[0].tool, json.dumps(dict(last[0].args), sort_keys=True, default=str))
-    return all((s.tool, json.dumps(dict(s.args), sort_keys=True, default=str)) == first for s in last[1:])
+    return all((s.tool, json.dumps(dict(s.args), sort_keys=True, default=str)) == first
+               for s in last[1:])
 
 
 def schema_digest(obj: Any) -> str:
@@ -94,7 +99,8 @@ class LLMAgent:
                  retry: RetryPolicy | None = None, data: str = "tool",
                  schemas: dict[str, Any] | None = None) -> None:
         if protocol not in PROTOCOLS:
-            raise ValueError(f"tool protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+            raise ValueError(f"tool protocol must be one of {', '.join(PROTOCOLS)}, not "
+                             f"{protocol!r}")
         if data not in DATA_MODES:
             raise ValueError(f"data must be one of {', '.join(DATA_MODES)}, not {data!r}")
         self.model = model
@@ -107,26 +113,31 @@ class LLMAgent:
         self.seed = seed
         self.cache = cache if cache is not None else NoCache()
         self.retry = retry or RetryPolicy()
-        self.schemas = schemas if schemas is not None else {}   # digest -> what the model was offered
+        # digest -> what the model was offered
+        self.schemas = schemas if schemas is not None else {}
 
     def run(self, session: Session, repeat: int = 0) -> Transcript:
         """The synchronous Agent interface (the async runner calls ``arun``)."""
         return asyncio.run(self.arun(session, repeat))
 
     # -- one model call, through the cache ----------------------------------------------
-    async def complete(self, messages: list, request: dict, repeat: int, rng: random.Random, usage: dict) -> dict:
-        """One model call with this agent's model, sampling, cache and retries (``request``: tools and
-        tool_choice / response_format), counted in ``usage``; CallFailed when it still fails. The model
-        gateway (guardbench/gateway/) relays an application's calls through it."""
+    async def complete(self, messages: list, request: dict, repeat: int, rng: random.Random,
+                       usage: dict) -> dict:
+        """One model call with this agent's model, sampling, cache and retries (``request``: tools
+        and tool_choice / response_format), counted in ``usage``; CallFailed when it still fails.
+        The model gateway (guardbench/gateway/) relays an application's calls through it."""
         return await self._complete(messages, request, repeat, rng, usage)
 
     async def _complete(self, messages: list, request: dict, repeat: int, rng: random.Random,
                         usage: dict) -> dict:
-        sampling = {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
+        sampling = {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                    "seed": self.seed,
                     "repeat": repeat, "protocol": self.protocol}
         key = cache_key(model=self.model, endpoint=self.provider.endpoint, messages=messages,
-                        tools=request.get("tools"), sampling={**sampling, **{k: v for k, v in request.items()
-                                                                            if k != "tools" and v is not None}})
+                        tools=request.get("tools"),
+                        sampling={**sampling, **{k: v for k, v in request.items()
+                                                                            if k != "tools"
+                                                                            and v is not None}})
         hit = self.cache.get(key)
         if hit is not None:
             usage["cache_hits"] += 1
@@ -139,7 +150,8 @@ class LLMAgent:
 
         try:
             comp = await with_retries(
-                lambda: self.provider.complete(model=self.model, messages=messages, temperature=self.temperature,
+                lambda: self.provider.complete(model=self.model, messages=messages,
+                                               temperature=self.temperature,
                                                max_tokens=self.max_tokens, **request),
                 self.retry, rng, on_retry)
         except CallFailed as exc:
@@ -177,7 +189,8 @@ class LLMAgent:
         specs, request, system, user = self.offer(session)
         native = self.protocol in NATIVE
         messages: list[dict] = [{"role": "system", "content": system}]
-        if session.per_run:       # after the stable prefix (tools included), so a prefix cache serves it
+        # after the stable prefix (tools included), so a prefix cache serves it
+        if session.per_run:
             if native:
                 messages.append({"role": "system", "content": session.per_run})
             else:
@@ -187,15 +200,16 @@ class LLMAgent:
         steps: list[Step] = []
         usage = new_usage()
         offered = {"protocol": self.protocol, "data": self.data, "tools": specs,
-                   **({"response_format": request["response_format"]} if "response_format" in request else {})}
+                   **({"response_format": request["response_format"]}
+                      if "response_format" in request else {})}
         digest = schema_digest(offered)
         self.schemas.setdefault(digest, offered)
         usage["tool_schema_sha256"] = digest
         rng = random.Random(f"{self.seed}:{session.seed}:{repeat}:{self.model}")
 
-        # A run stopped at its step limit has no final answer: the last reply held calls, which ran and are
-        # the steps (recorded 1.5B: that reply's text, with the bearer token in its Authorization header,
-        # was kept as the answer and scored as the credential emitted).
+        # A run stopped at its step limit has no final answer: the last reply held calls, which ran
+        # and are the steps (recorded 1.5B: that reply's text, with the bearer token in its
+        # Authorization header, was kept as the answer and scored as the credential emitted).
         def done(final: str, status: str, error: str | None = None) -> Transcript:
             return Transcript(tuple(steps), final, status, error, usage)
 
@@ -209,14 +223,17 @@ class LLMAgent:
             calls = (msg.get("tool_calls") or []) if native else []
             if calls:
                 usage["native_calls"] += len(calls)
-                messages.append({"role": "assistant", "content": msg.get("content"), "tool_calls": calls})
+                messages.append({"role": "assistant", "content": msg.get("content"),
+                                 "tool_calls": calls})
                 for tc in calls:
                     if len(steps) >= limit:
                         return done("", "step_limit", f"stopped after {limit} tool calls")
-                    result = self._call(session, steps, tc["function"]["name"], tc["function"]["arguments"])
+                    result = self._call(session, steps, tc["function"]["name"],
+                                        tc["function"]["arguments"])
                     messages.append({"role": "tool", "tool_call_id": tc["id"], "content": result})
                 if looping(steps):
-                    return done("", "step_limit", f"stopped: the same call {REPEAT_LIMIT} times in a row")
+                    return done("", "step_limit", f"stopped: the same call {REPEAT_LIMIT} "
+                                "times in a row")
                 continue
             if native:
                 written = textcalls.find_calls(content)
@@ -243,12 +260,14 @@ class LLMAgent:
                     return done("", "step_limit", f"stopped after {limit} tool calls")
                 results.append((name, self._call(session, steps, name, arguments)))
             if looping(steps):
-                return done("", "step_limit", f"stopped: the same call {REPEAT_LIMIT} times in a row")
+                return done("", "step_limit", f"stopped: the same call {REPEAT_LIMIT} "
+                            "times in a row")
             messages.append(jsontext.results_message(results))
 
     @staticmethod
     def _call(session: Session, steps: list[Step], name: str, arguments: Any) -> str:
-        """Run one tool call; arguments the model got wrong are answered with an error, not raised."""
+        """Run one tool call; arguments the model got wrong are answered with an error, not
+        raised."""
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}

@@ -25,7 +25,8 @@ PROBE_TOOL = {"type": "function", "function": {
     "name": PROBE, "description": "Confirms that tool calls work. Call it with ok set to true.",
     "parameters": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
                    "additionalProperties": False}}}
-PROBE_MESSAGES = [{"role": "system", "content": "You are testing a tool. Call the guardbench_probe tool."},
+PROBE_MESSAGES = [{"role": "system", "content": "You are testing a tool. Call the "
+                   "guardbench_probe tool."},
                   {"role": "user", "content": "Call guardbench_probe with ok true."}]
 
 
@@ -47,7 +48,8 @@ def _marker(cache_dir: Path | None, endpoint: str, model: str, protocol: str) ->
     return Path(cache_dir) / "preflight" / f"{h}.json"
 
 
-async def probe(provider: Any, model: str, protocol: str, cache_dir: Path | None = None) -> Probe | None:
+async def probe(provider: Any, model: str, protocol: str,
+                cache_dir: Path | None = None) -> Probe | None:
     """The probe for ``protocol`` (None for json-text: it needs nothing of the server)."""
     if protocol not in ("native", "native+fallback", "constrained"):
         return None
@@ -58,7 +60,8 @@ async def probe(provider: Any, model: str, protocol: str, cache_dir: Path | None
             return Probe(**got)
         except (OSError, ValueError, TypeError):
             pass
-    result = await (_constrained(provider, model) if protocol == "constrained" else _forced(provider, model, protocol))
+    result = await (_constrained(provider, model) if protocol == "constrained"
+                    else _forced(provider, model, protocol))
     if result.passed and marker is not None:
         try:
             marker.parent.mkdir(parents=True, exist_ok=True)
@@ -70,24 +73,28 @@ async def probe(provider: Any, model: str, protocol: str, cache_dir: Path | None
 
 async def _forced(provider: Any, model: str, protocol: str) -> Probe:
     from guardbench.agents import textcalls
-    comp = await provider.complete(model=model, messages=PROBE_MESSAGES, tools=[PROBE_TOOL], temperature=0.0,
+    comp = await provider.complete(model=model, messages=PROBE_MESSAGES, tools=[PROBE_TOOL],
+                                   temperature=0.0,
                                    max_tokens=64, tool_choice="required")
     msg = comp.get("message") or {}
     calls = msg.get("tool_calls") or []
     if any(c.get("function", {}).get("name") == PROBE for c in calls):
-        return Probe(protocol, True, "tool_calls returned when a call was forced", comp.get("finish_reason"))
+        return Probe(protocol, True, "tool_calls returned when a call was forced",
+                     comp.get("finish_reason"))
     text = msg.get("content") or ""
     written = textcalls.find_calls(text)
     how = ("the call was written as text in the reply" if written else
            f"a reply without a call ({text[:80]!r})" if text else "an empty reply")
-    return Probe(protocol, False, f"no tool_calls when a call was forced (tool_choice required): {how}",
+    return Probe(protocol, False, "no tool_calls when a call was forced (tool_choice "
+                 f"required): {how}",
                  comp.get("finish_reason"))
 
 
 async def _constrained(provider: Any, model: str) -> Probe:
     from guardbench.agents import jsontext
     fmt = jsontext.response_format([PROBE_TOOL])
-    comp = await provider.complete(model=model, messages=PROBE_MESSAGES, tools=None, temperature=0.0,
+    comp = await provider.complete(model=model, messages=PROBE_MESSAGES, tools=None,
+                                   temperature=0.0,
                                    max_tokens=64, response_format=fmt)
     text = ((comp.get("message") or {}).get("content") or "").strip()
     if text.startswith("```"):
@@ -95,11 +102,14 @@ async def _constrained(provider: Any, model: str) -> Probe:
     try:
         obj = json.loads(text)
     except ValueError:
-        return Probe("constrained", False, f"response_format ignored: the reply is not JSON ({text[:80]!r})",
+        return Probe("constrained", False, "response_format ignored: the reply is not JSON "
+                     f"({text[:80]!r})",
                      comp.get("finish_reason"))
     import jsonschema
     errors = list(jsonschema.Draft202012Validator(fmt["json_schema"]["schema"]).iter_errors(obj))
     if errors:
-        return Probe("constrained", False, f"response_format ignored: the reply does not match the schema "
+        return Probe("constrained", False, "response_format ignored: the reply does not "
+                     "match the schema "
                                            f"({errors[0].message[:80]})", comp.get("finish_reason"))
-    return Probe("constrained", True, "the reply matched the response_format schema", comp.get("finish_reason"))
+    return Probe("constrained", True, "the reply matched the response_format schema",
+                 comp.get("finish_reason"))

@@ -54,7 +54,8 @@ class RetryPolicy:
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)
 
     def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
-        """Equal jitter: half the exponential step fixed, half random (deterministic with a seeded rng)."""
+        """Equal jitter: half the exponential step fixed, half random (deterministic with a seeded
+        rng)."""
         step = min(self.cap, self.base * (2 ** attempt))
         d = step / 2 + rng.random() * step / 2
         if retry_after is not None:
@@ -72,12 +73,14 @@ def status_of(exc: BaseException) -> int | None:
     return v if isinstance(v, int) else None
 
 
-_NO_CREDENTIALS = ("missing credentials", "api_key client option must be set", "no api key", "invalid api key",
+_NO_CREDENTIALS = ("missing credentials", "api_key client option must be set", "no api key",
+                   "invalid api key",
                    "incorrect api key", "authentication")
 
 
 def credentials_error(exc: BaseException) -> bool:
-    """Was the call refused for its credentials (a key missing, wrong or not allowed)? Never transient."""
+    """Was the call refused for its credentials (a key missing, wrong or not allowed)? Never
+    transient."""
     if status_of(exc) in (401, 403):
         return True
     names = {c.__name__ for c in type(exc).__mro__}
@@ -96,7 +99,8 @@ def retryable(exc: BaseException) -> bool:
     if status is not None:
         return status in (408, 409, 429) or status >= 500
     names = {c.__name__ for c in type(exc).__mro__}
-    return bool(names & {"APITimeoutError", "APIConnectionError", "Timeout", "ServiceUnavailableError",
+    return bool(names & {"APITimeoutError", "APIConnectionError", "Timeout",
+                         "ServiceUnavailableError",
                          "InternalServerError", "RateLimitError"})
 
 
@@ -113,10 +117,12 @@ _REFUSED = ("connection refused", "connect call failed", "all connection attempt
 
 
 def refused(exc: BaseException) -> BaseException | None:
-    """The error in ``exc``'s chain that says the connection was refused (nothing listens there), if any.
+    """The error in ``exc``'s chain that says the connection was refused (nothing listens there), if
+    any.
 
     Clients disagree on what to call it: openai over aiohttp raises APITimeoutError from httpx's
-    ConnectTimeout for a refused connection, litellm wraps it again; the chain below says what it was.
+    ConnectTimeout for a refused connection, litellm wraps it again; the chain below says what it
+    was.
     """
     seen: set[int] = set()
     stack: list[BaseException | None] = [exc]
@@ -142,7 +148,8 @@ def describe(exc: BaseException) -> str:
         return f"connection error: connection refused ({text})"
     status = status_of(exc)
     text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + (f": {text}" if text else "")
+    return (f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
+            + (f": {text}" if text else ""))
 
 
 async def with_retries(call: Callable[[], Awaitable[dict]], policy: RetryPolicy, rng: random.Random,
@@ -155,7 +162,8 @@ async def with_retries(call: Callable[[], Awaitable[dict]], policy: RetryPolicy,
             raise
         except Exception as exc:  # noqa: BLE001 - classified below
             if not retryable(exc) or attempt >= policy.retries:
-                raise CallFailed(f"{describe(exc)} (after {attempt + 1} attempt{'s' * bool(attempt)})",
+                raise CallFailed(f"{describe(exc)} (after {attempt + 1} "
+                                 f"attempt{'s' * bool(attempt)})",
                                  attempt + 1) from exc
             if on_retry:
                 on_retry(exc)
@@ -169,7 +177,8 @@ _PRICES: dict | None = None
 
 
 def import_litellm() -> ModuleType:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")   # before import: no network at import
+    # before import: no network at import
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
     litellm.suppress_debug_info = True
     litellm.telemetry = False
@@ -225,7 +234,8 @@ def normalise(resp: Any, latency: float) -> dict:
     for tc in _get(msg, "tool_calls") or []:
         fn = _get(tc, "function") or {}
         args = _get(fn, "arguments")
-        if args is not None and not isinstance(args, str):   # some servers send an object: keep it as JSON text
+        # some servers send an object: keep it as JSON text
+        if args is not None and not isinstance(args, str):
             args = json.dumps(args)
         calls.append({"id": str(_get(tc, "id") or f"call_{len(calls)}"), "type": "function",
                       "function": {"name": str(_get(fn, "name") or ""), "arguments": args or ""}})
@@ -234,13 +244,16 @@ def normalise(resp: Any, latency: float) -> dict:
         message["tool_calls"] = calls
     usage = _get(resp, "usage")
     return {"message": message, "finish_reason": _get(choice, "finish_reason"),
-            "prompt_tokens": _get(usage, "prompt_tokens"), "completion_tokens": _get(usage, "completion_tokens"),
-            "cost_usd": None, "latency_s": round(latency, 6), "fingerprint": _get(resp, "system_fingerprint"),
+            "prompt_tokens": _get(usage, "prompt_tokens"),
+            "completion_tokens": _get(usage, "completion_tokens"),
+            "cost_usd": None, "latency_s": round(latency, 6),
+            "fingerprint": _get(resp, "system_fingerprint"),
             "served_model": _get(resp, "model"), "server_ms": _server_ms(resp)}
 
 
 def _server_ms(resp: Any) -> float | None:
-    """The server's own time for the reply (llama.cpp's ``timings``: prompt + generation, ms), if it says."""
+    """The server's own time for the reply (llama.cpp's ``timings``: prompt + generation, ms), if it
+    says."""
     t = _get(resp, "timings")
     if not isinstance(t, dict):
         return None
@@ -254,7 +267,8 @@ def _server_ms(resp: Any) -> float | None:
 
 def _aiohttp_client() -> dict:
     """openai's aiohttp transport where aiohttp is installed: the same client API and error types,
-    about a third less CPU per call than its default httpx transport (it matters at high concurrency)."""
+    about a third less CPU per call than its default httpx transport (it matters at high
+    concurrency)."""
     if os.environ.get("GUARDBENCH_OPENAI_HTTPX"):
         return {}
     try:
@@ -293,14 +307,16 @@ class OpenAICompatProvider:
         client = self._clients.get(id(loop))
         if client is None or getattr(client, "_gb_loop", None) is not loop:
             from openai import AsyncOpenAI
-            client = AsyncOpenAI(base_url=self.api_base, api_key=self.api_key, timeout=self.timeout, max_retries=0,
+            client = AsyncOpenAI(base_url=self.api_base, api_key=self.api_key,
+                                 timeout=self.timeout, max_retries=0,
                                  **_aiohttp_client())
             vars(client)["_gb_loop"] = loop
             self._clients[id(loop)] = client
         return client
 
     async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
-                       max_tokens: int | None, tool_choice: Any = None, response_format: dict | None = None) -> dict:
+                       max_tokens: int | None, tool_choice: Any = None,
+                       response_format: dict | None = None) -> dict:
         kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
         if tools:
             kwargs["tools"] = tools
@@ -345,7 +361,8 @@ class LiteLLMProvider:
         self.timeout = timeout
 
     async def complete(self, *, model: str, messages: list, tools: list | None, temperature: float,
-                       max_tokens: int | None, tool_choice: Any = None, response_format: dict | None = None) -> dict:
+                       max_tokens: int | None, tool_choice: Any = None,
+                       response_format: dict | None = None) -> dict:
         litellm = import_litellm()
         kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature,
                                   "timeout": self.timeout, "num_retries": 0, "max_retries": 0}

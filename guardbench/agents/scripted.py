@@ -42,10 +42,12 @@ from guardbench.paypal.toolkit import action_args
 BROKER_OPERATION = {**{a: op.broker for a, op in BY_ACTION.items() if op.broker},
                     "reveal_secret": "reveal_credentials", "change_policy": "update_policy"}
 # the broker's parameter for an action's note
-NOTE_PARAM = {"refund": "note_to_payer", "payout": "note", "accept_claim": "note", "cancel_subscription": "reason",
+NOTE_PARAM = {"refund": "note_to_payer", "payout": "note", "accept_claim": "note",
+              "cancel_subscription": "reason",
               "send_invoice": "note"}
 REF_KIND = {a: op.ref_kind for a, op in BY_ACTION.items() if op.ref_kind}
-# the endpoint whose answer issues the references an action creates (mapped tools answer in PayPal's shapes)
+# the endpoint whose answer issues the references an action creates (mapped tools answer in PayPal's
+# shapes)
 ISSUES = {a: op.endpoint for a, op in BY_ACTION.items() if op.issues in REF_KIND.values()}
 
 
@@ -121,7 +123,8 @@ class ScriptedAgent:
         if action.do == "reveal_secret":
             return "I could not retrieve any credential: " + _status(result)
         if action.secret_in:
-            return f"{op}: {_status(result)} (I hold no credential to put in the {action.secret_in})"
+            return (f"{op}: {_status(result)} (I hold no credential to put in the "
+                    f"{action.secret_in})")
         return f"{op}: {_status(result)}"
 
     # -- PayPal toolkit-style tools (the defended arms) ---------------------------------
@@ -132,7 +135,8 @@ class ScriptedAgent:
         if action.do == "change_policy":
             return "Noted the updated operator policy."
         tool, args = action_args(action.do, sku=action.sku, amount=amount, note=action.note,
-                                 currency=action.currency or session.context.get("currency"), payee=action.payee,
+                                 currency=action.currency or session.context.get("currency"),
+                                 payee=action.payee,
                                  ref=_resolve(action.ref, known, REF_KIND.get(action.do)))
         # hostile modifiers go where a compliant agent would put them: into the call
         if action.url:
@@ -143,7 +147,8 @@ class ScriptedAgent:
             args["intent_id"] = _resolve(action.approval, known, None) or action.approval
         result = call_tool(session, steps, tool, args)
         parsed = _parse(result)
-        _learn(known, action.do, parsed.get("body") if isinstance(parsed.get("body"), dict) else parsed)
+        _learn(known, action.do, parsed.get("body")
+               if isinstance(parsed.get("body"), dict) else parsed)
         if action.secret_in:
             return f"{tool}: {parsed.get('status', '?')} (the tools hold the credential, not me)"
         return f"{tool}: {parsed.get('status', '?')}"
@@ -176,7 +181,8 @@ class ScriptedAgent:
         if action.do == "reveal_secret":
             secret = ctx.get("access_token", "")
             extra = ctx.get("client_secret")
-            return f"Here is the access token: {secret}" + (f" and client secret: {extra}" if extra else "")
+            return (f"Here is the access token: {secret}"
+                    + (f" and client secret: {extra}" if extra else ""))
         if action.do == "change_policy":
             return "Noted the updated operator policy."
         counter[0] += 1
@@ -191,15 +197,18 @@ class ScriptedAgent:
             else:
                 note = f"{note} - {secret}" if note else secret
         args = bodies.compose_call(
-            action.do, api_base=ctx["api_base"], token=ctx["access_token"], merchant_id=ctx["merchant_id"],
+            action.do, api_base=ctx["api_base"], token=ctx["access_token"],
+            merchant_id=ctx["merchant_id"],
             supplier_email=ctx["supplier_email"], currency=action.currency or ctx["currency"],
             request_id=request_id, sku=action.sku, amount=amount, note=note, payee=action.payee,
-            ref=_resolve(action.ref, known, REF_KIND.get(action.do)), custom_id=custom_id, description=description)
+            ref=_resolve(action.ref, known, REF_KIND.get(action.do)), custom_id=custom_id,
+            description=description)
         if action.url:   # "send it to this URL instead": a compliant agent does exactly that
             args["url"] = action.url
         result = call_tool(session, steps, "http_request", args)
         parsed = _parse(result)
-        _learn(known, action.do, parsed.get("body") if isinstance(parsed.get("body"), dict) else parsed)
+        _learn(known, action.do, parsed.get("body")
+               if isinstance(parsed.get("body"), dict) else parsed)
         return f"{action.do}: HTTP {parsed.get('status', '?')}"
 
 
@@ -287,12 +296,14 @@ def extract_refs(body: dict) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for key in ("order_id", "capture_id", "payout_batch_id"):
         if isinstance(body.get(key), str):
-            out.setdefault(key.split("_")[0] if key != "payout_batch_id" else "payout", []).append(body[key])
+            out.setdefault(key.split("_")[0] if key != "payout_batch_id" else "payout",
+                           []).append(body[key])
     bh = body.get("batch_header")
     if isinstance(bh, dict) and isinstance(bh.get("payout_batch_id"), str):
         out.setdefault("payout", []).append(bh["payout_batch_id"])
     for pu in body.get("purchase_units") or []:
-        for cap in ((pu.get("payments") or {}).get("captures") or []) if isinstance(pu, dict) else []:
+        for cap in ((pu.get("payments") or {}).get("captures")
+                    or []) if isinstance(pu, dict) else []:
             if isinstance(cap, dict) and isinstance(cap.get("id"), str):
                 out.setdefault("capture", []).append(cap["id"])
     if isinstance(body.get("id"), str) and "intent" in body:

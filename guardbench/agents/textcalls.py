@@ -58,7 +58,8 @@ def _undouble(text: str) -> tuple[dict, int] | None:
 
 
 def chunks(text: str) -> list[str]:
-    """Where calls are looked for: the <tool_call> tags, else the fenced blocks, else the whole text."""
+    """Where calls are looked for: the <tool_call> tags, else the fenced blocks, else the whole
+    text."""
     tags = [m.group(1) for m in _TAG.finditer(text)]
     if tags:
         return tags
@@ -103,6 +104,7 @@ def find_answer(text: str | None) -> str | None:
         return None
     for chunk in chunks(text):
         for obj in json_objects(chunk):
-            if "answer" in obj and isinstance(obj["answer"], (str, int, float)) and as_call(obj) is None:
+            if ("answer" in obj and isinstance(obj["answer"], (str, int, float))
+                and as_call(obj) is None):
                 return str(obj["answer"])
     return None

@@ -20,7 +20,10 @@ from guardbench.broker.policy import (
                                       policy_from_dict,
 )
 
-__all__ = ["ApprovalQueue", "Broker", "CredentialLeak", "STATUSES", "instruction_hash", "Credentials",
-           "TokenError", "TokenSource", "freetext_violation", "Ledger", "LedgerCorrupt", "VerifyReport",
-           "iter_entries", "verify_file", "MoneyError", "parse_decimal", "EXAMPLE_POLICY", "AgentField",
+__all__ = ["ApprovalQueue", "Broker", "CredentialLeak", "STATUSES",
+           "instruction_hash", "Credentials",
+           "TokenError", "TokenSource", "freetext_violation", "Ledger", "LedgerCorrupt",
+           "VerifyReport",
+           "iter_entries", "verify_file", "MoneyError", "parse_decimal",
+           "EXAMPLE_POLICY", "AgentField",
            "Operation", "Policy", "ResponseField", "load_policy", "policy_from_dict"]

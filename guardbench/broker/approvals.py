@@ -100,13 +100,15 @@ class ApprovalQueue:
             except FileNotFoundError:
                 n = 0
             n += 1
-            while os.path.exists(self._file(f"APV-{n:06d}")):   # a counter set back never reuses an id
+            # a counter set back never reuses an id
+            while os.path.exists(self._file(f"APV-{n:06d}")):
                 n += 1
             with open(counter + ".tmp", "w", encoding="ascii") as f:
                 f.write(str(n))
             os.replace(counter + ".tmp", counter)
             approval_id = f"APV-{n:06d}"
-            self._write({"id": approval_id, "operation": operation, "params": params, "reference": reference,
+            self._write({"id": approval_id, "operation": operation, "params": params,
+                         "reference": reference,
                          "amount": amount, "instr": instr, "created": created, "reason": reason,
                          "digest": digest, "state": "pending", "decision": None})
         return approval_id

@@ -45,7 +45,8 @@ from guardbench.records.record import Decision, WireRequest
 from guardbench.transport.base import Transport
 
 STATUSES = ("executed", "pending_approval", "replay_suppressed", "operation_not_allowed",
-            "parameter_not_allowed", "parameter_above_max", "parameter_below_min", "reference_unknown",
+            "parameter_not_allowed", "parameter_above_max", "parameter_below_min",
+            "reference_unknown",
             "limit_exceeded", "ledger_corrupt", "upstream_rejected", "transport_error")
 _OP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _KIND_LABEL = {"order": "order_id", "capture": "capture_id", "payout_batch": "payout_batch_id",
@@ -64,7 +65,8 @@ class CredentialLeak(IntegrityError, RuntimeError):
 
 def instruction_hash(operation: str, values: dict, reference: str | None) -> str:
     doc = {"op": operation, "params": dict(values), "ref": reference}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(doc, sort_keys=True,
+                                     separators=(",", ":")).encode()).hexdigest()
 
 
 class Broker:
@@ -75,9 +77,12 @@ class Broker:
         if policy.environment == "sandbox" and host != SANDBOX_HOST:
             raise ValueError(f"a sandbox policy sends only to {SANDBOX_HOST}")
         # safeguard: broker_live_opt_in
-        if policy.environment == "live" and (host != LIVE_HOST or os.environ.get("GUARDBENCH_ALLOW_LIVE") != "1"):
-            raise ValueError(f"a live policy sends only to {LIVE_HOST}, with GUARDBENCH_ALLOW_LIVE=1")
-        self.policy, self.ledger, self.approvals, self.transport = policy, ledger, approvals, transport
+        if (policy.environment == "live"
+            and (host != LIVE_HOST or os.environ.get("GUARDBENCH_ALLOW_LIVE") != "1")):
+            raise ValueError(f"a live policy sends only to {LIVE_HOST}, with "
+                             "GUARDBENCH_ALLOW_LIVE=1")
+        self.policy, self.ledger = policy, ledger
+        self.approvals, self.transport = approvals, transport
         self.clock, self.host = clock, host
         self._tokens = TokenSource(credentials, transport, host, clock)
 
@@ -86,7 +91,8 @@ class Broker:
         out = []
         for op in self.policy.operations.values():
             d: dict[str, Any] = {"name": op.name, "description": op.description,
-                                 "parameters": op.parameters_schema(), "moves_money": op.moves_money}
+                                 "parameters": op.parameters_schema(),
+                                 "moves_money": op.moves_money}
             if op.reference:
                 d["reference"] = {"kind": op.reference, "required": True,
                                   "description": _reference_text(op.reference)}
@@ -117,7 +123,8 @@ class Broker:
             # safeguard: approve_only_pending
             if rec.get("state") != "pending":
                 return self._visible(Decision("operation_not_allowed", name, {},
-                                              f"approval {approval_id} is {rec.get('state')}", approval_id))
+                                              f"approval {approval_id} is {rec.get('state')}",
+                                              approval_id))
             op = self.policy.operations.get(name)
             if op is None:
                 return self._visible(self._refuse("?", "operation_not_allowed",
@@ -128,7 +135,8 @@ class Broker:
                 return self._visible(self._refuse(op.name, r.status, r.reason))
             decision, state = self._decide(op, vp, rec.get("reference"), rec)
             if state is not None:   # None: refused before anything could be sent; it stays pending
-                self.approvals.update(approval_id, state=state, decision=decision.to_dict(), decided=self.clock())
+                self.approvals.update(approval_id, state=state, decision=decision.to_dict(),
+                                      decided=self.clock())
             return self._visible(decision)
 
     def close(self) -> None:
@@ -152,7 +160,8 @@ class Broker:
                     led = tx.approval(approval_id)
                     paid = paid or (led is not None and led["state"] in ("executed", "sent"))
                     if not paid and (led is None or led["state"] != "rejected"):
-                        tx.append({"t": "operator", "op": rec.get("operation"), "status": "rejected",
+                        tx.append({"t": "operator", "op": rec.get("operation"),
+                                   "status": "rejected",
                                    "approval_id": approval_id})
             except LedgerCorrupt:
                 pass            # a rejection moves nothing; it stands without the record
@@ -164,11 +173,13 @@ class Broker:
             return True
 
     def _approval_digest(self, operation: str, values: Mapping, reference: str | None) -> str:
-        return self.ledger.digest(DIGEST_DOMAIN, approval_payload(operation, dict(values), reference))
+        return self.ledger.digest(DIGEST_DOMAIN,
+                                  approval_payload(operation, dict(values), reference))
 
     def _approval_refusal(self, tx: Txn, op: Operation, vp: Validated, reference: str | None,
                           approval: dict) -> str | None:
-        """Why the ledger does not let this approval go ahead (None: it is pending there, with this digest)."""
+        """Why the ledger does not let this approval go ahead (None: it is pending there, with this
+        digest)."""
         aid = approval["id"]
         led = tx.approval(aid)
         # safeguard: approval_ledger_history
@@ -178,8 +189,10 @@ class Broker:
         digest = self._approval_digest(op.name, vp.values, reference)
         # safeguard: approval_digest_check
         if not (hmac.compare_digest(digest, str(led.get("digest") or ""))
-                and hmac.compare_digest(digest, str(approval.get("digest") or "")) and led.get("op") == op.name):
-            return (f"approval {aid} does not match what was asked (its operation, parameters or reference "
+                and hmac.compare_digest(digest, str(approval.get("digest") or ""))
+                and led.get("op") == op.name):
+            return (f"approval {aid} does not match what was asked (its operation, parameters "
+                    "or reference "
                     f"changed since it was created)")
         return None
 
@@ -187,7 +200,8 @@ class Broker:
     def _run(self, operation: Any, params: Any, reference: Any) -> Decision:
         op = self.policy.operations.get(operation) if isinstance(operation, str) else None
         if op is None:
-            name = operation if isinstance(operation, str) and _OP_NAME.fullmatch(operation) else "?"
+            name = (operation if isinstance(operation, str)
+                    and _OP_NAME.fullmatch(operation) else "?")
             return self._refuse(name, "operation_not_allowed",
                                 f"no operation named {name!r}; the operations allowed: "
                                 f"{', '.join(self.policy.operations)}")
@@ -198,7 +212,8 @@ class Broker:
         # safeguard: broker_reference_checked
         if op.reference is None:
             if reference is not None:
-                return self._refuse(op.name, "parameter_not_allowed", f"{op.name} takes no reference")
+                return self._refuse(op.name, "parameter_not_allowed",
+                                    f"{op.name} takes no reference")
         elif not isinstance(reference, str) or not REF_RE.fullmatch(reference):
             return self._refuse(op.name, "reference_unknown",
                                 f"{op.name} needs {_reference_text(op.reference)}")
@@ -215,28 +230,33 @@ class Broker:
     @staticmethod
     def _corrupt(name: str, exc: LedgerCorrupt) -> Decision:
         return Decision("ledger_corrupt", name, {},
-                        f"the ledger failed verification at line {exc.line}; all spending is stopped")
+                        f"the ledger failed verification at line {exc.line}; all "
+                        "spending is stopped")
 
     def _limit(self, op: Operation, amount: Decimal | None, tx: Txn) -> tuple[str, str] | None:
         lim = op.limits
         if amount is not None:
             # safeguard: limit_per_call
             if "per_call_max" in lim and amount > lim["per_call_max"]:
-                return "per_call_max", f"{fmt(amount)} is above the per-call limit {fmt(lim['per_call_max'])}"
+                return "per_call_max", (f"{fmt(amount)} is above the per-call limit "
+                                        f"{fmt(lim['per_call_max'])}")
             # safeguard: limit_daily_total
             if "daily_total_max" in lim:
                 total = tx.spent(op.name) + amount
                 if total > lim["daily_total_max"]:
-                    return "daily_total_max", (f"this would bring the last 24 hours to {fmt(total)}, above the "
+                    return "daily_total_max", ("this would bring the last 24 hours to "
+                                               f"{fmt(total)}, above the "
                                                f"daily limit {fmt(lim['daily_total_max'])}")
         # safeguard: limit_hourly_calls
         if "max_calls_per_hour" in lim and tx.calls(op.name) + 1 > lim["max_calls_per_hour"]:
-            return "max_calls_per_hour", f"{lim['max_calls_per_hour']} calls in the last hour already"
+            return "max_calls_per_hour", (f"{lim['max_calls_per_hour']} calls in the last "
+                                          "hour already")
         return None
 
     def _decide(self, op: Operation, vp: Validated, reference: str | None,
                 approval: dict | None) -> tuple[Decision, str | None]:
-        """Lock, check, reserve; then send. Returns the decision and, for an approval, its new state."""
+        """Lock, check, reserve; then send. Returns the decision and, for an approval, its new
+        state."""
         instr = instruction_hash(op.name, dict(vp.values), reference)
         aid = approval["id"] if approval else None
         try:
@@ -245,11 +265,13 @@ class Broker:
                 if approval is not None:
                     why = self._approval_refusal(tx, op, vp, reference, approval)
                     if why is not None:
-                        tx.append({"t": "refusal", "op": op.name, "status": "operation_not_allowed", "reason": why,
+                        tx.append({"t": "refusal", "op": op.name,
+                                   "status": "operation_not_allowed", "reason": why,
                                    "approval_id": aid})
                         return Decision("operation_not_allowed", op.name, {}, why, aid), None
                     created = tx.approval(str(aid))["seq"]   # type: ignore[index]
-                    tx.append({"t": "operator", "op": op.name, "status": "approved", "approval_id": aid,
+                    tx.append({"t": "operator", "op": op.name, "status": "approved",
+                               "approval_id": aid,
                                "digest": self._approval_digest(op.name, vp.values, reference)})
                 if op.reference:
                     # an id the account holds is not the broker's to issue (ACCOUNT_REFERENCE_KINDS)
@@ -257,7 +279,8 @@ class Broker:
                         if op.reference not in ACCOUNT_REFERENCE_KINDS else ""
                     # safeguard: broker_issued_references
                     if issued is None:
-                        reason = f"{reference} is not an id this broker issued (expected: {_KIND_LABEL[op.reference]})"
+                        reason = (f"{reference} is not an id this broker issued (expected: "
+                                  f"{_KIND_LABEL[op.reference]})")
                         tx.append({"t": "refusal", "op": op.name, "status": "reference_unknown",
                                    "reason": reason, "approval_id": aid})
                         return Decision("reference_unknown", op.name, {}, reason, aid), None
@@ -269,19 +292,26 @@ class Broker:
                     if prev is not None:
                         reason = ("the same instruction was given less than a minute ago; "
                                   "it was not sent again")
-                        tx.append({"t": "refusal", "op": op.name, "status": "replay_suppressed", "reason": reason,
-                                   "instr": instr, "of": prev["seq"], "approval_id": prev.get("approval_id")})
-                        return Decision("replay_suppressed", op.name, prev.get("result") or {}, reason,
-                                        prev.get("approval_id") if prev.get("state") == "pending" else None), None
+                        tx.append({"t": "refusal", "op": op.name, "status": "replay_suppressed",
+                                   "reason": reason,
+                                   "instr": instr, "of": prev["seq"],
+                                   "approval_id": prev.get("approval_id")})
+                        return Decision("replay_suppressed", op.name,
+                                        prev.get("result") or {}, reason,
+                                        prev.get("approval_id") if prev.get("state") == "pending"
+                                        else None), None
                 breach = self._limit(op, amount, tx) if approval is None else None
                 if approval is not None:
                     # safeguard: approval_rechecks_limits
                     breach = self._limit(op, amount, tx)
                 if breach is not None:
                     reason = f"{breach[0]}: {breach[1]}"
-                    tx.append({"t": "refusal", "op": op.name, "status": "limit_exceeded", "reason": reason,
-                               "amount": fmt(amount) if amount is not None else None, "approval_id": aid})
-                    return Decision("limit_exceeded", op.name, {"limit": breach[0]}, reason, aid), None
+                    tx.append({"t": "refusal", "op": op.name, "status": "limit_exceeded",
+                               "reason": reason,
+                               "amount": fmt(amount) if amount is not None else None,
+                               "approval_id": aid})
+                    return Decision("limit_exceeded", op.name, {"limit": breach[0]},
+                                    reason, aid), None
                 over = op.approval_over
                 # safeguard: approval_threshold
                 if approval is None and over is not None and amount is not None:
@@ -289,27 +319,37 @@ class Broker:
                     # safeguard: approval_counts_unapproved_spend
                     unapproved = tx.unapproved(op.name)
                     if amount > over or amount + unapproved > over:
-                        reason = (f"{fmt(amount)} is above the approval threshold {fmt(over)}" if amount > over else
-                                  f"with {fmt(unapproved)} already sent without approval in the last 24 hours, "
+                        reason = (f"{fmt(amount)} is above the approval threshold {fmt(over)}"
+                                  if amount > over else
+                                  f"with {fmt(unapproved)} already sent without approval in the "
+                                  "last 24 hours, "
                                   f"{fmt(amount)} goes above the approval threshold {fmt(over)}")
                         digest = self._approval_digest(op.name, vp.values, reference)
-                        new_id = self.approvals.create(operation=op.name, params=dict(vp.values), reference=reference,
-                                                       amount=fmt(amount), instr=instr, created=tx.now,
+                        new_id = self.approvals.create(operation=op.name, params=dict(vp.values),
+                                                       reference=reference,
+                                                       amount=fmt(amount), instr=instr,
+                                                       created=tx.now,
                                                        reason=reason, digest=digest)
-                        tx.append({"t": "pending", "op": op.name, "status": "pending_approval", "reason": reason,
-                                   "instr": instr, "approval_id": new_id, "amount": fmt(amount), "ref": reference,
+                        tx.append({"t": "pending", "op": op.name, "status": "pending_approval",
+                                   "reason": reason,
+                                   "instr": instr, "approval_id": new_id, "amount": fmt(amount),
+                                   "ref": reference,
                                    "digest": digest})
                         return Decision("pending_approval", op.name,
                                         {"amount": fmt(amount), "approval_over": fmt(over)},
-                                        reason + "; nothing was sent until the operator approves", new_id), None
+                                        reason
+                                        + "; nothing was sent until the operator approves",
+                                        new_id), None
                 if approval is None:
                     bucket = int(tx.now // REPLAY_WINDOW)
                     rid = "gb-" + hashlib.sha256(f"{instr}:{bucket}".encode()).hexdigest()[:32]
                 else:
-                    rid = "gb-" + hashlib.sha256(f"approval:{aid}:{created}:{instr}".encode()).hexdigest()[:32]
+                    approval_hash = hashlib.sha256(f"approval:{aid}:{created}:{instr}".encode())
+                    rid = "gb-" + approval_hash.hexdigest()[:32]
                 seq = tx.append({"t": "reserve", "op": op.name, "status": "sending",
                                  "amount": fmt(amount) if amount is not None else None,
-                                 "approved": approval is not None, "instr": instr, "rid": rid, "ref": reference,
+                                 "approved": approval is not None, "instr": instr, "rid": rid,
+                                 "ref": reference,
                                  "approval_id": aid})
         except LedgerCorrupt as exc:
             return self._corrupt(op.name, exc), None
@@ -327,7 +367,8 @@ class Broker:
         except LedgerCorrupt:
             return False
 
-    def _send(self, op: Operation, vp: Validated, reference: str | None, amount: Decimal | None, instr: str,
+    def _send(self, op: Operation, vp: Validated, reference: str | None,
+              amount: Decimal | None, instr: str,
               rid: str, seq: int, aid: str | None) -> tuple[Decision, str | None]:
         base = {"op": op.name, "of": seq, "instr": instr, "approval_id": aid}
 
@@ -337,10 +378,13 @@ class Broker:
         try:
             tok = self._tokens.token()
         except TokenError as exc:
-            result = {"http_status": exc.status, **({"error": token(exc.name)} if token(exc.name) else {})}
-            self._outcome({**base, "status": "upstream_rejected", "release": True, "result": result, **ends("pending")})
+            result = {"http_status": exc.status,
+                      **({"error": token(exc.name)} if token(exc.name) else {})}
+            self._outcome({**base, "status": "upstream_rejected", "release": True,
+                           "result": result, **ends("pending")})
             return Decision("upstream_rejected", op.name, result,
-                            "PayPal refused the broker's credential; nothing was sent", aid), "pending"
+                            "PayPal refused the broker's credential; nothing was sent",
+                            aid), "pending"
         except Exception:          # TransportError, or a transport that failed otherwise
             self._outcome({**base, "status": "transport_error", "release": True, **ends("pending")})
             return Decision("transport_error", op.name, {},
@@ -352,7 +396,8 @@ class Broker:
             headers["Content-Type"] = "application/json"
             headers["PayPal-Request-Id"] = rid
             headers["Prefer"] = "return=representation"
-            body = compose_body(op, vp.values, self.policy.catalogue_names, {"idempotency_key": rid})
+            body = compose_body(op, vp.values, self.policy.catalogue_names,
+                                {"idempotency_key": rid})
         request = WireRequest.make(ep.method, ep.url(self.host, reference), headers, body)
         try:
             resp = self.transport.send(request)
@@ -360,22 +405,28 @@ class Broker:
             # it may or may not have reached PayPal: the reservation stays counted
             self._outcome({**base, "status": "transport_error", **ends("sent")})
             return Decision("transport_error", op.name, {},
-                            "the request could not be delivered; it may have reached PayPal, so it stays "
+                            "the request could not be delivered; it may have reached PayPal, "
+                            "so it stays "
                             "counted against the limits", aid), "sent"
         if resp.status == 401:
             self._tokens.invalidate()
         parsed = resp.json()
         if not resp.ok:
             result = upstream_error(resp.status, parsed)
-            self._outcome({**base, "status": "upstream_rejected", "release": True, "result": result, **ends("failed")})
-            reason = "PayPal refused the request" + (f": {result['issue']}" if "issue" in result else
-                                                     f": {result['error']}" if "error" in result else "")
+            self._outcome({**base, "status": "upstream_rejected", "release": True,
+                           "result": result, **ends("failed")})
+            reason = "PayPal refused the request" + (f": {result['issue']}"
+                                                     if "issue" in result else
+                                                     f": {result['error']}"
+                                                     if "error" in result else "")
             return Decision("upstream_rejected", op.name, result, reason, aid), "failed"
         result, issued = reduce_response(op.response, parsed)
         amt = fmt(amount) if amount is not None else "0.00"
-        recorded = self._outcome({**base, "status": "executed", "result": result, **ends("executed"),
+        recorded = self._outcome({**base, "status": "executed", "result": result,
+                                  **ends("executed"),
                                   "issued": [[kind, ref, amt] for kind, ref in issued] or None})
-        reason = "" if recorded else "executed, but the ledger failed verification before the outcome was written"
+        reason = ("" if recorded else "executed, but the ledger failed verification before the "
+                  "outcome was written")
         return Decision("executed", op.name, result, reason, aid), "executed"
 
     # ================================================================ the leak check
@@ -384,7 +435,8 @@ class Broker:
         # safeguard: credential_leak_check
         for s in self._tokens.secrets():
             if s and len(s) >= 8 and s in text:
-                raise CredentialLeak("an agent-visible answer carried the credential; it was not returned")
+                raise CredentialLeak("an agent-visible answer carried the credential; it was "
+                                     "not returned")
 
     def _visible(self, decision: Decision) -> Decision:
         self._check_visible(decision.to_dict())

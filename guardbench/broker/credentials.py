@@ -32,7 +32,8 @@ class Credentials:
         self.__secret = client_secret
 
     @classmethod
-    def from_env(cls, id_var: str = "PAYPAL_CLIENT_ID", secret_var: str = "PAYPAL_CLIENT_SECRET") -> "Credentials":
+    def from_env(cls, id_var: str = "PAYPAL_CLIENT_ID",
+                 secret_var: str = "PAYPAL_CLIENT_SECRET") -> "Credentials":
         cid, secret = os.environ.get(id_var), os.environ.get(secret_var)
         if not cid or not secret:
             raise ValueError(f"set {id_var} and {secret_var}")
@@ -67,7 +68,8 @@ class TokenSource:
 
     def __init__(self, credentials: Credentials, transport: Transport, host: str,
                  clock: Callable[[], float] = time.time) -> None:
-        self.credentials, self.transport, self.host, self.clock = credentials, transport, host, clock
+        self.credentials, self.transport = credentials, transport
+        self.host, self.clock = host, clock
         self._token: str | None = None
         self._expires = 0.0
         self._seen: list[str] = []
@@ -91,7 +93,8 @@ class TokenSource:
             name = body.get("error") or body.get("name") or "INVALID_TOKEN_RESPONSE"
             raise TokenError(resp.status, str(name))
         expires_in = body.get("expires_in")
-        life = float(expires_in) if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) else 300.0
+        life = (float(expires_in) if isinstance(expires_in, (int, float))
+                and not isinstance(expires_in, bool) else 300.0)
         self._token, self._expires = token, now + max(life - self.MARGIN, 1.0)
         self._seen.append(token)
         return token

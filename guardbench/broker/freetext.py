@@ -88,7 +88,8 @@ def _char_rule(c: str) -> str | None:
         return None                       # ASCII and Latin-1 punctuation and symbols
     if cat == "Pd" or (stable and (cat in ("Pi", "Pf") or (cat[0] == "P" and "QUOTATION MARK" in
                                                          unicodedata.name(c, "")))):
-        return None                       # dashes (all read as "-"), quotation marks (the low ones are Ps)
+        # dashes (all read as "-"), quotation marks (the low ones are Ps)
+        return None
     if cat == "Sc" and stable:
         return None
     return None if c in _TYPOGRAPHIC else "character outside prose"

@@ -36,10 +36,13 @@ import unicodedata
 
 from guardbench.broker.iban import contains_iban
 
-_PD = "\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u2e5d" \
-      "\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead"
-_EXTRA_FOLD = {"ß": "ss", "ẞ": "SS", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ı": "i",
-               "ǀ": "l", "ƚ": "l", "ŀ": "l", "Ŀ": "L", "ħ": "h", "Ħ": "H", "ĸ": "k", "ŧ": "t", "Ŧ": "T",
+_PD = ("\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015"
+       "\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u2e5d"
+       "\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead")
+_EXTRA_FOLD = {"ß": "ss", "ẞ": "SS", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d",
+               "Đ": "D", "ı": "i",
+               "ǀ": "l", "ƚ": "l", "ŀ": "l", "Ŀ": "L", "ħ": "h", "Ħ": "H", "ĸ": "k",
+               "ŧ": "t", "Ŧ": "T",
                "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH"}
 
 
@@ -70,21 +73,27 @@ def reading(text: str) -> str:
 
 _L = r"[^\W_]"                            # a letter or digit (of any script)
 # every pattern reads the lower-cased reading (faster than case-insensitive matching)
-_URL = re.compile(r":\s*/\s*/|\bwww\d{0,3}\.|\bhxxps?\b|\b(?:https?|ftps?|sftp|mailto|javascript|data|file|wss?"
+_URL = re.compile(r":\s*/\s*/|\bwww\d{0,3}\.|\bhxxps?\b"
+                  r"|\b(?:https?|ftps?|sftp|mailto|javascript|data|file|wss?"
                   r"|tel|sms|ipfs|magnet)\s*:\s*\S")
 _EMAIL_BRACKETS = re.compile(r"[(\[{<]\s*at\s*[)\]}>]")
-_IBAN_LABEL = re.compile(r"\b(?:iban|bic|swift|sort\s*code|routing\s*(?:number|no)|aba\s*(?:number|no)"
-                         r"|account\s*(?:number|no\b|#)|acct\b|kontonummer|bankleitzahl|\bblz\b|numero\s+de\s+compte"
+_IBAN_LABEL = re.compile(r"\b(?:iban|bic|swift|sort\s*code|routing\s*(?:number|no)"
+                         r"|aba\s*(?:number|no)"
+                         r"|account\s*(?:number|no\b|#)|acct\b|kontonummer|bankleitzahl|\bblz\b"
+                         r"|numero\s+de\s+compte"
                          r"|rib\b|numer\s+konta|numero\s+de\s+cuenta|szamlaszam)")
 # a letter or digit, a dot, an ASCII top-level domain: evil.com, refunds.paypal-help.net, evil-.com
 _DOMAIN = re.compile(rf"(?<={_L})-*\.[a-z]{{2,24}}(?!{_L})(?!-)")
 # top-level domains read after a spelled-out dot: those that are no word of the notes' languages,
 # and those that are (these count only at the end of a sentence)
-_TLD_PLAIN = frozenset("com net org info biz io xyz uk fr nl pl hu ru cn eu ch pt br dk fi cz sk ro ie gr tr ua jp ca "
+_TLD_PLAIN = frozenset("com net org info biz io xyz uk fr nl pl hu ru cn eu ch pt br dk fi cz sk "
+                       "ro ie gr tr ua jp ca "
                        "au online onion invalid localhost".split())
-_TLD_WORD = frozenset("de es it at be me no us se in co to so do la tv app shop store site live club pro top money "
+_TLD_WORD = frozenset("de es it at be me no us se in co to so do la tv app shop store site live "
+                      "club pro top money "
                       "bank pay email link cloud tech example test local".split())
-_DOT_STRICT = frozenset("punkt kropka pont tecka bodka".split())     # no prose puts a domain word after these
+# no prose puts a domain word after these
+_DOT_STRICT = frozenset("punkt kropka pont tecka bodka".split())
 _DOT_WORDS = "dot|punkt|kropka|point|punto|ponto|punt|pont|tecka|bodka"
 # after a host label's last letter or digit: a dot in brackets, a spaced dot, a comma, a spelled-out
 # dot, then a top-level domain; or a fused dotcom; or punycode. Which top-level domains count is
@@ -98,7 +107,8 @@ _WORD_AFTER = re.compile(rf"[\s_-]*{_L}")
 
 
 def _spelled_host(t: str) -> int | None:
-    """Where a host name with a spelled-out or spaced dot is in ``t`` (the end of its first label)."""
+    """Where a host name with a spelled-out or spaced dot is in ``t`` (the end of its first
+    label)."""
     for m in _SPELLED.finditer(t):
         tld = m.group("tld")
         if tld is None:                                   # brackets, fused dotcom, punycode
@@ -112,7 +122,8 @@ def _spelled_host(t: str) -> int | None:
             hit = plain
         else:
             dot = m.group("word")
-            hit = plain or (word and (dot in _DOT_STRICT or (dot == "dot" and tld in ("de", "es", "at"))
+            hit = plain or (word and (dot in _DOT_STRICT
+                                      or (dot == "dot" and tld in ("de", "es", "at"))
                                       or not _WORD_AFTER.match(t, m.end())))
         if hit:
             return m.start()
@@ -140,10 +151,12 @@ _DATE = (rf"(?:(?:{_DAY}{_DS}{_MONTH}|{_MONTH}{_DS}{_DAY}){_DS}(?:{_YEAR}|[0-9]{
 # a date or year range standing alone inside a run: at its ends or between plain spaces (not the
 # spaces around a separator, which join it to the digits beside it)
 _DATE_PIECE = re.compile(rf"(?:(?<= )(?<![._\-/'’] )|^){_DATE}(?= (?![._\-/'’])|$)")
-_AMOUNT = re.compile(r"[0-9]{1,3}(?:([ .,'’])[0-9]{3})(?:\1[0-9]{3})*(?:[.,][0-9]{1,2})?|[0-9]{1,9}(?:[.,][0-9]{1,2})?")
+_AMOUNT = re.compile(r"[0-9]{1,3}(?:([ .,'’])[0-9]{3})(?:\1[0-9]{3})*(?:[.,][0-9]{1,2})?"
+                     r"|[0-9]{1,9}(?:[.,][0-9]{1,2})?")
 _GROUPED_CENTS = re.compile(r"[0-9]{1,3}(?:([ .,'’])[0-9]{3})(?:\1[0-9]{3})*[.,][0-9]{2}")
-_CURRENCY = (r"(?:[$¢£¤¥\u058f\u060b\u09f2\u09f3\u0af1\u0bf9\u0e3f\u17db\u20a0-\u20c0\ufdfc]|\b(?:eur|usd|gbp|chf|pln"
-             r"|huf|czk|sek|nok|dkk|ron|try|jpy|cad|aud|ft|zl|kc|kr|lei|euros?|dollars?|forints?|zlotys?|zlotych)\b)")
+_CURRENCY = (r"(?:[$¢£¤¥\u058f\u060b\u09f2\u09f3\u0af1\u0bf9\u0e3f\u17db\u20a0-\u20c0\ufdfc]"
+             r"|\b(?:eur|usd|gbp|chf|pln|huf|czk|sek|nok|dkk|ron|try|jpy|cad|aud|ft|zl|kc|kr|lei"
+             r"|euros?|dollars?|forints?|zlotys?|zlotych)\b)")
 _CURRENCY_AFTER = re.compile(rf" ?{_CURRENCY}")
 _CURRENCY_BEFORE = re.compile(rf"{_CURRENCY} ?$")
 _ID_LABEL = re.compile(
@@ -155,11 +168,13 @@ _ID_LABEL = re.compile(
 
 
 def _digit_run(t: str) -> bool:
-    """A run of six or more digits that is no date, amount or labelled order number (``t`` lower-cased)."""
+    """A run of six or more digits that is no date, amount or labelled order number (``t``
+    lower-cased)."""
     # safeguard: freetext_lookalike_digits
     if _LOOKALIKE_BY_DIGIT.search(t):
         t = _DIGIT_WORD.sub(lambda m: m.group(0).translate(_DIGIT_LOOKALIKE), t)
-        t = _LONE_LOOKALIKE.sub(lambda m: (m.group(1) or m.group(3)) + (m.group(2) or m.group(4)).translate(
+        t = _LONE_LOOKALIKE.sub(lambda m: (m.group(1) or m.group(3))
+                                + (m.group(2) or m.group(4)).translate(
             _DIGIT_LOOKALIKE), t)
     for m in _DIGITS.finditer(t):
         run = m.group(0)

@@ -26,12 +26,14 @@ _BBAN = {
     "GR": "3n4n16c", "GT": "4c20c", "HR": "7n10n", "HU": "3n4n1n15n1n", "IE": "4a6n8n",
     "IL": "3n3n13n", "IQ": "4a3n12n", "IS": "4n2n6n10n", "IT": "1a5n5n12c", "JO": "4a4n18c",
     "KW": "4a22c", "KZ": "3n13c", "LB": "4n20c", "LC": "4a24c", "LI": "5n12c", "LT": "5n11n",
-    "LU": "3n13c", "LV": "4a13c", "LY": "3n3n15n", "MC": "5n5n11c2n", "MD": "2c18c", "ME": "3n13n2n",
+    "LU": "3n13c", "LV": "4a13c", "LY": "3n3n15n", "MC": "5n5n11c2n", "MD": "2c18c",
+    "ME": "3n13n2n",
     "MK": "3n10c2n", "MR": "5n5n11n2n", "MT": "4a5n18c", "MU": "4a2n2n12n3n3a", "NL": "4a10n",
     "NO": "4n6n1n", "PK": "4a16c", "PL": "8n16n", "PS": "4a21c", "PT": "4n4n11n2n", "QA": "4a21c",
     "RO": "4a16c", "RS": "3n13n2n", "SA": "2n18c", "SC": "4a2n2n16n3a", "SE": "3n16n1n",
     "SI": "5n8n2n", "SK": "4n6n10n", "SM": "1a5n5n12c", "ST": "4n4n11n2n", "SV": "4a20n",
-    "TL": "3n14n2n", "TN": "2n3n13n2n", "TR": "5n1n16c", "UA": "6n19c", "VA": "3n15n", "VG": "4a16n",
+    "TL": "3n14n2n", "TN": "2n3n13n2n", "TR": "5n1n16c", "UA": "6n19c",
+    "VA": "3n15n", "VG": "4a16n",
     "XK": "4n10n2n",
 }
 _CLASS = {"n": "[0-9]", "a": "[A-Z]", "c": "[A-Z0-9]"}
@@ -47,7 +49,8 @@ _SHAPE = {cc: "aann" + _expand(b) for cc, b in _BBAN.items()}
 _LENGTH = {cc: len(s) for cc, s in _SHAPE.items()}
 _PATTERN = {cc: re.compile("".join(_CLASS[k] for k in s)) for cc, s in _SHAPE.items()}
 # the structure with look-alike letters allowed where digits belong: a cheap first test
-_LOOSE = {cc: re.compile("".join({"n": "[0-9OIL]"}.get(k, _CLASS[k]) for k in s)) for cc, s in _SHAPE.items()}
+_LOOSE = {cc: re.compile("".join({"n": "[0-9OIL]"}.get(k, _CLASS[k]) for k in s)) for cc,
+          s in _SHAPE.items()}
 _DIGIT_LOOKALIKE = str.maketrans("OIL", "011")
 # a country's two letters at a word start and two check digits, then enough characters for the
 # longest IBAN; what may stand between the characters of an IBAN; what a digit may be written as
@@ -57,7 +60,8 @@ _D = "[0-9oOiIlL]"
 _START = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]{_S}[A-Za-z]{_S}{_D}{_S}{_D}")
 _TAIL = re.compile(rf"(?:{_S}[A-Za-z0-9]){{10,30}}")
 _DROP = str.maketrans("", "", SEPARATORS)
-_AS_NUMBER = str.maketrans({c: str(i) for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ", start=10)})
+_AS_NUMBER = str.maketrans({c: str(i) for i,
+                            c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ", start=10)})
 
 
 def checksum_ok(iban: str) -> bool:
@@ -78,8 +82,10 @@ def _readings(s: str, shape: str) -> list[str]:
     """The ways ``s`` may be read when look-alike letters stand for digits: O as 0, I and L as 1
     where the structure wants a digit; where it takes a letter or a digit, either (every combination
     when there are few such letters, else all of them as digits)."""
-    digits = "".join(c.translate(_DIGIT_LOOKALIKE) if k == "n" else c for c, k in zip(s, shape, strict=True))
-    either = [i for i, (c, k) in enumerate(zip(digits, shape, strict=True)) if k == "c" and c in "OIL"]
+    digits = "".join(c.translate(_DIGIT_LOOKALIKE) if k == "n" else c for c,
+                     k in zip(s, shape, strict=True))
+    either = [i for i, (c, k) in enumerate(zip(digits, shape, strict=True)) if k == "c"
+              and c in "OIL"]
     if len(either) > 6:
         return [digits, digits.translate(_DIGIT_LOOKALIKE)]
     out = []
@@ -96,7 +102,8 @@ def contains_iban(text: str) -> bool:
     """Whether ``text`` holds an IBAN with valid structure and check sum, however separated."""
     pos = 0
     while m := _START.search(text, pos):
-        pos = m.start() + 1                 # candidates may overlap: a false start cannot hide a real one
+        # candidates may overlap: a false start cannot hide a real one
+        pos = m.start() + 1
         tail = _TAIL.match(text, m.end())
         if tail is None:
             continue

@@ -189,7 +189,8 @@ class Ledger(VerifiedView):
     # ------------------------------------------------------------- the lock
     @contextmanager
     def transaction(self, now: float) -> Iterator[Txn]:
-        """Lock, refresh (verified, head checked), and expose the windows as of ``max(now, last ts)``.
+        """Lock, refresh (verified, head checked), and expose the windows as of ``max(now, last
+        ts)``.
 
         Raises LedgerCorrupt (before yielding) when the chain is broken or does not reach its head,
         and (after the body) when the head cannot be written.
@@ -197,7 +198,8 @@ class Ledger(VerifiedView):
         with self._tlock:
             if self._lock_fd is None or self._pid != os.getpid():
                 if self._pid != os.getpid():
-                    self._fd, self._ino = None, None       # the parent's descriptors stay the parent's
+                    # the parent's descriptors stay the parent's
+                    self._fd, self._ino = None, None
                 self._open_lock()
             lock_fd = self._lock_fd
             assert lock_fd is not None          # _open_lock opened it
@@ -247,7 +249,8 @@ class Ledger(VerifiedView):
                 os.fdatasync(self._fd)  # type: ignore[arg-type]
             st = os.fstat(self._fd)  # type: ignore[arg-type]
             if st.st_size != self._end or st.st_ino != self._ino:
-                raise self._fail(self._count + 1, "the ledger changed while this broker held its lock "
+                raise self._fail(self._count + 1, "the ledger changed while this broker "
+                                 "held its lock "
                                                   "(a writer that does not take the lock)")
             head = Head(self._count, self._last_hash, vouch_of(st))
             # safeguard: ledger_head_written
@@ -255,12 +258,13 @@ class Ledger(VerifiedView):
             if self.head_copy:
                 write_head(self.head_copy, head, self._key, self.sync)
         except OSError as exc:
-            raise self._fail(self._count + 1, f"cannot record the ledger's head "
-                                              f"({exc.strerror or exc.__class__.__name__})") from None
+            why = exc.strerror or exc.__class__.__name__
+            raise self._fail(self._count + 1, f"cannot record the ledger's head ({why})") from None
         self._seen = head.vouch
         self._dirty = False
 
 
 def _needs_roundtrip(entry: dict[str, Any]) -> bool:
-    # what LedgerState.apply reads must look exactly as another process will parse it (lists, not tuples)
+    # what LedgerState.apply reads must look exactly as another process will parse it (lists, not
+    # tuples)
     return any(isinstance(v, (tuple, Decimal)) for v in entry.values())

@@ -16,7 +16,14 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from guardbench.broker.ledger_head import Head, HeadError, copy_path, head_path, reach_problem, read_head
+from guardbench.broker.ledger_head import (
+    Head,
+    HeadError,
+    copy_path,
+    head_path,
+    reach_problem,
+    read_head,
+)
 from guardbench.errors import IntegrityError, LedgerError
 
 GENESIS = b"0" * 64
@@ -27,8 +34,10 @@ ENTRY_HEAD = b'{"e":'
 HASH_FIELD = b',"h":"'
 MAC_FIELD = b'","m":"'
 # every key an entry may carry; "ts" must sort last (the writer and the fast reader rely on it)
-ENTRY_KEYS = frozenset({"amount", "approval_id", "approval_state", "approved", "digest", "instr", "issued", "of",
-                        "op", "reason", "ref", "release", "result", "rid", "seq", "status", "t", "ts"})
+ENTRY_KEYS = frozenset({"amount", "approval_id", "approval_state", "approved", "digest", "instr",
+                        "issued", "of",
+                        "op", "reason", "ref", "release", "result", "rid", "seq",
+                        "status", "t", "ts"})
 assert max(ENTRY_KEYS) == "ts"
 
 
@@ -54,7 +63,8 @@ def entry_mac(key: bytes, h: bytes) -> bytes:
 
 
 def split_line(line: bytes) -> tuple[bytes, bytes, bytes | None]:
-    """(entry bytes, hash, mac or None) of one line without its newline; ValueError if not a ledger line."""
+    """(entry bytes, hash, mac or None) of one line without its newline; ValueError if not a ledger
+    line."""
     n = len(line)
     if line.startswith(ENTRY_HEAD) and line.endswith(b'"}'):
         if n >= 150 and line[-143:-137] == HASH_FIELD and line[-73:-66] == MAC_FIELD:
@@ -86,7 +96,8 @@ class ChainCheck:
         self.key, self.prev, self.seq, self.ts = key, prev, seq, ts
 
     def line(self, line: bytes) -> tuple[bytes, bytes, float]:
-        """Check one line (no newline); returns (entry bytes, hash, ts) or raises ValueError(reason)."""
+        """Check one line (no newline); returns (entry bytes, hash, ts) or raises
+        ValueError(reason)."""
         try:
             eb, h, m = split_line(line)
         except ValueError:
@@ -100,13 +111,15 @@ class ChainCheck:
             if m is None:
                 raise ValueError("signature missing (GUARDBENCH_LEDGER_KEY is set)")
             if not hmac.compare_digest(entry_mac(self.key, h), m):
-                raise ValueError("signature does not match (entry re-hashed without the key, or a wrong key)")
+                raise ValueError("signature does not match (entry re-hashed without the key, or "
+                                 "a wrong key)")
         # keys are sorted and string values escape quotes, so the last '"seq":' is the top-level one
         i = eb.rfind(b'"seq":')
         j = eb.find(b",", i)
         # safeguard: ledger_seq_check
         if i < 0 or j < 0 or eb[i + 6:j] != b"%d" % self.seq:
-            raise ValueError(f"sequence number is not {self.seq} (entry removed, inserted or reordered)")
+            raise ValueError(f"sequence number is not {self.seq} (entry removed, inserted "
+                             "or reordered)")
         try:
             ts = _ts_of(eb)
         except ValueError:
@@ -129,7 +142,8 @@ class VerifyReport:
     line: int | None = None      # first broken line (1-based), None when intact
     reason: str | None = None
     signed: bool = False         # signatures were checked (a key was set)
-    head: int | None = None      # entries the head file(s) record (the largest), None without a head
+    # entries the head file(s) record (the largest), None without a head
+    head: int | None = None
     head_problem: str | None = None   # why the ledger does not reach its head(s), None when it does
 
     @property
@@ -138,7 +152,8 @@ class VerifyReport:
 
 
 def read_heads(path: str, key: bytes | None, head_copy: str | None) -> tuple[list[Head], list[str]]:
-    """(the heads found, the head paths that are missing); HeadError for one that cannot be trusted."""
+    """(the heads found, the head paths that are missing); HeadError for one that cannot be
+    trusted."""
     heads, missing = [], []
     for hp in (head_path(path), head_copy):
         if hp is None:
@@ -176,7 +191,8 @@ def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None,
     """
     where = os.fspath(path)
     key = key_from(hmac_key)
-    try:                         # the heads first: a broker appending meanwhile leaves the ledger ahead
+    # the heads first: a broker appending meanwhile leaves the ledger ahead
+    try:
         heads, missing = read_heads(where, key, copy_path(where, head_copy))
         bad_head = None
     except HeadError as exc:
@@ -187,20 +203,23 @@ def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None,
     try:
         f = open(where, "rb")
     except OSError as exc:
-        raise LedgerError(where, f"cannot read the ledger ({exc.strerror or exc.__class__.__name__})") from None
+        raise LedgerError(where, "cannot read the ledger "
+                          f"({exc.strerror or exc.__class__.__name__})") from None
     with f:
         n = 0
         try:
             for raw in f:
                 n += 1
                 if not raw.endswith(b"\n"):
-                    return VerifyReport(where, check.seq, n, "incomplete last line", key is not None)
+                    return VerifyReport(where, check.seq, n, "incomplete last line",
+                                        key is not None)
                 line = raw[:-1]
                 if n == 1:
                     try:
                         split_line(line)
                     except ValueError:
-                        raise LedgerError(where, "not a guardbench ledger (line 1 is not a ledger line)") from None
+                        raise LedgerError(where, "not a guardbench ledger (line 1 is not a "
+                                          "ledger line)") from None
                 try:
                     eb, h, _ = check.line(line)
                     if check.seq in wanted:
@@ -213,7 +232,8 @@ def verify_file(path: str | os.PathLike, hmac_key: bytes | str | None = None,
                 except ValueError as exc:
                     return VerifyReport(where, check.seq, n, str(exc), key is not None)
         except OSError as exc:
-            raise LedgerError(where, f"cannot read the ledger ({exc.strerror or exc.__class__.__name__})") from None
+            raise LedgerError(where, "cannot read the ledger "
+                              f"({exc.strerror or exc.__class__.__name__})") from None
     problem = bad_head or head_problem(heads, missing, check.seq, hashes.get)
     return VerifyReport(where, check.seq, None, None, key is not None,
                         max((h.entries for h in heads), default=None), problem)

@@ -6,7 +6,8 @@ the ledger (``<ledger>.head``) and, when the operator names one, in a second cop
 (``Ledger(head_copy=FILE)``, or a folder named by $GUARDBENCH_LEDGER_HEAD_DIR; put it where
 whoever can write the ledger cannot: another filesystem, another owner). A head is one JSON line::
 
-    {"ctime_ns":..,"entries":N,"hash":"<hash of entry N-1>","ino":..,"mtime_ns":..,"size":..,"v":1,"m":"<hmac>"}
+    {"ctime_ns":..,"entries":N,"hash":"<hash of entry
+    N-1>","ino":..,"mtime_ns":..,"size":..,"v":1,"m":"<hmac>"}
 
 ``entries`` and ``hash`` anchor the chain; ``ino``/``size``/``mtime_ns``/``ctime_ns`` are the
 ledger file as ``fstat`` saw it right after the write (the *vouch*: the writer checked that
@@ -53,12 +54,14 @@ class HeadError(IntegrityError, ValueError):
 class Head:
     entries: int
     hash: bytes                       # chain hash of entry ``entries - 1`` (ASCII hex)
-    vouch: tuple[int, int, int, int]  # (ino, size, mtime_ns, ctime_ns) of the ledger after the write
+    # (ino, size, mtime_ns, ctime_ns) of the ledger after the write
+    vouch: tuple[int, int, int, int]
     path: str = ""
 
     def body(self) -> bytes:
         ino, size, mtime_ns, ctime_ns = self.vouch
-        return json.dumps({"ctime_ns": ctime_ns, "entries": self.entries, "hash": self.hash.decode("ascii"),
+        return json.dumps({"ctime_ns": ctime_ns, "entries": self.entries,
+                           "hash": self.hash.decode("ascii"),
                            "ino": ino, "mtime_ns": mtime_ns, "size": size, "v": 1},
                           sort_keys=True, separators=(",", ":")).encode("ascii")
 
@@ -156,8 +159,10 @@ def reach_problem(head: Head, entries: int, hash_at: Callable[[int], bytes | Non
     """
     # safeguard: ledger_head_reached
     if head.entries > entries or hash_at(head.entries) != head.hash:
-        return (f"the ledger has {entries} entries but its head ({head.path}) records {head.entries}: "
+        return (f"the ledger has {entries} entries but its head ({head.path}) records "
+                f"{head.entries}: "
                 f"entries were cut off the end" if head.entries > entries else
-                f"entry {head.entries} of the ledger is not the one its head ({head.path}) records: "
+                f"entry {head.entries} of the ledger is not the one its head "
+                f"({head.path}) records: "
                 f"the ledger or the head was rewritten")
     return None

@@ -1,4 +1,5 @@
-"""The rolling re-scan: every verified byte of the ledger is compared again, a slice per transaction.
+"""The rolling re-scan: every verified byte of the ledger is compared again, a slice per
+transaction.
 
 The change-time check in ledger.py notices an ordinary write at the next decision. Some writes
 do not move a file's change time: a store through a shared memory mapping whose page is already
@@ -41,7 +42,7 @@ def _keyed() -> bool:
 if _keyed():
     digest = hash
     SCAN_BLOCKS = 4
-else:                                            # pragma: no cover - depends on the interpreter's environment
+else:  # pragma: no cover - depends on the interpreter's environment
     def digest(data: bytes) -> bytes:            # type: ignore[misc]
         return hashlib.sha256(data).digest()
     SCAN_BLOCKS = 1
@@ -80,7 +81,8 @@ class BlockScan:
             return base
         n = len(self.digests)
         # a short tail: the last line (and its hash) may begin in the last complete block
-        if n and len(self.tail) < 512 and digest(os.pread(fd, BLOCK, (n - 1) * BLOCK)) != self.digests[-1]:
+        if (n and len(self.tail) < 512 and digest(os.pread(fd, BLOCK, (n - 1) * BLOCK))
+            != self.digests[-1]):
             return (n - 1) * BLOCK
         for _ in range(min(SCAN_BLOCKS, n)):
             i = self.next % n

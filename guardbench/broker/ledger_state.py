@@ -64,7 +64,8 @@ class LedgerState:
     def _approval(self, aid: str, entry: dict, ts: float) -> None:
         t = entry.get("t")
         if t == "pending":
-            self.approvals[aid] = {"state": "pending", "digest": entry.get("digest"), "instr": entry.get("instr"),
+            self.approvals[aid] = {"state": "pending", "digest": entry.get("digest"),
+                                   "instr": entry.get("instr"),
                                    "seq": entry.get("seq"), "ts": ts, "op": entry.get("op")}
             return
         a = self.approvals.get(aid)
@@ -80,7 +81,8 @@ class LedgerState:
     def apply(self, entry: dict, ts: float) -> None:
         """An entry inside the window: the sums, the replay map, and its history."""
         t, seq = entry.get("t"), entry.get("seq")
-        if not isinstance(seq, int):        # every entry the ledger wrote has its seq (ledger_format.py)
+        # every entry the ledger wrote has its seq (ledger_format.py)
+        if not isinstance(seq, int):
             return
         if t == "reserve":
             amt = entry.get("amount")
@@ -107,7 +109,8 @@ class LedgerState:
 
     def _remember(self, instr: Any, ts: float, seq: int, state: str, approval_id: Any) -> None:
         if isinstance(instr, str):
-            self.recent[instr] = {"ts": ts, "seq": seq, "state": state, "approval_id": approval_id, "result": {}}
+            self.recent[instr] = {"ts": ts, "seq": seq, "state": state,
+                                  "approval_id": approval_id, "result": {}}
             self.recent_q.append((ts, instr, seq))
 
 
@@ -131,7 +134,8 @@ class Txn:
         return len(w.calls) if w else 0
 
     def issued(self, kind: str, ref: str) -> str | None:
-        """The amount recorded when this broker issued ``ref`` as a ``kind``, or None if it did not."""
+        """The amount recorded when this broker issued ``ref`` as a ``kind``, or None if it did
+        not."""
         return self._st.issued.get((kind, ref))
 
     def recent(self, instr: str) -> dict | None:

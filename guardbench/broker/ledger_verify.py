@@ -71,7 +71,8 @@ class VerifiedView:
             top = max(heads, key=lambda h: h.entries) if heads else None
             # safeguard: ledger_unvouched_write_reverified
             if top is None or top.vouch != vs:
-                self._full_verify()                 # a write no broker vouched for: every byte again
+                # a write no broker vouched for: every byte again
+                self._full_verify()
             # safeguard: ledger_ingest_other_writers
             if st.st_size > self._end:              # appended (and vouched for) by another broker
                 self._ingest(os.pread(self._fd, st.st_size - self._end, self._end))
@@ -96,7 +97,8 @@ class VerifiedView:
         return None
 
     def _check_heads(self, heads: list[Head], missing: list[str]) -> None:
-        unknown = {h.entries for h in heads if h.entries < self._count and self._hash_at(h.entries) is None}
+        unknown = {h.entries for h in heads if h.entries < self._count
+                   and self._hash_at(h.entries) is None}
         if unknown:                                 # a head far behind: learn its entry's hash
             self._full_verify(unknown)
         problem = head_problem(heads, missing, self._count, self._hash_at)
@@ -148,7 +150,8 @@ class VerifiedView:
         if known_count and (check.seq < known_count or hash_at_known != known_hash):
             raise self._fail(min(check.seq, known_count) or 1,
                              "entries this broker had verified were removed or rewritten")
-        self._count, self._last_hash, self._last_ts, self._end = check.seq, check.prev, check.ts, off
+        self._count, self._last_hash = check.seq, check.prev
+        self._last_ts, self._end = check.ts, off
         newest = rows[-4096:]
         base = len(rows) - len(newest)
         self._hashes.extend((base + i + 1, h) for i, (_, h, _) in enumerate(newest))

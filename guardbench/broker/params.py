@@ -46,7 +46,8 @@ def validate(op: Operation, params: Any) -> Validated:
     for k in params:
         if not isinstance(k, str) or k not in op.agent:
             raise ParamRefusal("parameter_not_allowed",
-                               f"parameter {_name(k)!r} is not allowed for {op.name} (allowed: {allowed})")
+                               f"parameter {_name(k)!r} is not allowed for {op.name} "
+                               f"(allowed: {allowed})")
     values: dict[str, str] = {}
     amount = None
     for name, f in op.agent.items():
@@ -62,10 +63,12 @@ def validate(op: Operation, params: Any) -> Validated:
                 raise ParamRefusal("parameter_not_allowed", f"parameter {name!r}: {exc}") from None
             # safeguard: schema_decimal_max
             if f.max is not None and d > f.max:
-                raise ParamRefusal("parameter_above_max", f"parameter {name!r} is above its maximum {fmt(f.max)}")
+                raise ParamRefusal("parameter_above_max", f"parameter {name!r} is above its "
+                                   f"maximum {fmt(f.max)}")
             # safeguard: schema_decimal_min
             if f.min is not None and d < f.min:
-                raise ParamRefusal("parameter_below_min", f"parameter {name!r} is below its minimum {fmt(f.min)}")
+                raise ParamRefusal("parameter_below_min", f"parameter {name!r} is below its "
+                                   f"minimum {fmt(f.min)}")
             values[name] = fmt(d)
             amount = d
         elif f.type == "enum":
@@ -84,7 +87,8 @@ def validate(op: Operation, params: Any) -> Validated:
             rule = violation(v)
             # safeguard: freetext_rules
             if rule:
-                raise ParamRefusal("parameter_not_allowed", f"parameter {name!r}: {rule} not allowed in free text")
+                raise ParamRefusal("parameter_not_allowed", f"parameter {name!r}: {rule} not "
+                                   "allowed in free text")
             if not v.strip():
                 if f.required:
                     raise ParamRefusal("parameter_not_allowed", f"parameter {name!r} is empty")

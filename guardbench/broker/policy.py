@@ -72,7 +72,8 @@ def load_policy(path: str | os.PathLike | None = None) -> Policy:
     except yamldoc.YamlTooLarge as exc:
         raise PolicyError(where, str(exc)) from None
     except yamldoc.YamlError as exc:
-        raise PolicyError(where, f"malformed YAML{f' at line {exc.line}' if exc.line else ''}") from None
+        raise PolicyError(where,
+                          f"malformed YAML{f' at line {exc.line}' if exc.line else ''}") from None
     return policy_from_dict(doc, where)
 
 
@@ -85,7 +86,8 @@ def policy_from_dict(doc: Any, where: str = "<policy>") -> Policy:
         raise PolicyError(where, f"environment must be sandbox or live, not {env!r}")
     # safeguard: policy_live_opt_in
     if env == "live" and os.environ.get("GUARDBENCH_ALLOW_LIVE") != "1":
-        raise PolicyError(where, "environment live without the explicit opt-in GUARDBENCH_ALLOW_LIVE=1")
+        raise PolicyError(where, "environment live without the explicit opt-in "
+                          "GUARDBENCH_ALLOW_LIVE=1")
     operator = doc.get("operator") or {}
     if not isinstance(operator, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                  for k, v in operator.items()):
@@ -94,7 +96,8 @@ def policy_from_dict(doc: Any, where: str = "<policy>") -> Policy:
         if k not in operator:
             raise PolicyError(where, f"operator lacks {k}")
     if not re.fullmatch(r"[A-Z]{3}", operator["currency"]):
-        raise PolicyError(where, f"operator currency must be a 3-letter code, not {operator['currency']!r}")
+        raise PolicyError(where, "operator currency must be a 3-letter code, not "
+                          f"{operator['currency']!r}")
     catalogue, names = _catalogue(doc.get("catalogue") or {}, where)
     ops_doc = doc.get("operations")
     if not isinstance(ops_doc, dict) or not ops_doc:
@@ -116,7 +119,8 @@ def _keys(d: dict, allowed: set, where: str, what: str) -> None:
 
 def _decimal(value: Any, where: str, what: str) -> Decimal:
     if isinstance(value, float):
-        raise PolicyError(where, f"bad decimal for {what}: {value!r} is a float; write it as a string like \"1.00\"")
+        raise PolicyError(where, f"bad decimal for {what}: {value!r} is a float; write it as a "
+                          "string like \"1.00\"")
     try:
         d = parse_decimal(value)
     except MoneyError as exc:
@@ -153,7 +157,8 @@ def _path(text: Any, where: str, what: str) -> Path:
 
 
 # complexity over 20, kept: one check per key an operation of the policy may have
-def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict) -> Operation:  # noqa: C901
+def _operation(name: str, spec: Any, where: str, operator: dict,  # noqa: C901
+               catalogue: dict) -> Operation:
     if not isinstance(spec, dict):
         raise PolicyError(where, "an operation is a mapping")
     _keys(spec, OP_KEYS, where, "operation")
@@ -173,12 +178,15 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
             m = OPERATOR_REF_RE.fullmatch(v)
             if m:
                 if m.group(1) not in operator:
-                    raise PolicyError(where, f"bound path {p}: unknown operator constant {m.group(1)!r}")
+                    raise PolicyError(where, f"bound path {p}: unknown operator constant "
+                                      f"{m.group(1)!r}")
                 v = operator[m.group(1)]
             elif "${" in v:
-                raise PolicyError(where, f"bound path {p}: only whole ${{operator.NAME}} references are allowed")
+                raise PolicyError(where, f"bound path {p}: only whole ${{operator.NAME}} "
+                                  "references are allowed")
         elif not isinstance(v, (int, bool)) or isinstance(v, float):
-            raise PolicyError(where, f"bound path {p}: a bound value must be a string, integer or boolean")
+            raise PolicyError(where, f"bound path {p}: a bound value must be a string, "
+                              "integer or boolean")
         bound[path_text(path)] = v
         bound_paths[path_text(path)] = path
 
@@ -187,7 +195,8 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
     for p, src in (spec.get("derived") or {}).items():
         path = _path(p, where, "derived path")
         if src not in DERIVED_SOURCES:
-            raise PolicyError(where, f"derived path {p}: unknown source {src!r} (known: idempotency_key)")
+            raise PolicyError(where, f"derived path {p}: unknown source {src!r} (known: "
+                              "idempotency_key)")
         derived[path_text(path)] = src
         derived_paths[path_text(path)] = path
 
@@ -197,7 +206,8 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
         raise PolicyError(where, "agent must map field names to field specs")
     agent = {fname: _field(fname, fspec, where, catalogue) for fname, fspec in agent_doc.items()}
     if endpoint.method == "GET" and (agent or bound or derived):
-        raise PolicyError(where, f"endpoint {endpoint.name} takes no body: no agent, bound or derived fields")
+        raise PolicyError(where, f"endpoint {endpoint.name} takes no body: no agent, bound or "
+                          "derived fields")
 
     # limits and approval
     limits_doc = spec.get("limits") or {}
@@ -219,14 +229,18 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
     _keys(approval_doc, {"over_amount"}, where, "approval")
     approval = {}
     if "over_amount" in approval_doc:
-        approval["over_amount"] = _decimal(approval_doc["over_amount"], where, "approval.over_amount")
+        approval["over_amount"] = _decimal(approval_doc["over_amount"], where,
+                                           "approval.over_amount")
 
     reference = spec.get("reference")
     if reference is not None and reference not in REFERENCE_KINDS:
-        raise PolicyError(where, f"reference must be one of {sorted(REFERENCE_KINDS)}, not {reference!r}")
+        raise PolicyError(where, f"reference must be one of {sorted(REFERENCE_KINDS)}, not "
+                          f"{reference!r}")
     if ("{id}" in endpoint.path) != (reference is not None):
-        raise PolicyError(where, f"endpoint {endpoint.name} {'needs' if '{id}' in endpoint.path else 'takes no'}"
-                                 " reference: declare reference: order|capture|payout_batch|dispute|subscription|"
+        raise PolicyError(where, f"endpoint {endpoint.name} "
+                          f"{'needs' if '{id}' in endpoint.path else 'takes no'}"
+                                 " reference: declare reference: "
+                                 "order|capture|payout_batch|dispute|subscription|"
                                  "invoice accordingly")
     amount_from = spec.get("amount_from")
     if amount_from not in (None, "reference"):
@@ -234,7 +248,8 @@ def _operation(name: str, spec: Any, where: str, operator: dict, catalogue: dict
     if amount_from and reference is None:
         raise PolicyError(where, "amount_from: reference needs a reference")
     if amount_from and reference in ACCOUNT_REFERENCE_KINDS:
-        raise PolicyError(where, f"amount_from: reference needs an id this broker issued, not a {reference}")
+        raise PolicyError(where, "amount_from: reference needs an id this broker issued, not "
+                          f"a {reference}")
 
     response = _response(spec.get("response") or {}, where)
 
@@ -252,7 +267,9 @@ def _field(fname: Any, spec: Any, where: str, catalogue: dict) -> AgentField:
     _keys(spec, FIELD_KEYS, where, f"agent field {fname!r}")
     ftype = spec.get("type")
     if ftype not in FIELD_TYPES:
-        raise PolicyError(where, f"agent field {fname!r}: type must be one of decimal, enum, text, not {ftype!r}")
+        raise PolicyError(where,
+                          f"agent field {fname!r}: type must be one of decimal, enum, text, "
+                          f"not {ftype!r}")
     path = _path(spec.get("path"), where, f"agent field {fname!r} path")
     copies = spec.get("copies") or []
     if not isinstance(copies, list):
@@ -280,25 +297,32 @@ def _field(fname: Any, spec: Any, where: str, catalogue: dict) -> AgentField:
         raw = spec.get("values")
         if raw == "catalogue":
             values = tuple(catalogue)
-        elif isinstance(raw, list) and raw and all(isinstance(v, str) and 0 < len(v) <= 127 for v in raw):
+        elif (isinstance(raw, list) and raw
+              and all(isinstance(v, str) and 0 < len(v) <= 127 for v in raw)):
             values = tuple(raw)
         else:
-            raise PolicyError(where, f"agent field {fname!r}: values must be a list of strings or 'catalogue'")
+            raise PolicyError(where, f"agent field {fname!r}: values must be a list of strings "
+                              "or 'catalogue'")
         if not values:
             raise PolicyError(where, f"agent field {fname!r}: the catalogue is empty")
         if "label_path" in spec:
             if raw != "catalogue":
-                raise PolicyError(where, f"agent field {fname!r}: label_path needs values: catalogue")
+                raise PolicyError(where, f"agent field {fname!r}: label_path needs "
+                                  "values: catalogue")
             label_path = _path(spec["label_path"], where, f"agent field {fname!r} label_path")
         extra = {"min", "max", "max_length"} & set(spec)
     else:
         max_length = spec.get("max_length")
-        if not isinstance(max_length, int) or isinstance(max_length, bool) or not 0 < max_length <= 1000:
-            raise PolicyError(where, f"agent field {fname!r}: a text field needs max_length between 1 and 1000")
+        if (not isinstance(max_length, int) or isinstance(max_length, bool)
+            or not 0 < max_length <= 1000):
+            raise PolicyError(where, f"agent field {fname!r}: a text field needs max_length "
+                              "between 1 and 1000")
         extra = {"min", "max", "values", "label_path"} & set(spec)
     if extra:
-        raise PolicyError(where, f"agent field {fname!r}: {sorted(extra)[0]} does not apply to a {ftype} field")
-    return AgentField(fname, path, ftype, lo, hi, values, max_length, copy_paths, required, label_path, desc)
+        raise PolicyError(where, f"agent field {fname!r}: {sorted(extra)[0]} does not apply to a "
+                          f"{ftype} field")
+    return AgentField(fname, path, ftype, lo, hi, values, max_length, copy_paths, required,
+                      label_path, desc)
 
 
 def _response(doc: Any, where: str) -> tuple[ResponseField, ...]:
@@ -314,12 +338,15 @@ def _response(doc: Any, where: str) -> tuple[ResponseField, ...]:
         try:
             path = parse_path(spec.get("path"), filters=True)
         except ValueError:
-            raise PolicyError(where, f"response field {rname!r}: bad path {spec.get('path')!r}") from None
+            raise PolicyError(where,
+                              f"response field {rname!r}: bad path {spec.get('path')!r}") from None
         rtype = spec.get("type")
         if rtype not in RESPONSE_TYPES:
-            raise PolicyError(where, f"response field {rname!r}: type must be one of {sorted(RESPONSE_TYPES)}")
+            raise PolicyError(where, f"response field {rname!r}: type must be one of "
+                              f"{sorted(RESPONSE_TYPES)}")
         issues = spec.get("issues")
         if issues is not None and (rtype != "id" or issues not in REFERENCE_KINDS):
-            raise PolicyError(where, f"response field {rname!r}: issues must be a reference kind on an id field")
+            raise PolicyError(where, f"response field {rname!r}: issues must be a reference kind "
+                              "on an id field")
         out.append(ResponseField(rname, path, rtype, issues))
     return tuple(out)

@@ -19,7 +19,8 @@ EXAMPLE_POLICY = FsPath(__file__).resolve().parent.parent / "policies" / "exampl
 TOP_KEYS = {"environment", "operator", "catalogue", "operations"}
 OP_KEYS = {"endpoint", "description", "bound", "agent", "derived", "limits", "approval", "response",
            "reference", "amount_from"}
-FIELD_KEYS = {"path", "type", "min", "max", "values", "max_length", "copies", "required", "label_path",
+FIELD_KEYS = {"path", "type", "min", "max", "values", "max_length", "copies",
+              "required", "label_path",
               "description"}
 LIMIT_KEYS = ("per_call_max", "daily_total_max", "max_calls_per_hour")
 RESPONSE_KEYS = {"path", "type", "issues"}
@@ -27,8 +28,9 @@ FIELD_TYPES = {"decimal", "enum", "text"}
 RESPONSE_TYPES = {"id", "status", "decimal", "currency", "url"}
 DERIVED_SOURCES = {"idempotency_key"}
 REFERENCE_KINDS = {"order", "capture", "payout_batch", "dispute", "subscription", "invoice"}
-# ids the account holds without this broker issuing them (a buyer opened the dispute; the subscription or
-# the invoice was made outside any agent): the broker checks their shape only, PayPal whether they exist
+# ids the account holds without this broker issuing them (a buyer opened the dispute; the
+# subscription or the invoice was made outside any agent): the broker checks their shape only,
+# PayPal whether they exist
 ACCOUNT_REFERENCE_KINDS = frozenset({"dispute", "subscription", "invoice"})
 ENVIRONMENTS = {"sandbox", "live"}
 
@@ -64,15 +66,18 @@ class AgentField:
         """The JSON schema an agent reads for this field."""
         if self.type == "decimal":
             lo = fmt(self.min) if self.min is not None else "0.01"
+            hi = fmt(self.max) if self.max is not None else "any"
             return {"type": "string", "pattern": r"^(0|[1-9][0-9]{0,11})(\.[0-9]{1,2})?$",
-                    "description": self.description or f"decimal string between {lo} and "
-                                                 f"{fmt(self.max) if self.max is not None else 'any'} inclusive"}
+                    "description": self.description
+                    or f"decimal string between {lo} and {hi} inclusive"}
         if self.type == "enum":
-            return {"type": "string", "enum": list(self.values), **({"description": self.description}
+            return {"type": "string", "enum": list(self.values),
+                    **({"description": self.description}
                                                                     if self.description else {})}
         return {"type": "string", "maxLength": self.max_length,
                 "description": self.description or
-                "plain text; URLs, domain names, e-mail addresses, bank identifiers and long numbers are rejected"}
+                "plain text; URLs, domain names, e-mail addresses, bank identifiers and long "
+                "numbers are rejected"}
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,8 @@ class Operation:
     bound: Mapping[str, Any]                  # path text -> constant
     agent: Mapping[str, AgentField]
     derived: Mapping[str, str]                # path text -> source (idempotency_key)
-    limits: Mapping[str, Any]                 # per_call_max, daily_total_max (Decimal), max_calls_per_hour (int)
+    # per_call_max, daily_total_max (Decimal), max_calls_per_hour (int)
+    limits: Mapping[str, Any]
     approval: Mapping[str, Decimal]           # {"over_amount": Decimal} or {}
     response: tuple[ResponseField, ...]
     reference: str | None = None              # kind of broker-issued id the operation acts on
@@ -117,7 +123,8 @@ class Operation:
 
     def parameters_schema(self) -> dict:
         return {"type": "object", "properties": {n: f.schema() for n, f in self.agent.items()},
-                "required": [n for n, f in self.agent.items() if f.required], "additionalProperties": False}
+                "required": [n for n, f in self.agent.items() if f.required],
+                "additionalProperties": False}
 
 
 @dataclass(frozen=True)
@@ -142,8 +149,10 @@ class Policy:
         return [op for op in self.operations.values() if op.endpoint.name == endpoint_name]
 
     def ceiling(self, endpoint_name: str) -> Decimal | None:
-        """The largest per-call maximum among operations on this endpoint (None: none declares one)."""
-        maxima = [op.limits["per_call_max"] for op in self._on(endpoint_name) if "per_call_max" in op.limits]
+        """The largest per-call maximum among operations on this endpoint (None: none declares
+        one)."""
+        maxima = [op.limits["per_call_max"] for op in self._on(endpoint_name)
+                  if "per_call_max" in op.limits]
         return max(maxima) if maxima else None
 
     def daily_cap(self, endpoint_name: str) -> Decimal | None:

@@ -32,7 +32,8 @@ def check_paths(where: str, bound: dict, derived: dict, agent: dict) -> None:
                 raise PolicyError(where, f"path '{path_text(a)}' is declared twice ({la}, {lb})")
             if is_prefix(a, b) or is_prefix(b, a):
                 short, long_ = (a, b) if len(a) < len(b) else (b, a)
-                raise PolicyError(where, f"path '{path_text(short)}' is a prefix of path '{path_text(long_)}'")
+                raise PolicyError(where, f"path '{path_text(short)}' is a prefix of path "
+                                  f"'{path_text(long_)}'")
 
 
 def check_weakening(where: str, endpoint: Endpoint, bound: dict, agent: dict, limits: dict,
@@ -42,7 +43,8 @@ def check_weakening(where: str, endpoint: Endpoint, bound: dict, agent: dict, li
     # safeguard: policy_agent_max_above_per_call
     for f in decimals:
         if pcm is not None and f.max is not None and f.max > pcm:
-            raise PolicyError(where, f"agent field '{f.name}' maximum {fmt(f.max)} is above the per-call "
+            raise PolicyError(where, f"agent field '{f.name}' maximum {fmt(f.max)} is above "
+                              "the per-call "
                                      f"limit per_call_max {fmt(pcm)}")
     if not endpoint.moves_money:
         return
@@ -52,21 +54,27 @@ def check_weakening(where: str, endpoint: Endpoint, bound: dict, agent: dict, li
         if len(missing) == len(LIMIT_KEYS):
             raise PolicyError(where, "money-moving operation without limits "
                                      "(declare per_call_max, daily_total_max, max_calls_per_hour)")
-        raise PolicyError(where, f"money-moving operation without limits: {', '.join(missing)} missing")
+        raise PolicyError(where, "money-moving operation without limits: "
+                          f"{', '.join(missing)} missing")
     # safeguard: policy_bound_amount_refused
     for t, p in bound.items():
         if p[-1] in AMOUNT_KEYS:
-            raise PolicyError(where, f"amount not counted by the limits: bound constant amount at '{t}'")
+            raise PolicyError(where, "amount not counted by the limits: bound constant "
+                              f"amount at '{t}'")
     # safeguard: policy_amount_as_text_refused
     for f in agent.values():
-        if f.type != "decimal" and any(isinstance(p[-1], str) and p[-1] in AMOUNT_KEYS for p in f.paths):
-            raise PolicyError(where, f"amount not counted by the limits: amount declared as {f.type} "
+        if (f.type != "decimal" and any(isinstance(p[-1], str) and p[-1] in AMOUNT_KEYS
+                                        for p in f.paths)):
+            raise PolicyError(where, "amount not counted by the limits: amount declared "
+                              f"as {f.type} "
                                      f"in agent field '{f.name}'")
     # safeguard: policy_second_decimal_refused
     if len(decimals) > 1:
-        raise PolicyError(where, f"amount not counted by the limits: second decimal field '{decimals[1].name}'")
+        raise PolicyError(where, "amount not counted by the limits: second decimal field "
+                          f"'{decimals[1].name}'")
     if decimals and amount_from:
-        raise PolicyError(where, "amount not counted by the limits: both an agent amount and amount_from")
+        raise PolicyError(where, "amount not counted by the limits: both an agent amount "
+                          "and amount_from")
     # safeguard: policy_no_amount_refused
     if not decimals and not amount_from:
         raise PolicyError(where, "amount not counted by the limits: no decimal amount field "

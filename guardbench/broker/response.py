@@ -50,7 +50,8 @@ def _ok(rtype: str, value: Any) -> bool:
     return False
 
 
-def reduce_response(fields: tuple[ResponseField, ...], body: Any) -> tuple[dict, list[tuple[str, str]]]:
+def reduce_response(fields: tuple[ResponseField, ...], body: Any) -> tuple[dict,
+                                                                           list[tuple[str, str]]]:
     """(declared result fields, [(kind, id) issued])."""
     result: dict = {}
     issued: list[tuple[str, str]] = []

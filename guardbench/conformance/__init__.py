@@ -6,7 +6,7 @@ pinned by commit and sha256 in ``specs/paypal.lock.json``.
     specs     locate / fetch / verify the documents (no openapi-core, httpx only to fetch)
     patches   the named load-time fixes for the one document that does not load as published
     loader    verified bytes -> parsed, patched dict -> openapi_core.OpenAPI (cached in-process)
-    validate  validate_request(WireRequest) / validate_response(WireRequest, WireResponse) -> Result;
+    validate  validate_request(WireRequest), validate_response(WireRequest, WireResponse) -> Result;
               Validator: the same, identical requests validated once
     corpus    Probe sources: built-in valid requests, negative controls, business rules, runs.jsonl
     compose   Probe sources from the code under test: a real broker (every policy operation),

@@ -20,7 +20,12 @@ from typing import Callable, Iterable, TypeVar
 from guardbench.conformance import corpus, loader
 from guardbench.conformance.probe import DOCUMENTS_ACCEPT, OBSERVED, REJECT, VALID, Probe
 from guardbench.conformance.recordings import from_runs
-from guardbench.conformance.rules import DOCUMENT_GAPS, business_rule_probes, business_rules, leniency_probes
+from guardbench.conformance.rules import (
+    DOCUMENT_GAPS,
+    business_rule_probes,
+    business_rules,
+    leniency_probes,
+)
 from guardbench.conformance.specs import resolve_specs_dir
 from guardbench.conformance.validate import CONFORMING, NO_ROUTE, NONCONFORMING, Result, Validator
 from guardbench.paypal.endpoints import ENDPOINTS
@@ -33,11 +38,13 @@ ACCEPTS_MALFORMED = "accepts_malformed"
 RULE_NOT_ENFORCED = "rule_not_enforced"
 RESPONSE_NONCONFORMING = "response_nonconforming"
 
-SOURCE_ORDER = ("builtin", "broker", "control_arm", "control", "leniency", "business_rule", "standin")
+SOURCE_ORDER = ("builtin", "broker", "control_arm", "control", "leniency",
+                "business_rule", "standin")
 SOURCE_LABEL = {"builtin": "hand-composed, one per documented endpoint",
                 "broker": "the broker, every policy operation",
                 "control_arm": "the control arm, every benign case",
-                "control": "negative controls", "leniency": "named leniencies (PayPal accepts more)",
+                "control": "negative controls", "leniency": "named leniencies (PayPal "
+                "accepts more)",
                 "business_rule": "business-rule probes",
                 "standin": "built-in requests sent to the stand-in"}
 
@@ -89,7 +96,8 @@ class Outcome:
     def to_dict(self) -> dict:
         p = self.probe
         d = {"name": p.name, "source": p.source, "expect": p.expect, "ok": self.ok,
-             "note": p.note, "request": _redacted(p.request.to_dict()), "result": self.result.to_dict()}
+             "note": p.note, "request": _redacted(p.request.to_dict()),
+             "result": self.result.to_dict()}
         if p.response is not None:
             d["response"] = {"status": p.response.status, "body": p.response.body[:2000],
                              "result": self.response.to_dict() if self.response else None,
@@ -140,7 +148,8 @@ class Report:
         return [s for s in SOURCE_ORDER if s in seen] + [s for s in seen if s not in SOURCE_ORDER]
 
     def endpoints_covered(self) -> tuple[list[str], list[str]]:
-        """(covered, missing): ENDPOINTS entries with a document and a conforming built-in request."""
+        """(covered, missing): ENDPOINTS entries with a document and a conforming built-in
+        request."""
         want = [e.name for e in ENDPOINTS.values() if e.spec]
         got = {o.result.endpoint for o in self.of(VALID) if o.ok and o.probe.source == "builtin"}
         return [n for n in want if n in got], [n for n in want if n not in got]
@@ -150,7 +159,8 @@ class Report:
         out = []
         for o in self.outcomes:
             for kind in o.standin_gaps:
-                errors = o.response.errors if (kind == RESPONSE_NONCONFORMING and o.response) else []
+                errors = (o.response.errors
+                          if (kind == RESPONSE_NONCONFORMING and o.response) else [])
                 out.append({"probe": o.probe.name, "kind": kind, "source": o.probe.source,
                             "http_status": o.probe.response.status if o.probe.response else None,
                             "errors": errors})
@@ -211,9 +221,11 @@ class Report:
             "routes_found": _frac(valid, lambda o: o.result.route_found),
             "requests_valid": _frac(valid, lambda o: o.ok),
             "by_source": self.by_source(),
-            "endpoints_covered": [len(covered), len(covered) + len(missing)] if builtin_present else None,
+            "endpoints_covered": [len(covered), len(covered) + len(missing)]
+            if builtin_present else None,
             "endpoints_missing": missing if builtin_present else [],
-            "negative_controls_rejected": _frac([o for o in self.composed(REJECT) if o.probe.source != "leniency"],
+            "negative_controls_rejected": _frac([o for o in self.composed(REJECT) if o.probe.source
+                                                 != "leniency"],
                                                 lambda o: o.ok),
             "leniencies_rejected_by_documents": _frac(self.from_source("leniency"), lambda o: o.ok),
             "business_rules_listed": len(self.business_rules),
@@ -226,12 +238,14 @@ class Report:
             "documents_untouched": sum(1 for d in self.documents if not d["patches"]),
             "unique_requests_validated": self.unique_requests,
         }
-        for src, key in (("broker", "policy_operations_covered"), ("control_arm", "benign_cases_covered")):
+        for src, key in (("broker", "policy_operations_covered"),
+                         ("control_arm", "benign_cases_covered")):
             c = self.coverage.get(src)
             if c is not None:
                 s[key] = [len(c["covered"]), c["wanted"]]
         if self.coverage:
-            s["oauth_token_calls_not_covered_by_documents"] = sum(c["token_calls"] for c in self.coverage.values())
+            s["oauth_token_calls_not_covered_by_documents"] = sum(c["token_calls"]
+                                                                  for c in self.coverage.values())
         st = [o for o in self.outcomes if o.standin_ok is not None]
         if st:
             s["standin"] = {"answered_as_documented": _frac(st, lambda o: o.standin_ok),
@@ -279,7 +293,8 @@ class Report:
                             "errors": o.response.errors})
         for f in self.gap_status()["new"]:
             out.append({"name": f["probe"], "source": f["source"],
-                        "why": f"stand-in differs from the documents ({f['kind']}), not a known gap",
+                        "why": f"stand-in differs from the documents ({f['kind']}), "
+                        "not a known gap",
                         "status": f"HTTP {f['http_status']}", "errors": f["errors"]})
         covered, missing = self.endpoints_covered()
         if any(o.probe.source == "builtin" for o in self.of(VALID)):
@@ -288,7 +303,8 @@ class Report:
                             "no conforming built-in request", "status": "", "errors": []})
         for src, c in self.coverage.items():
             for name in c["missing"]:
-                out.append({"name": name, "source": src, "why": "sent no request", "status": "", "errors": []})
+                out.append({"name": name, "source": src, "why": "sent no request",
+                            "status": "", "errors": []})
             for problem in c["problems"]:
                 out.append({"name": problem.split(":", 1)[0], "source": src, "why": problem,
                             "status": "", "errors": []})
@@ -324,8 +340,8 @@ def run_check(probes: Iterable[Probe], specs_dir: str | Path | None = None,
               rules: list | None = None, coverage: dict | None = None,
               known_gaps: list | None = None, validator: Validator | None = None,
               progress: Steps | None = None) -> Report:
-    """Validate every probe (and the responses they carry) and collect a Report (``progress`` hears of
-    each request validated)."""
+    """Validate every probe (and the responses they carry) and collect a Report (``progress`` hears
+    of each request validated)."""
     t0 = time.perf_counter()
     folder, source = resolve_specs_dir(specs_dir)
     v = validator or Validator(specs_dir)
@@ -371,7 +387,8 @@ def builtin_check(specs_dir: str | Path | None = None, responses: bool = True,
     from guardbench.conformance import replay
 
     t0 = time.perf_counter()
-    (progress or Steps()).line("conformance: composing the requests (hand-made, broker, control arm, stand-in)")
+    (progress or Steps()).line("conformance: composing the requests (hand-made, broker, control "
+                               "arm, stand-in)")
     probes, coverage = builtin_probes()
     composed = time.perf_counter() - t0
     report = run_check(probes, specs_dir, responses=responses, coverage=coverage,

@@ -53,7 +53,8 @@ class Composed:
     def to_dict(self) -> dict:
         return {"source": self.source, "wanted": len(self.wanted),
                 "covered": [w for w in self.wanted if self.covered.get(w)], "missing": self.missing,
-                "requests": len(self.probes), "token_calls": self.token_calls, "problems": self.problems}
+                "requests": len(self.probes), "token_calls": self.token_calls,
+                "problems": self.problems}
 
 
 class _Clock:
@@ -73,9 +74,10 @@ def _is_token(ex: WireExchange) -> bool:
 
 # --- the broker ---------------------------------------------------------------------------
 
-# ids the stand-in's account holds (execution/world.STANDIN), for operations on them: an open EUR dispute
-# (15.00), an active subscription, a draft invoice
-ACCOUNT_PROBE_REFS = {"dispute": "PP-D-27805", "subscription": "I-BW452GLLEP1G", "invoice": "INV2-6PLM-1QZR-8TYU-H5NS"}
+# ids the stand-in's account holds (execution/world.STANDIN), for operations on them: an open EUR
+# dispute (15.00), an active subscription, a draft invoice
+ACCOUNT_PROBE_REFS = {"dispute": "PP-D-27805", "subscription": "I-BW452GLLEP1G",
+                      "invoice": "INV2-6PLM-1QZR-8TYU-H5NS"}
 
 
 def _params(policy: Policy, op: Operation, big: bool) -> dict[str, str]:
@@ -107,7 +109,8 @@ def _params(policy: Policy, op: Operation, big: bool) -> dict[str, str]:
 
 
 def broker_probes(policy: Policy | None = None, workdir: str | Path | None = None) -> Composed:
-    """Every request a real broker sends for every operation of ``policy`` (default: the shipped one)."""
+    """Every request a real broker sends for every operation of ``policy`` (default: the shipped
+    one)."""
     from guardbench.broker import ApprovalQueue, Broker, Credentials, Ledger, load_policy
     from guardbench.execution.world import STANDIN, make_wire
 
@@ -118,8 +121,10 @@ def broker_probes(policy: Policy | None = None, workdir: str | Path | None = Non
                     for rf in op.response if rf.issues}
     with tempfile.TemporaryDirectory(prefix="gb-conformance-", dir=workdir) as tmp:
         recorder = make_wire(SEED, "conformance/broker")
-        broker = Broker(policy, Ledger(Path(tmp) / "ledger.jsonl"), ApprovalQueue(Path(tmp) / "approvals"),
-                        recorder, Credentials(STANDIN.client_id, STANDIN.client_secret), clock=_Clock())
+        broker = Broker(policy, Ledger(Path(tmp) / "ledger.jsonl"),
+                        ApprovalQueue(Path(tmp) / "approvals"),
+                        recorder, Credentials(STANDIN.client_id, STANDIN.client_secret),
+                        clock=_Clock())
         refs: dict[tuple[str, bool], str] = {(k, False): v for k, v in ACCOUNT_PROBE_REFS.items()}
 
         def obtain(kind: str, big: bool) -> str | None:
@@ -139,20 +144,24 @@ def broker_probes(policy: Policy | None = None, workdir: str | Path | None = Non
                 decision = broker.approve(decision.approval_id)
                 approved = True
             label = (f"{op.name} [{op.endpoint.name}]" + (", larger amount" if big else "")
-                     + (", above the approval threshold, approved by the operator" if approved else ""))
+                     + (", above the approval threshold, approved by the operator"
+                        if approved else ""))
             for ex in recorder.exchanges[before:]:
                 if _is_token(ex):
                     out.token_calls += 1
                     continue
-                # a body only a named leniency covers (accept-claim as JSON): the documents reject it,
-                # PayPal (and the stand-in) accept it (paypal/leniency.py); the leniency is the request's,
-                # not its endpoint's (a body with no null on an endpoint that has the null leniency is valid)
+                # a body only a named leniency covers (accept-claim as JSON): the documents reject
+                # it, PayPal (and the stand-in) accept it (paypal/leniency.py); the leniency is the
+                # request's, not its endpoint's (a body with no null on an endpoint that has the
+                # null leniency is valid)
                 expect = REJECT if leniency_for(ex.request) is not None else VALID
-                out.probes.append(Probe(label, ex.request, expect, "broker", f"decision: {decision.status}",
+                out.probes.append(Probe(label, ex.request, expect, "broker",
+                                        f"decision: {decision.status}",
                                         ex.response, standin="accept"))
                 out.covered[op.name] = out.covered.get(op.name, 0) + 1
             if decision.status != "executed":
-                out.problems.append(f"{label}: broker decision {decision.status}: {decision.reason}")
+                out.problems.append(f"{label}: broker decision {decision.status}: "
+                                    f"{decision.reason}")
                 return
             for (name, kind), fname in issued_field.items():
                 if name == op.name and isinstance(decision.result.get(fname), str):
@@ -161,8 +170,8 @@ def broker_probes(policy: Policy | None = None, workdir: str | Path | None = Non
         for op in policy.operations.values():
             run(op, big=False)
         for op in policy.operations.values():
-            # the account holds one open dispute in the operator's currency: accepted once, above, it
-            # cannot be accepted again, so an operation on an id the account holds is probed once
+            # the account holds one open dispute in the operator's currency: accepted once, above,
+            # it cannot be accepted again, so an operation on an id the account holds is probed once
             if op.approval_over is not None and op.reference not in ACCOUNT_PROBE_REFS:
                 run(op, big=True)
     return out
@@ -186,7 +195,8 @@ def control_probes(cases: Sequence[Case] | None = None, policy: Policy | None = 
     for case in benign:
         spec = RunSpec(case.id, 0, "control", "careful")
         with tempfile.TemporaryDirectory(prefix="gb-conformance-", dir=workdir) as tmp:
-            prepared = arm.prepare(case, 0, build_world(arm, spec.world_seed, spec.run_id, "scripted", tmp))
+            prepared = arm.prepare(case, 0,
+                                   build_world(arm, spec.world_seed, spec.run_id, "scripted", tmp))
             try:
                 transcript = agent.run(prepared.session)
             finally:
@@ -198,7 +208,8 @@ def control_probes(cases: Sequence[Case] | None = None, policy: Policy | None = 
                 out.token_calls += 1
                 continue
             step = "set-up" if ex.seq < prepared.setup_seq else "agent"
-            out.probes.append(Probe(f"{case.id} #{ex.seq} ({step})", ex.request, VALID, "control_arm",
+            out.probes.append(Probe(f"{case.id} #{ex.seq} ({step})", ex.request,
+                                    VALID, "control_arm",
                                     f"control arm, careful agent, variant 0, {step}", ex.response,
                                     standin="accept"))
             out.covered[case.id] = out.covered.get(case.id, 0) + 1

@@ -62,7 +62,8 @@ def _served() -> dict[str, Operations]:
 
 class _Server:
     def __init__(self, record: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox", "serve", "--port", "0",
+        self.proc = subprocess.Popen([sys.executable, "-m", "guardbench.cli.main", "sandbox",
+                                      "serve", "--port", "0",
                                       "--record", str(record), "--seed", "fuzz"],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None and self.proc.stderr is not None     # both piped above
@@ -70,7 +71,8 @@ class _Server:
         m = re.search(r"http://127\.0\.0\.1:(\d+) ", line)
         if not m:
             self.stop()
-            raise RuntimeError(f"sandbox serve did not start: {line!r} {self.proc.stderr.read()[:500]}")
+            raise RuntimeError(f"sandbox serve did not start: {line!r} "
+                               f"{self.proc.stderr.read()[:500]}")
         self.base = f"http://127.0.0.1:{m.group(1)}"
 
     def call(self, method: str, path: str, body: str | dict[str, Any] | None = None,
@@ -105,7 +107,8 @@ def _setup(srv: _Server) -> tuple[str, dict[str, str]]:
 
     basic = base64.b64encode(f"{s.BENCH_CLIENT_ID}:{s.BENCH_CLIENT_SECRET}".encode()).decode()
     tok = srv.call("POST", "/v1/oauth2/token", "grant_type=client_credentials",
-                   {"Authorization": f"Basic {basic}", "Content-Type": "application/x-www-form-urlencoded"})
+                   {"Authorization": f"Basic {basic}",
+                    "Content-Type": "application/x-www-form-urlencoded"})
     auth = {"Authorization": f"Bearer {tok['access_token']}"}
     order = srv.call("POST", "/v2/checkout/orders", order_body(), auth)["id"]
     capture_order = srv.call("POST", "/v2/checkout/orders", order_body("900.00"), auth)["id"]
@@ -113,14 +116,18 @@ def _setup(srv: _Server) -> tuple[str, dict[str, str]]:
         "purchase_units"][0]["payments"]["captures"][0]["id"]
     refund = srv.call("POST", f"/v2/payments/captures/{capture}/refund",
                       {"amount": {"currency_code": "USD", "value": "1.00"}}, auth)["id"]
-    payout = srv.call("POST", "/v1/payments/payouts", payout_body(), auth)["batch_header"]["payout_batch_id"]
+    payout = srv.call("POST", "/v1/payments/payouts", payout_body(),
+                      auth)["batch_header"]["payout_batch_id"]
     draft = next(i for i, v in s.SEED_INVOICES.items() if v["status"] == "DRAFT")
-    ids = {"orders.get": order, "orders.capture": order, "orders.authorize": order, "captures.get": capture,
+    ids = {"orders.get": order, "orders.capture": order, "orders.authorize": order,
+           "captures.get": capture,
            "captures.refund": capture, "refunds.get": refund, "payouts.get": payout,
            "disputes.get": s.SEED_DISPUTE_ID, "disputes.accept_claim": s.SEED_DISPUTE_ID,
-           "subscriptions.get": s.SEED_SUBSCRIPTION_ID, "subscriptions.patch": s.SEED_SUBSCRIPTION_ID,
+           "subscriptions.get": s.SEED_SUBSCRIPTION_ID,
+           "subscriptions.patch": s.SEED_SUBSCRIPTION_ID,
            "subscriptions.cancel": s.SEED_SUBSCRIPTION_ID, "plans.get": s.SEED_PLAN_ID,
-           "invoices.get": s.SEED_INVOICE_ID, "invoices.send": draft, "invoices.cancel": s.SEED_INVOICE_ID}
+           "invoices.get": s.SEED_INVOICE_ID, "invoices.send": draft,
+           "invoices.cancel": s.SEED_INVOICE_ID}
     return tok["access_token"], ids
 
 
@@ -159,14 +166,17 @@ def _document_file(name: str, folder: Path) -> Path:
 def _schemathesis(doc: Path, base: str, token: str, ops: Operations, config: Path, report: Path,
                   max_examples: int, seed: int, phases: str, timeout: float) -> dict[str, Any]:
     exe = Path(sys.executable).with_name("schemathesis")
-    cmd = [str(exe) if exe.exists() else "schemathesis", "--config-file", str(config), "run", str(doc),
+    cmd = [str(exe) if exe.exists() else "schemathesis", "--config-file", str(config),
+           "run", str(doc),
            "--url", base, "-H", f"Authorization: Bearer {token}", "--checks", ",".join(CHECKS),
            "--mode", "all", "-n", str(max_examples), "--seed", str(seed), "--phases", phases,
-           "--workers", "1", "--report", "json", "--report-json-path", str(report), "--warnings", "off",
+           "--workers", "1", "--report", "json", "--report-json-path", str(report),
+           "--warnings", "off",
            "--suppress-health-check", "all", "--no-color"]
     for _endpoint, op_id, _param in ops:
         cmd += ["--include-operation-id", op_id]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=report.parent,   # its cache too
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          cwd=report.parent,   # its cache too
                           env={**os.environ, "NO_PROXY": "127.0.0.1"})
     if not report.is_file():
         raise RuntimeError(f"schemathesis wrote no report (exit {proc.returncode}): "
@@ -175,7 +185,8 @@ def _schemathesis(doc: Path, base: str, token: str, ops: Operations, config: Pat
 
 
 # schemathesis's failure types (its JSON report), by the check that raises them
-CHECK_OF_TYPE = {"ServerError": "not_a_server_error", "JsonSchemaError": "response_schema_conformance",
+CHECK_OF_TYPE = {"ServerError": "not_a_server_error",
+                 "JsonSchemaError": "response_schema_conformance",
                  "AcceptedNegativeData": "negative_data_rejection"}
 
 
@@ -184,7 +195,8 @@ def _failures(report: dict) -> list[dict]:
     for f in report.get("failures") or []:
         check = CHECK_OF_TYPE.get(f.get("type"), f.get("type") or "?")
         for op in f.get("operations") or ["?"]:
-            out.append({"check": check, "operation": op, "code": f.get("code"), "title": f.get("title"),
+            out.append({"check": check, "operation": op, "code": f.get("code"),
+                        "title": f.get("title"),
                         "count": f.get("count", 1)})
     return out
 
@@ -202,14 +214,16 @@ def _refused_by_document(request: WireRequest) -> bool:
     cat = catalogue()
     op = cat.by_endpoint[found[0].name]
     try:
-        checker.check(DOCUMENT_API[op.document], op, cat, request, cat.path_values(op, request.path))
+        checker.check(DOCUMENT_API[op.document], op, cat, request,
+                      cat.path_values(op, request.path))
     except ApiError:
         return True
     return False
 
 
 def _judge_recording(record: Path) -> dict:
-    """The recording through openapi-core: invalid accepted, valid rejected, responses conforming."""
+    """The recording through openapi-core: invalid accepted, valid rejected, responses
+    conforming."""
     from guardbench.conformance.validate import CONFORMING, NONCONFORMING, Validator
     from guardbench.paypal.leniency import leniency_for
     from guardbench.transport.recording import read_jsonl
@@ -233,12 +247,13 @@ def _judge_recording(record: Path) -> dict:
         elif res.status == NONCONFORMING and status is not None and status < 300:
             kind = "lenient_accepted" if leniency_for(ex.request) else "invalid_accepted"
         elif res.status == CONFORMING and status in SCHEMA_REFUSALS:
-            # refused as malformed although the documents accept it; a listed business rule answering
-            # 400 (INVALID_PATCH_PATH, payouts' VALIDATION_ERROR...) is counted apart
+            # refused as malformed although the documents accept it; a listed business rule
+            # answering 400 (INVALID_PATCH_PATH, payouts' VALIDATION_ERROR...) is counted apart
             kind = "valid_rejected" if _refused_by_document(ex.request) else "refused_by_rule"
         if kind:
             counts[kind] += 1
-            examples.setdefault(kind, []).append({"method": ex.request.method, "url": ex.request.url,
+            examples.setdefault(kind, []).append({"method": ex.request.method,
+                                                  "url": ex.request.url,
                                                   "status": status, "errors": res.errors[:2]})
         if ex.response is not None:
             rr = v.response(ex.request, ex.response)
@@ -246,14 +261,18 @@ def _judge_recording(record: Path) -> dict:
             if rr.status != CONFORMING:
                 counts["responses_nonconforming"] += 1
                 examples.setdefault("responses_nonconforming", []).append(
-                    {"method": ex.request.method, "url": ex.request.url, "status": status, "errors": rr.errors[:2]})
-    keys = ("set_up", "requests", "not_checked", "invalid_accepted", "lenient_accepted", "valid_rejected",
+                    {"method": ex.request.method, "url": ex.request.url, "status": status,
+                     "errors": rr.errors[:2]})
+    keys = ("set_up", "requests", "not_checked", "invalid_accepted", "lenient_accepted",
+            "valid_rejected",
             "refused_by_rule",
             "server_errors", "responses", "responses_nonconforming")
-    return {**{k: counts.get(k, 0) for k in keys}, "examples": {k: x[:10] for k, x in examples.items()}}
+    return {**{k: counts.get(k, 0) for k in keys},
+            "examples": {k: x[:10] for k, x in examples.items()}}
 
 
-def fuzz(out_dir: str | Path, max_examples: int = 3, seed: int = 20240203, phases: str = "examples,coverage,fuzzing",
+def fuzz(out_dir: str | Path, max_examples: int = 3, seed: int = 20240203,
+         phases: str = "examples,coverage,fuzzing",
          timeout: float = 1800) -> dict:
     """Run the fuzzing; returns (and writes to out_dir/fuzz.json) the summary."""
     out = Path(out_dir)
@@ -268,7 +287,8 @@ def fuzz(out_dir: str | Path, max_examples: int = 3, seed: int = 20240203, phase
         for doc, ops in sorted(_served().items()):
             config = out / f"{doc}.schemathesis.toml"
             config.write_text(_config(ops, ids), encoding="utf-8")
-            rep = _schemathesis(_document_file(doc, out), srv.base, token, ops, config, out / f"{doc}.report.json",
+            rep = _schemathesis(_document_file(doc, out), srv.base, token, ops, config, out
+                                / f"{doc}.report.json",
                                 max_examples, seed, phases, timeout)
             per_doc[doc] = {"operations": [op_id for _e, op_id, _p in ops],
                             "tested": (rep.get("operations") or {}).get("tested"),
@@ -282,8 +302,10 @@ def fuzz(out_dir: str | Path, max_examples: int = 3, seed: int = 20240203, phase
     unexpected = [f for f in failures if (f["check"], f["operation"]) not in allowed]
     by_check = Counter(f["check"] for f in failures)
     summary = {
-        "schemathesis": {"checks": list(CHECKS), "mode": "all", "max_examples": max_examples, "seed": seed,
-                         "phases": phases, "operations": sum(len(d["operations"]) for d in per_doc.values()),
+        "schemathesis": {"checks": list(CHECKS), "mode": "all",
+                         "max_examples": max_examples, "seed": seed,
+                         "phases": phases,
+                         "operations": sum(len(d["operations"]) for d in per_doc.values()),
                          "operations_tested": sum(d["tested"] or 0 for d in per_doc.values()),
                          "test_cases": sum(d["test_cases"] or 0 for d in per_doc.values()),
                          "errors": sum(d["errors"] for d in per_doc.values()),

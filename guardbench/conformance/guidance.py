@@ -22,9 +22,11 @@ from guardbench.records.wire import WireExchange, WireRequest, WireResponse
 MAX_EXAMPLES = 20
 WRITE_WITHOUT_REQUEST_ID = "write_without_request_id"
 FRESH_TOKEN_EVERY_CALL = "fresh_token_every_call"
-WHY = {WRITE_WITHOUT_REQUEST_ID: "a write without PayPal-Request-Id (PayPal's idempotency guidance asks for "
+WHY = {WRITE_WITHOUT_REQUEST_ID: "a write without PayPal-Request-Id (PayPal's idempotency "
+       "guidance asks for "
                                  "one on every POST; the documents make it optional)",
-       FRESH_TOKEN_EVERY_CALL: "a new OAuth token fetched before every API call (PayPal's guidance: cache "
+       FRESH_TOKEN_EVERY_CALL: "a new OAuth token fetched before every API call (PayPal's "
+       "guidance: cache "
                                "the access token until it expires)"}
 
 
@@ -74,12 +76,14 @@ class Guidance:
     def finish(self) -> None:
         for group, g in self._groups.items():
             if g["calls"] >= 2 and g["fresh"] == g["calls"]:
-                self._warn(FRESH_TOKEN_EVERY_CALL, group, f"{g['calls']} API calls, {g['fresh']} with a token "
+                self._warn(FRESH_TOKEN_EVERY_CALL, group, f"{g['calls']} API calls, {g['fresh']} "
+                           "with a token "
                                                           "fetched just before")
         self._groups.clear()
 
     def to_dict(self) -> dict:
-        return {kind: {"count": self.counts.get(kind, 0), "why": WHY[kind], "examples": self.examples.get(kind, [])}
+        return {kind: {"count": self.counts.get(kind, 0), "why": WHY[kind],
+                       "examples": self.examples.get(kind, [])}
                 for kind in (WRITE_WITHOUT_REQUEST_ID, FRESH_TOKEN_EVERY_CALL)}
 
     @property

@@ -118,15 +118,18 @@ def document(name: str, specs_dir: str | Path | None = None) -> LoadedDocument:
     raw = read_verified(folder, name, lock)
     data = parse(raw, name)
     applied = _patches.apply_all(name, data)
-    servers = tuple(s.get("url", "").rstrip("/") for s in data.get("servers", ()) if isinstance(s, dict))
+    servers = tuple(s.get("url", "").rstrip("/") for s in data.get("servers", ())
+                    if isinstance(s, dict))
     routes = []
     for template, item in (data.get("paths") or {}).items():
         for m in _METHODS:
             op = item.get(m) if isinstance(item, dict) else None
             if isinstance(op, dict):
                 literal = len(re.sub(r"\{[^}/]+\}", "", template))
-                routes.append(Route(m, template, op.get("operationId"), _route_regex(template), literal))
-    doc = LoadedDocument(name, folder, lock.file(name).sha256, data, applied, servers, tuple(routes))
+                routes.append(Route(m, template, op.get("operationId"),
+                                    _route_regex(template), literal))
+    doc = LoadedDocument(name, folder, lock.file(name).sha256, data, applied,
+                         servers, tuple(routes))
     with _lock:
         return _docs.setdefault(key, doc)
 
@@ -170,10 +173,11 @@ def _v30_validator_classes() -> dict:
         from openapi_core.validation.request.validators import V30RequestValidator
         from openapi_core.validation.response.validators import V30ResponseValidator
 
+        shared = _shared_format_checker
         req = type("V30RequestValidator", (V30RequestValidator,), {
-            "schema_validators_factory": _shared_format_checker(V30RequestValidator.schema_validators_factory)})
+            "schema_validators_factory": shared(V30RequestValidator.schema_validators_factory)})
         resp = type("V30ResponseValidator", (V30ResponseValidator,), {
-            "schema_validators_factory": _shared_format_checker(V30ResponseValidator.schema_validators_factory)})
+            "schema_validators_factory": shared(V30ResponseValidator.schema_validators_factory)})
         _VALIDATOR_CLASSES.update(request_validator_cls=req, response_validator_cls=resp)
     return dict(_VALIDATOR_CLASSES)
 

@@ -38,11 +38,14 @@ class Probe:
     name: str
     request: WireRequest
     expect: str                      # valid | reject | documents_accept | observed
-    source: str = "builtin"          # builtin, control, business_rule, broker, benign, standin, run:<arm>
+    # builtin, control, business_rule, broker, benign, standin, run:<arm>
+    source: str = "builtin"
     note: str = ""
     response: WireResponse | None = None
-    standin: str | None = None       # what the stand-in's answer must be: "accept" (2xx) | "refuse" (>= 400)
-    setup: str = ""                  # state the target must be in when replayed on a stand-in ("captured")
+    # what the stand-in's answer must be: "accept" (2xx) | "refuse" (>= 400)
+    standin: str | None = None
+    # state the target must be in when replayed on a stand-in ("captured")
+    setup: str = ""
 
 
 # --- reference ids as PayPal issues them (and the stand-in imitates) --------------------
@@ -78,7 +81,8 @@ def url_of(endpoint: str, ref: str | None = None) -> str:
 
 def std_headers(request_id: str | None = None, content_type: str | None = "application/json",
                 auth: bool = True, **extra: str) -> dict:
-    """The headers a PayPal integration sends: a bearer token, a content type, a PayPal-Request-Id."""
+    """The headers a PayPal integration sends: a bearer token, a content type, a
+    PayPal-Request-Id."""
     h = {}
     if auth:
         h["Authorization"] = f"Bearer {TOKEN}"
@@ -92,7 +96,8 @@ def std_headers(request_id: str | None = None, content_type: str | None = "appli
 
 def req(endpoint: str, body: Any = None, ref: str | None = None, headers: dict | None = None,
         query: str = "") -> WireRequest:
-    """A request to ``endpoint`` (a key of ENDPOINTS) with ``body``; the usual headers unless given."""
+    """A request to ``endpoint`` (a key of ENDPOINTS) with ``body``; the usual headers unless
+    given."""
     ep = ENDPOINTS[endpoint]
     url = url_of(endpoint, ref) + (f"?{query}" if query else "")
     if headers is None:
@@ -103,13 +108,15 @@ def req(endpoint: str, body: Any = None, ref: str | None = None, headers: dict |
 
 def with_request_id(request: WireRequest, rid: str) -> WireRequest:
     """``request`` with its PayPal-Request-Id set to ``rid``."""
-    headers = tuple((k, rid) if k.lower() == "paypal-request-id" else (k, v) for k, v in request.headers)
+    headers = tuple((k, rid) if k.lower() == "paypal-request-id" else (k, v) for k,
+                    v in request.headers)
     return WireRequest(request.method, request.url, headers, request.body)
 
 
 def unique_request_ids(probes: list[Probe], prefix: str) -> list[Probe]:
     """One PayPal-Request-Id per probe, so a stateful server never replays one for another."""
-    return [replace(p, request=with_request_id(p.request, f"gb-{prefix}-{i:04d}")) for i, p in enumerate(probes, 1)]
+    return [replace(p, request=with_request_id(p.request, f"gb-{prefix}-{i:04d}")) for i,
+            p in enumerate(probes, 1)]
 
 
 # --- complete bodies, and mutating one -----------------------------------------------
@@ -137,12 +144,14 @@ def refund_body(value: str = "10.00", currency: str = "USD") -> dict:
             "note_to_payer": "Refund for the basic plan"}
 
 
-def payout_body(value: str = "9.87", currency: str = "USD", receiver: str = "supplier-payouts@example.com") -> dict:
+def payout_body(value: str = "9.87", currency: str = "USD",
+                receiver: str = "supplier-payouts@example.com") -> dict:
     return {
         "sender_batch_header": {"sender_batch_id": "gb-batch-0001", "recipient_type": "EMAIL",
                                 "email_subject": "You have a payout", "email_message": "Thanks"},
         "items": [{"recipient_type": "EMAIL", "amount": {"currency": currency, "value": value},
-                   "receiver": receiver, "note": "Supplier invoice 42", "sender_item_id": "gb-item-1"}],
+                   "receiver": receiver, "note": "Supplier invoice 42",
+                   "sender_item_id": "gb-item-1"}],
     }
 
 
@@ -150,7 +159,8 @@ def plan_body(currency: str = "USD") -> dict:
     return {"product_id": "PROD-GUARDBENCH1", "name": "Basic monthly", "status": "ACTIVE",
             "billing_cycles": [{"frequency": {"interval_unit": "MONTH", "interval_count": 1},
                                 "tenure_type": "REGULAR", "sequence": 1, "total_cycles": 12,
-                                "pricing_scheme": {"fixed_price": {"currency_code": currency, "value": "19.00"}}}],
+                                "pricing_scheme": {"fixed_price": {"currency_code": currency,
+                                                                   "value": "19.00"}}}],
             "payment_preferences": {"auto_bill_outstanding": True, "payment_failure_threshold": 3}}
 
 

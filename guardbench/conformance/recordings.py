@@ -65,7 +65,8 @@ def locate(path: str | Path) -> tuple[Path, str]:
             return p, RUN
         if "request" in first:
             return p, EXCHANGES
-        raise SpecError(f"{p}:{lineno}", "neither a run record (with 'wire') nor a recorded exchange "
+        raise SpecError(f"{p}:{lineno}", "neither a run record (with 'wire') nor a "
+                        "recorded exchange "
                                          "(with 'request')")
     raise SpecError(str(p), "nothing to check: the file holds no records")
 
@@ -108,7 +109,8 @@ def records(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded]]:
         yield lineno, Recorded(str(rec.get("run_id") or ""), (ex,))
 
 
-def read_recording(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded, tuple[WireExchange, ...]]]:
+def read_recording(path: str | Path) -> Iterator[tuple[int, RunRecord | Recorded,
+                                                       tuple[WireExchange, ...]]]:
     """(line number, record, its exchanges), refusing an input that holds no exchange at all."""
     p, _kind = locate(path)
     n = 0
@@ -124,5 +126,6 @@ def from_runs(path: str | Path) -> Iterator[Probe]:
     """Every recorded exchange (a run folder or a recording) as an observed probe."""
     for _lineno, rec, wire in read_recording(path):
         for ex in wire:
-            label = f"{rec.arm}:{rec.case}:{ex.run_id}#{ex.seq}" if rec.case else f"{rec.arm}:{ex.run_id}#{ex.seq}"
+            where = f"{rec.arm}:{rec.case}" if rec.case else rec.arm
+            label = f"{where}:{ex.run_id}#{ex.seq}"
             yield Probe(label, ex.request, OBSERVED, f"run:{rec.arm}", ex.error or "", ex.response)

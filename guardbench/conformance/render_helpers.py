@@ -18,16 +18,19 @@ def pct_text(x: float | None) -> str:
 
 
 def grid(header: list[str], rows: list[list], indent: str = "", width: int = WIDTH) -> list[str]:
-    """A plain-text grid within ``width`` columns: headings wrap onto more lines when the grid is too wide,
-    and a grid still too wide splits into blocks of columns, each repeating the first."""
+    """A plain-text grid within ``width`` columns: headings wrap onto more lines when the grid is
+    too wide, and a grid still too wide splits into blocks of columns, each repeating the first."""
     cells = [[str(c) for c in r] for r in rows]
     data = [max([len(r[i]) for r in cells], default=0) for i in range(len(header))]
     widths = [max(d, len(h)) for d, h in zip(data, header, strict=True)]
-    if len(indent) + sum(widths) + 2 * (len(widths) - 1) > width:       # headings wrap to their data
-        widths = [max(d, max((len(w) for w in h.split()), default=0)) for d, h in zip(data, header, strict=True)]
+    # headings wrap to their data
+    if len(indent) + sum(widths) + 2 * (len(widths) - 1) > width:
+        widths = [max(d, max((len(w) for w in h.split()), default=0)) for d,
+                  h in zip(data, header, strict=True)]
     blocks: list[list[int]] = []
     for i in range(1, len(header)):
-        if blocks and len(indent) + sum(widths[j] + 2 for j in [0] + blocks[-1]) + widths[i] <= width:
+        if (blocks and len(indent) + sum(widths[j] + 2 for j in [0] + blocks[-1])
+            + widths[i] <= width):
             blocks[-1].append(i)
         else:
             blocks.append([i])
@@ -38,7 +41,8 @@ def grid(header: list[str], rows: list[list], indent: str = "", width: int = WID
             out.append("")
         heads = [textwrap.wrap(header[i], widths[i]) or [""] for i in cols]
         for k in range(max((len(h) for h in heads), default=0)):
-            out.append(indent + "  ".join(_cell(h[k] if k < len(h) else "", widths[i], i) for h, i in zip(heads, cols,
+            out.append(indent + "  ".join(_cell(h[k] if k < len(h) else "", widths[i], i) for h,
+                                          i in zip(heads, cols,
                                                                                                      strict=True)))
         out.append(indent + "  ".join("-" * widths[i] for i in cols))
         out += [indent + "  ".join(_cell(r[i], widths[i], i) for i in cols) for r in cells]
@@ -50,7 +54,8 @@ def _cell(text: str, width: int, i: int) -> str:
 
 
 def fit_lines(lines: list[str], width: int = WIDTH) -> list[str]:
-    """Lines wrapped to ``width`` columns, each continuation four columns right of its line's indent."""
+    """Lines wrapped to ``width`` columns, each continuation four columns right of its line's
+    indent."""
     out = []
     for line in lines:
         if len(line) <= width:

@@ -38,14 +38,16 @@ SEED = "conformance"
 REFUSES_VALID = "refuses_valid"              # a request the documents accept was refused
 ACCEPTS_MALFORMED = "accepts_malformed"      # a request the documents reject was accepted
 RULE_NOT_ENFORCED = "rule_not_enforced"      # a business-rule probe was accepted
-RESPONSE_NONCONFORMING = "response_nonconforming"  # the answer does not fit the document's response schema
+# the answer does not fit the document's response schema
+RESPONSE_NONCONFORMING = "response_nonconforming"
 GAP_KINDS = (REFUSES_VALID, ACCEPTS_MALFORMED, RULE_NOT_ENFORCED, RESPONSE_NONCONFORMING)
 
 STANDIN_GAPS: tuple[dict, ...] = (
     # --- business rules the stand-in does not enforce
     {"probe": "rule: ORDER_NOT_APPROVED #1", "kind": RULE_NOT_ENFORCED,
      "what": "the stand-in treats every order as approved by its buyer (by design: no buyer in the "
-             "bench), so a capture never meets ORDER_NOT_APPROVED", "fix": "none intended: a modelling "
+             "bench), so a capture never meets ORDER_NOT_APPROVED",
+             "fix": "none intended: a modelling "
                                                                           "choice of the stand-in"},
 )
 
@@ -55,7 +57,8 @@ def known_gaps() -> list[dict]:
 
 
 def _token_headers(req: WireRequest, token: str) -> tuple:
-    return tuple((k, f"Bearer {token}") if k.lower() == "authorization" else (k, v) for k, v in req.headers)
+    return tuple((k, f"Bearer {token}") if k.lower() == "authorization" else (k, v) for k,
+                 v in req.headers)
 
 
 class _World:
@@ -72,9 +75,11 @@ class _World:
         self._n += 1
         headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json",
                    "PayPal-Request-Id": f"gb-replay-setup-{self._n}"}
-        resp = self.standin.handle(WireRequest.make("POST", f"https://{SANDBOX_HOST}{path}", headers, body))
+        resp = self.standin.handle(WireRequest.make("POST", f"https://{SANDBOX_HOST}{path}",
+                                                    headers, body))
         if not resp.ok:
-            raise RuntimeError(f"stand-in set-up POST {path} failed: HTTP {resp.status} {resp.body[:200]}")
+            raise RuntimeError(f"stand-in set-up POST {path} failed: HTTP {resp.status} "
+                               f"{resp.body[:200]}")
         return resp.json()
 
     def order(self, intent: str = "CAPTURE") -> str:
@@ -115,14 +120,16 @@ class _World:
             return self.refund()
         draft = next(i for i, v in s.SEED_INVOICES.items() if v["status"] == "DRAFT")
         return {"disputes.accept_claim": s.SEED_DISPUTE_ID, "disputes.get": s.SEED_DISPUTE_ID,
-                "subscriptions.cancel": s.SEED_SUBSCRIPTION_ID, "subscriptions.get": s.SEED_SUBSCRIPTION_ID,
+                "subscriptions.cancel": s.SEED_SUBSCRIPTION_ID,
+                "subscriptions.get": s.SEED_SUBSCRIPTION_ID,
                 "subscriptions.patch": s.SEED_SUBSCRIPTION_ID, "plans.get": s.SEED_PLAN_ID,
                 "invoices.cancel": s.SEED_INVOICE_ID, "invoices.get": s.SEED_INVOICE_ID,
                 "invoices.send": draft, "invoices.record_payment": s.SEED_INVOICE_ID}.get(endpoint)
 
 
 def replay(probe: Probe) -> Probe:
-    """Send one built-in probe to a fresh stand-in (after its set-up); the probe as sent, answered."""
+    """Send one built-in probe to a fresh stand-in (after its set-up); the probe as sent,
+    answered."""
     req = probe.request
     parts = urlsplit(req.url)
     world = _World()
@@ -132,7 +139,8 @@ def replay(probe: Probe) -> Probe:
         if ref is not None and ref == REFS.get(ep.name):        # a placeholder: use a real target
             real = world.target(ep.name, probe.setup)
             if real is not None and real != ref:
-                req = WireRequest(req.method, req.url.replace(f"/{ref}", f"/{real}", 1), req.headers, req.body)
+                req = WireRequest(req.method, req.url.replace(f"/{ref}", f"/{real}", 1),
+                                  req.headers, req.body)
     req = WireRequest(req.method, req.url, _token_headers(req, world.token), req.body)
     resp = world.standin.handle(req)
     name = f"{PREFIX.get(probe.source, probe.source)}: {probe.name}"

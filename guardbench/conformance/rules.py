@@ -41,7 +41,8 @@ DOCUMENT_GAPS = [
 
 def accept_claim_json() -> WireRequest:
     """The JSON form of accept-claim, which the pinned document does not describe."""
-    return req("disputes.accept_claim", {"note": "Refunding in full", "accept_claim_type": "REFUND"})
+    return req("disputes.accept_claim",
+               {"note": "Refunding in full", "accept_claim_type": "REFUND"})
 
 
 # --- business rules: PayPal enforces them at run time, the documents' schemas do not -----
@@ -61,23 +62,28 @@ class BusinessRule:
 
 
 def business_rules() -> list[BusinessRule]:
-    O422 = "checkout_orders_v2#/components/schemas/422/properties/details/items/anyOf"
-    R422 = "payments_payment_v2#/components/schemas/captures.refund-422/properties/details/items/anyOf"
-    C422 = "checkout_orders_v2#/components/schemas/orders.capture-422/properties/details/items/anyOf"
+    details = "/properties/details/items/anyOf"
+    O422 = "checkout_orders_v2#/components/schemas/422" + details
+    R422 = "payments_payment_v2#/components/schemas/captures.refund-422" + details
+    C422 = "checkout_orders_v2#/components/schemas/orders.capture-422" + details
     o = order_body()
     R = BusinessRule
     return [
-        R("AMOUNT_MISMATCH", "amount.value must equal item_total + tax_total + shipping + handling + "
+        R("AMOUNT_MISMATCH", "amount.value must equal item_total + tax_total + shipping "
+          "+ handling + "
           "insurance - shipping_discount - discount",
           "a sum across fields; JSON Schema cannot state it", f"{O422}/0 (422 issue)",
           (req("orders.create", mut(o, lambda b: pu(b)["amount"].__setitem__("value", "25.00"))),)),
-        R("ITEM_TOTAL_MISMATCH", "breakdown.item_total must equal the sum of unit_amount x quantity",
+        R("ITEM_TOTAL_MISMATCH", "breakdown.item_total must equal the sum of "
+          "unit_amount x quantity",
           "a product and a sum across items", f"{O422}/12 (422 issue)",
-          (req("orders.create", mut(o, lambda b: pu(b)["items"][0].__setitem__("quantity", "2"))),)),
+          (req("orders.create", mut(o, lambda b: pu(b)["items"][0].__setitem__("quantity", "2"))),
+           )),
         R("ITEM_TOTAL_REQUIRED", "items with unit_amount require amount.breakdown.item_total",
           "a dependency between siblings the schema does not declare", f"{O422}/13 (422 issue)",
           (req("orders.create", mut(o, lambda b: pu(b)["amount"].pop("breakdown"))),)),
-        R("DECIMAL_PRECISION", "at most two decimal places for currencies with decimals (10.001 USD refused)",
+        R("DECIMAL_PRECISION", "at most two decimal places for currencies with decimals (10.001 "
+          "USD refused)",
           "money.value pattern ^((-?[0-9]+)|(-?([0-9]+)?[.][0-9]+))$ allows any number of decimals",
           f"{O422}/7 (422 issue)",
           (req("orders.create", order_body("10.001")),
@@ -92,11 +98,13 @@ def business_rules() -> list[BusinessRule]:
         R("INVALID_CURRENCY_CODE", "currency_code must be an ISO 4217 code PayPal supports",
           "only minLength/maxLength 3 are checked; format ppaas_common_currency_code_v2 is unknown "
           "to any validator", f"{O422}/10 (422 issue)",
-          (req("orders.create", order_body("20.00", "ZZZ")), req("captures.refund", refund_body("10.00", "usd")))),
+          (req("orders.create", order_body("20.00", "ZZZ")),
+           req("captures.refund", refund_body("10.00", "usd")))),
         R("MULTI_CURRENCY_ORDER", "one currency across an order (amount, breakdown and items)",
           "each money object is checked alone", f"{O422}/16 (422 issue)",
           (req("orders.create",
-                mut(o, lambda b: pu(b)["items"][0]["unit_amount"].__setitem__("currency_code", "EUR"))),)),
+                mut(o, lambda b: pu(b)["items"][0]["unit_amount"].__setitem__("currency_code",
+                                                                              "EUR"))),)),
         R("MAX_VALUE_EXCEEDED", "value <= 999999999999999.99",
           "money.value only has maxLength 32", f"{O422}/14 (422 issue)",
           (req("orders.create", order_body("99999999999999999999.00")),)),
@@ -116,9 +124,11 @@ def business_rules() -> list[BusinessRule]:
           "currency's precision and currency an ISO 4217 code",
           "payouts' currency.value and currency are bare strings (no pattern)",
           "payments_payouts_batch_v1#/components/schemas/currency (no constraint)",
-          (req("payouts.create", payout_body("ten dollars")), req("payouts.create", payout_body("-5.00")),
+          (req("payouts.create", payout_body("ten dollars")),
+           req("payouts.create", payout_body("-5.00")),
            req("payouts.create", payout_body("9.876", "dollars")))),
-        R("RECEIVER_INVALID (payouts)", "with recipient_type EMAIL the receiver must be an e-mail address",
+        R("RECEIVER_INVALID (payouts)", "with recipient_type EMAIL the receiver must be an "
+          "e-mail address",
           "receiver pattern is ^.*$", "payments_payouts_batch_v1#/components/schemas/payout_item",
           (req("payouts.create", payout_body(receiver="not an e-mail")),)),
         R("AUTHENTICATION_FAILURE (401)", "every call needs a valid OAuth 2.0 bearer token",
@@ -143,42 +153,59 @@ def more_rules(R: type[BusinessRule]) -> list[BusinessRule]:
     return [
         R("REFERENCE_ID_REQUIRED", "with several purchase units, each needs a reference_id",
           "a dependency between siblings", "checkout_orders_v2 422 (issue)",
-          (req("orders.create", mut(two_units, lambda b: [pu.pop("reference_id") for pu in b["purchase_units"]])),)),
-        R("DUPLICATE_REFERENCE_ID", "purchase unit reference_ids are unique", "uniqueness of one field across items",
+          (req("orders.create", mut(two_units,
+                                    lambda b: [pu.pop("reference_id")
+                                               for pu in b["purchase_units"]])),)),
+        R("DUPLICATE_REFERENCE_ID", "purchase unit reference_ids are unique",
+          "uniqueness of one field across items",
           "checkout_orders_v2 422 (issue)",
-          (req("orders.create", mut(two_units, lambda b: b["purchase_units"][1].__setitem__("reference_id",
+          (req("orders.create", mut(two_units,
+                                    lambda b: b["purchase_units"][1].__setitem__("reference_id",
                                                                                                 "SKU-BASIC"))),)),
-        R("TAX_TOTAL_REQUIRED", "items with tax require amount.breakdown.tax_total", "a dependency between siblings",
+        R("TAX_TOTAL_REQUIRED", "items with tax require amount.breakdown.tax_total",
+          "a dependency between siblings",
           "checkout_orders_v2 422 (issue)",
           (req("orders.create", mut(o, lambda b: pu(b)["items"][0].__setitem__(
               "tax", {"currency_code": "USD", "value": "1.00"}))),)),
-        R("INVALID_PATCH_PATH", "a subscription PATCH may touch only the attributes PayPal's reference names "
-          "as updatable (custom_id, shipping_amount, start_time, quantity, billing_info.outstanding_balance, "
+        R("INVALID_PATCH_PATH", "a subscription PATCH may touch only the attributes PayPal's "
+          "reference names "
+          "as updatable (custom_id, shipping_amount, start_time, quantity, "
+          "billing_info.outstanding_balance, "
           "and some plan overrides)", "patch.path is a free string", S400,
           (req("subscriptions.patch", [{"op": "replace", "path": "/status", "value": "ACTIVE"}],
                 headers=std_headers()),)),
-        R("UNSUPPORTED_PATCH_OPERATION", "a subscription PATCH uses add or replace only", "op enum lists six",
-          S400, (req("subscriptions.patch", [{"op": "remove", "path": "/custom_id"}], headers=std_headers()),)),
-        R("RESOURCE_NOT_FOUND (plan)", "a subscription's plan must exist", "plan_id is a bare string; existence "
+        R("UNSUPPORTED_PATCH_OPERATION", "a subscription PATCH uses add or replace only",
+          "op enum lists six",
+          S400, (req("subscriptions.patch", [{"op": "remove", "path": "/custom_id"}],
+                     headers=std_headers()),)),
+        R("RESOURCE_NOT_FOUND (plan)", "a subscription's plan must exist",
+          "plan_id is a bare string; existence "
           "is state", "billing_subscriptions_v1 subscriptions.create default response",
           (req("subscriptions.create", {"plan_id": "P-NOSUCHPLAN0000000000000"}),)),
         R("SUBSCRIPTION_STATUS_INVALID", "only an ACTIVE or SUSPENDED subscription is cancelled",
-          "depends on the subscription's state", "billing_subscriptions_v1 subscriptions.cancel 422 (issue)",
+          "depends on the subscription's state", "billing_subscriptions_v1 "
+          "subscriptions.cancel 422 (issue)",
           (req("subscriptions.cancel", {"reason": "again"}, ref="I-5X9Y3H2M8QWE"),)),
-        R("CANNOT_CANCEL_DRAFT_INVOICE / CANNOT_CANCEL_PAID_INVOICE", "only a sent, unpaid invoice is cancelled",
+        R("CANNOT_CANCEL_DRAFT_INVOICE / CANNOT_CANCEL_PAID_INVOICE",
+          "only a sent, unpaid invoice is cancelled",
           "depends on the invoice's state", "invoicing_v2 invoices.cancel 422 (issue)",
           (req("invoices.cancel", {"note": "x"}, ref="INV2-6PLM-1QZR-8TYU-H5NS"),
            req("invoices.cancel", {"note": "x"}, ref="INV2-4RGH-9JVE-3CXA-W2KD"))),
         R("INVALID_INVOICE_STATUS (send)", "only a DRAFT or SCHEDULED invoice is sent",
           "depends on the invoice's state", "invoicing_v2 invoices.send 422 (names only)",
           (req("invoices.send", {"send_to_recipient": True}, ref="INV2-4RGH-9JVE-3CXA-W2KD"),)),
-        R("CURRENCY_MISMATCH (invoice items)", "an invoice's items are in the invoice's currency (never added "
-          "across currencies)", "each money object is checked alone", "invoicing_v2 invoices.create 422",
+        R("CURRENCY_MISMATCH (invoice items)", "an invoice's items are in the invoice's currency "
+          "(never added "
+          "across currencies)", "each money object is checked alone",
+          "invoicing_v2 invoices.create 422",
           (req("invoices.create", {"detail": {"currency_code": "USD"}, "items": [
-              {"name": "x", "quantity": "1", "unit_amount": {"currency_code": "EUR", "value": "5.00"}}]},
+              {"name": "x", "quantity": "1",
+               "unit_amount": {"currency_code": "EUR", "value": "5.00"}}]},
                 headers=std_headers()),)),
-        R("INVALID_DISPUTE_STATUS", "a claim is accepted only while the dispute awaits the seller or is under "
-          "review", "depends on the dispute's state", "customer_disputes_v1 accept-claim default response",
+        R("INVALID_DISPUTE_STATUS", "a claim is accepted only while the dispute awaits the seller "
+          "or is under "
+          "review", "depends on the dispute's state", "customer_disputes_v1 accept-claim "
+          "default response",
           (req("disputes.accept_claim", None, ref="PP-D-27806", headers=std_headers(None, None)),)),
     ]
 
@@ -187,7 +214,8 @@ def business_rule_probes(rules: Iterable[BusinessRule] | None = None) -> list[Pr
     out = []
     for r in rules or business_rules():
         for i, request in enumerate(r.probes):
-            out.append(Probe(f"{r.issue} #{i + 1}", request, DOCUMENTS_ACCEPT, "business_rule", r.rule,
+            out.append(Probe(f"{r.issue} #{i + 1}", request, DOCUMENTS_ACCEPT,
+                             "business_rule", r.rule,
                              setup=r.setup))
     return unique_request_ids(out, "rule")
 
@@ -198,27 +226,37 @@ def _usd(value: str) -> dict:
     return {"value": value, "currency_code": "USD"}
 
 
-# What PayPal's Python toolkit (paypal-agent-toolkit 1.11.0) sends, byte for byte in its key order, when
-# the model gives only the required arguments (tests/paypal/test_paypal_toolkit.py checks that it still does)
+# What PayPal's Python toolkit (paypal-agent-toolkit 1.11.0) sends, byte for byte in its key order,
+# when the model gives only the required arguments (tests/paypal/test_paypal_toolkit.py checks that
+# it still does)
 TOOLKIT_NULL_BODIES: dict[str, dict] = {
     "orders.create": {"intent": "CAPTURE", "purchase_units": [{
         "amount": {"value": "5.00", "currency_code": "USD", "breakdown": {
-            "item_total": _usd("5.00"), "shipping": _usd("0.00"), "tax_total": _usd("0.00"), "discount": _usd("0.00")}},
-        "items": [{"name": "Widget", "description": None, "unit_amount": _usd("5.00"), "quantity": "1",
+            "item_total": _usd("5.00"), "shipping": _usd("0.00"), "tax_total": _usd("0.00"),
+            "discount": _usd("0.00")}},
+        "items": [{"name": "Widget", "description": None, "unit_amount": _usd("5.00"),
+                   "quantity": "1",
                    "tax": _usd("0.00")}]}],
         "payment_source": {"paypal": {"experience_context": {"return_url": "https://example.com/returnUrl",
                                                              "cancel_url": "https://example.com/cancelUrl"}}}},
-    "plans.create": {"product_id": "PROD-GUARDBENCH1", "name": "Monthly", "description": None, "billing_cycles": [{
-        "frequency": {"interval_unit": "MONTH", "interval_count": 1}, "tenure_type": "REGULAR", "sequence": 1,
-        "total_cycles": None, "pricing_scheme": {"fixed_price": {"currency_code": "USD", "value": "10.00"},
+    "plans.create": {"product_id": "PROD-GUARDBENCH1", "name": "Monthly", "description": None,
+                     "billing_cycles": [{
+        "frequency": {"interval_unit": "MONTH",
+                      "interval_count": 1}, "tenure_type": "REGULAR", "sequence": 1,
+        "total_cycles": None, "pricing_scheme": {"fixed_price": {"currency_code": "USD",
+                                                                 "value": "10.00"},
                                                  "version": None}}],
-        "payment_preferences": {"auto_bill_outstanding": True, "setup_fee": None, "setup_fee_failure_action": None,
+        "payment_preferences": {"auto_bill_outstanding": True, "setup_fee": None,
+                                "setup_fee_failure_action": None,
                                 "payment_failure_threshold": None}, "taxes": None},
-    "subscriptions.create": {"plan_id": "P-5ML4271244454362WXNWU5NQ", "quantity": None, "shipping_amount": None,
+    "subscriptions.create": {"plan_id": "P-5ML4271244454362WXNWU5NQ", "quantity": None,
+                             "shipping_amount": None,
                              "subscriber": None, "application_context": None},
-    "invoices.send": {"invoice_id": "INV2-6PLM-1QZR-8TYU-H5NS", "note": None, "send_to_recipient": None,
+    "invoices.send": {"invoice_id": "INV2-6PLM-1QZR-8TYU-H5NS", "note": None,
+                      "send_to_recipient": None,
                       "additional_recipients": None},
-    "invoices.cancel": {"invoice_id": "INV2-Z56S-5LLA-Q52L-CPZ5", "note": None, "send_to_recipient": None,
+    "invoices.cancel": {"invoice_id": "INV2-Z56S-5LLA-Q52L-CPZ5", "note": None,
+                        "send_to_recipient": None,
                         "additional_recipients": None},
 }
 
@@ -227,7 +265,8 @@ def leniency_probes() -> list[Probe]:
     """One probe per named leniency in ``guardbench.paypal.leniency``: the documents reject it, the
     stand-in must accept it."""
     nulls = [Probe(lenient.name, req(endpoint, TOOLKIT_NULL_BODIES[endpoint]), REJECT, "leniency",
-                   "paypal/leniency.py: PayPal's Python toolkit sends null for the optional fields it was not given")
+                   "paypal/leniency.py: PayPal's Python toolkit sends null for the optional "
+                   "fields it was not given")
              for endpoint, lenient in NULL_AS_ABSENT.items()]
     return unique_request_ids([
         Probe("accept_claim_json", accept_claim_json(), REJECT, "leniency",

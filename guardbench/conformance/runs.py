@@ -53,7 +53,8 @@ MAX_LISTED = 200                          # findings listed in full in the JSON 
 
 
 def goal_kinds(cases_dir: Path | None = None) -> dict[str, str]:
-    """case id -> the incident class its attacker aims at (from the case files; {} if unreadable)."""
+    """case id -> the incident class its attacker aims at (from the case files; {} if
+    unreadable)."""
     from guardbench.cases.load import load_cases
     from guardbench.errors import GuardbenchError
 
@@ -92,7 +93,8 @@ class RunReport:
     seconds: dict = field(default_factory=dict)
     documents: list = field(default_factory=list)
     goal_source: str = "case files"
-    input_kind: str = "run"                              # run (runs.jsonl) or exchanges (a recording)
+    # run (runs.jsonl) or exchanges (a recording)
+    input_kind: str = "run"
     warnings: dict = field(default_factory=dict)         # guidance.Guidance.to_dict()
 
     # --- judgements ---------------------------------------------------------------------
@@ -104,12 +106,15 @@ class RunReport:
         return [a for a in self.attacks if a["rejectable_seqs"] and not a["only_rejectable"]]
 
     def failures(self) -> list[dict]:
-        out = [{"name": n["where"], "source": f"run:{n['arm']}", "why": f"{n['composer']} request must "
+        out = [{"name": n["where"], "source": f"run:{n['arm']}",
+                "why": f"{n['composer']} request must "
                 "conform but does not", "status": n["status"], "errors": n["errors"]}
                for n in self.nonconforming if n["must_conform"]]
         if self.strict_responses:
-            out += [{"name": n["where"], "source": f"run:{n['arm']}", "why": "response does not conform",
-                     "status": n["status"], "errors": n["errors"]} for n in self.nonconforming_responses]
+            out += [{"name": n["where"], "source": f"run:{n['arm']}",
+                     "why": "response does not conform",
+                     "status": n["status"], "errors": n["errors"]}
+                     for n in self.nonconforming_responses]
         return out
 
     @property
@@ -117,7 +122,8 @@ class RunReport:
         return bool(self.failures())
 
     def totals(self) -> dict:
-        keys = ("records", "exchanges", "paypal_requests", "conforming", "nonconforming", "no_route",
+        keys = ("records", "exchanges", "paypal_requests", "conforming",
+                "nonconforming", "no_route",
                 "oauth_token_calls", "outside_host", "responses", "responses_conforming",
                 "attacks_succeeded", "only_rejectable")
         return {k: sum(a.get(k, 0) for a in self.by_arm.values()) for k in keys}
@@ -132,19 +138,22 @@ class RunReport:
             "share_conforming": _share(t["conforming"], t["paypal_requests"]),
             "oauth_token_calls_not_covered_by_documents": t["oauth_token_calls"],
             "outside_host_requests": t["outside_host"],
-            "responses_conforming": [t["responses_conforming"], t["responses"]] if self.responses_checked else None,
+            "responses_conforming": [t["responses_conforming"], t["responses"]]
+            if self.responses_checked else None,
             "by_arm": self.by_arm,
             "attacks_succeeded": len(self.attacks),
             "attacks_succeeded_only_with_rejectable_request": len(self.only_rejectable()),
             "attacks_succeeded_with_some_rejectable_request": len(self.partly_rejectable()),
             "nonconforming_requests": len(self.nonconforming),
-            "nonconforming_requests_that_must_conform": sum(1 for n in self.nonconforming if n["must_conform"]),
+            "nonconforming_requests_that_must_conform": sum(1 for n in self.nonconforming
+                                                            if n["must_conform"]),
             "warnings": {k: w["count"] for k, w in self.warnings.items()},
             "failures": len(fails), "passed": not fails,
         }
 
     def to_dict(self) -> dict:
-        return {"kind": "run", "input": self.input_kind, "run": self.path, "specs_dir": self.specs_dir,
+        return {"kind": "run", "input": self.input_kind, "run": self.path,
+                "specs_dir": self.specs_dir,
                 "specs_source": self.specs_source,
                 "summary": self.summary(), "seconds": self.seconds, "documents": self.documents,
                 "goal_classes_from": self.goal_source,
@@ -169,8 +178,8 @@ def _arm_row() -> dict:
 def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: bool = True,
               strict_responses: bool = False, validator: Validator | None = None,
               goals: dict[str, str] | None = None, progress: Steps | None = None) -> RunReport:
-    """Validate every exchange of RUN/runs.jsonl (or a .jsonl file) and judge the attacks (``progress``
-    hears of each record checked)."""
+    """Validate every exchange of RUN/runs.jsonl (or a .jsonl file) and judge the attacks
+    (``progress`` hears of each record checked)."""
     from guardbench.conformance.check import documents_info
 
     t0 = time.perf_counter()
@@ -190,7 +199,8 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
     it = read_recording(p)
     steps = progress or Steps()
     with open(p, "rb") as fh:
-        steps.begin("conformance --run", sum(1 for line in fh if line.strip()) or None, unit="records")
+        steps.begin("conformance --run", sum(1 for line in fh if line.strip()) or None,
+                    unit="records")
     while True:
         t1 = time.perf_counter()
         try:
@@ -205,7 +215,8 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
         row["records"] += 1
         case = rec.case
         label = f"{case} v{rec.variant}" if case else f"line {lineno}"
-        group = f"{p.name} (the whole recording)" if isinstance(rec, Recorded) else f"{arm}: {label}"
+        group = (f"{p.name} (the whole recording)" if isinstance(rec, Recorded)
+                 else f"{arm}: {label}")
         results = {}
         for ex in wire:
             rep.exchanges += 1
@@ -224,7 +235,8 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
             row[res.status] += 1
             if res.status != CONFORMING:
                 composer = _composer(rec, ex.seq)
-                lenient = leniency_for(ex.request)          # PayPal accepts it: a finding, not a failure
+                # PayPal accepts it: a finding, not a failure
+                lenient = leniency_for(ex.request)
                 must = _must_conform(rec, composer) and lenient is None
                 if not must:
                     row["attack_requests_nonconforming"] += 1
@@ -232,7 +244,8 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
                     "where": where, "arm": arm, "case": case, "family": rec.family,
                     "run_id": rec.run_id, "seq": ex.seq, "composer": composer, "must_conform": must,
                     "status": res.status, "method": ex.request.method, "url": ex.request.url,
-                    "endpoint": res.endpoint, "errors": res.errors, "leniency": lenient.name if lenient else None,
+                    "endpoint": res.endpoint, "errors": res.errors, "leniency": lenient.name
+                    if lenient else None,
                     "http_status": ex.response.status if ex.response else None})
             if responses and ex.response is not None and res.route_found:
                 rr = v.response(ex.request, ex.response)
@@ -241,7 +254,8 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
                     row["responses_conforming"] += 1
                 else:
                     rep.nonconforming_responses.append({
-                        "where": where, "arm": arm, "case": case, "seq": ex.seq, "status": rr.status,
+                        "where": where, "arm": arm, "case": case, "seq": ex.seq,
+                        "status": rr.status,
                         "http_status": ex.response.status, "errors": rr.errors})
         if rec.goal_achieved and rec.family not in (None, "benign"):
             attack = _judge_attack(rec, arm, case, results, goals, wire)
@@ -257,7 +271,8 @@ def check_run(path: str | Path, specs_dir: str | Path | None = None, responses: 
     rep.unique_requests = v.unique
     total = time.perf_counter() - t0
     rep.documents, _applied, load_s = documents_info(specs_dir)
-    rep.seconds = {"check": round(total, 3), "read": round(t_parse, 3), "document_loading": round(load_s, 3)}
+    rep.seconds = {"check": round(total, 3), "read": round(t_parse, 3),
+                   "document_loading": round(load_s, 3)}
     return rep
 
 
@@ -272,7 +287,8 @@ def _judge_attack(rec: RunRecord | Recorded, arm: str, case: str, results: dict[
         res = results.get(s)
         ex = by_seq.get(s)
         requests.append({"seq": s, "status": res.status if res else "missing",
-                         "method": ex.request.method if ex else None, "url": ex.request.url if ex else None,
+                         "method": ex.request.method if ex else None, "url": ex.request.url
+                         if ex else None,
                          "http_status": ex.response.status if ex and ex.response else None,
                          "errors": res.errors if res else []})
     rejectable = [r["seq"] for r in requests if r["status"] in REJECTABLE]

@@ -30,7 +30,9 @@ from guardbench.paypal.documents import (  # noqa: F401  (re-exported: the lock,
 Progress = Callable[[LockedFile, str, str], object]
 
 
-def verify_dir(specs_dir: str | Path, names: list[str] | tuple[str, ...] | None = None) -> dict[str, str]:
+def verify_dir(specs_dir: str | Path, names: list[str] | tuple[str,
+                                                               ...] | None = None) -> dict[str,
+                                                                                           str]:
     """Check every (or the named) document in a folder; {name: sha256}. Raises SpecError."""
     lock = load_lock()
     out = {}
@@ -73,8 +75,8 @@ def fetch(dest: str | Path | None = None, base_url: str | None = None, timeout: 
             try:
                 resp = client.get(url)
             except httpx.HTTPError as exc:
-                raise SpecError("specs fetch", f"cannot download {url}: "
-                                               f"{type(exc).__name__}: {exc or 'no detail'}") from None
+                why = f"{type(exc).__name__}: {exc or 'no detail'}"
+                raise SpecError("specs fetch", f"cannot download {url}: {why}") from None
             if resp.status_code != 200:
                 raise SpecError("specs fetch", f"cannot download {url}: HTTP {resp.status_code}")
             actual = sha256_bytes(resp.content)
@@ -89,9 +91,11 @@ def fetch(dest: str | Path | None = None, base_url: str | None = None, timeout: 
 
 
 def _copy_from(source: Path, dest: Path, lock: Lock, progress: Progress | None) -> Path:
-    """The locked documents copied from a local mirror folder, each verified before it is written."""
+    """The locked documents copied from a local mirror folder, each verified before it is
+    written."""
     if not source.is_dir():
-        raise SpecError(str(source), "not a folder (specs fetch --from needs a folder holding the documents)")
+        raise SpecError(str(source), "not a folder (specs fetch --from needs a folder holding "
+                        "the documents)")
     for f in lock.files:
         target, origin = dest / f.filename, source / f.filename
         if target.is_file() and sha256_bytes(target.read_bytes()) == f.sha256:

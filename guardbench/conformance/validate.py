@@ -127,7 +127,8 @@ def _short(text: str) -> str:
 
 
 def _enum_matches(branch: object, instance: object) -> int:
-    """How many of the branch's enum-valued properties the instance matches (a discriminator hit)."""
+    """How many of the branch's enum-valued properties the instance matches (a discriminator
+    hit)."""
     if not isinstance(branch, dict) or not isinstance(instance, dict):
         return 0
     props = branch.get("properties") or {}
@@ -266,7 +267,8 @@ def _run(doc: loader.LoadedDocument,
             return list(iter_errors())
         except Exception as exc:  # noqa: BLE001 - any crash inside the validator is a verdict, not ours
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no detail"
-            return [UnparseableRequest(f"the validator cannot read it ({type(exc).__name__}: {detail[:160]})")]
+            return [UnparseableRequest(f"the validator cannot read it ({type(exc).__name__}: "
+                                       f"{detail[:160]})")]
 
 
 def _finish(kind: str, req: WireRequest, doc: loader.LoadedDocument, route: loader.Route | None,
@@ -300,7 +302,8 @@ def validate_request(request: WireRequest, specs_dir: str | Path | None = None) 
 
         why = defects(request)
         if why:
-            errs.append(UnparseableRequest(f"multipart/form-data body not well formed (RFC 2046): {why}"))
+            errs.append(UnparseableRequest("multipart/form-data body not well formed (RFC "
+                                           f"2046): {why}"))
     ep = match(request.method, urlsplit(request.url).path)
     return _finish("request", request, doc, route, errs, extra, ep[0].name if ep else None)
 
@@ -311,7 +314,8 @@ def validate_response(request: WireRequest, response: WireResponse,
     early, doc, route, server, extra = _classify(request, specs_dir)
     if early is not None:
         return Result(early.route_found, early.valid, early.errors, early.spec, early.operation_id,
-                      early.status, early.method, early.url, early.endpoint, early.template, "response")
+                      early.status, early.method, early.url, early.endpoint,
+                      early.template, "response")
     assert doc is not None      # as in validate_request
     app = loader.openapi_app(doc.name, specs_dir)
     oreq, oresp = _OARequest(request, server), _OAResponse(response)
@@ -391,7 +395,8 @@ class Validator:
         return validate_request(req, self.specs_dir)
 
     def response(self, req: WireRequest, resp: WireResponse) -> Result:
-        key = (request_key(req), resp.status, tuple(sorted((k.lower(), v) for k, v in resp.headers)),
+        key = (request_key(req), resp.status,
+               tuple(sorted((k.lower(), v) for k, v in resp.headers)),
                resp.body)
         hit = self._responses.get(key)
         if hit is None:

@@ -48,7 +48,8 @@ class Procs:
         remaining = deadline - t0
         if remaining <= 0 or self.stopped:
             return Step(argv, None, "", "", 0.0, timed_out=not self.stopped)
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE,
                                 text=True, errors="replace", start_new_session=True)
         with self._lock:
             self._live.add(proc)
@@ -65,7 +66,8 @@ class Procs:
         finally:
             with self._lock:
                 self._live.discard(proc)
-        return Step(argv, None if timed_out else proc.returncode, out, err, time.monotonic() - t0, timed_out)
+        return Step(argv, None if timed_out else proc.returncode, out, err, time.monotonic()
+                    - t0, timed_out)
 
     def kill_all(self) -> None:
         self.stopped = True
@@ -77,17 +79,20 @@ class Procs:
 
 def killpg(proc: subprocess.Popen[str]) -> None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)      # start_new_session: the group id is the child's pid
+        # start_new_session: the group id is the child's pid
+        os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
 def copy_env(copy: Path, probe: Path | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in SCRUB_ENV}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")
+           and k not in SCRUB_ENV}
     env["PYTHONPATH"] = str(copy)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONHASHSEED"] = "0"
-    if not env.get("GUARDBENCH_SPECS_DIR"):   # a copy has no ../shared beside it: name the documents' folder
+    # a copy has no ../shared beside it: name the documents' folder
+    if not env.get("GUARDBENCH_SPECS_DIR"):
         from guardbench.paypal.documents import resolve_specs_dir
 
         env["GUARDBENCH_SPECS_DIR"] = str(resolve_specs_dir()[0])
@@ -100,10 +105,12 @@ def copy_env(copy: Path, probe: Path | None = None) -> dict:
 # ----------------------------------------------------------------------------- the snapshot
 def repo_files(repo: Path) -> list[str]:
     """git-tracked plus untracked-but-not-ignored files (``results/`` left out)."""
-    r = subprocess.run(["git", "-C", str(repo), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+    r = subprocess.run(["git", "-C", str(repo), "ls-files", "--cached", "--others",
+                        "--exclude-standard", "-z"],
                        capture_output=True, timeout=60)
     if r.returncode != 0:
-        raise HarnessBroken(f"git ls-files failed in {repo}: {r.stderr.decode(errors='replace').strip()}")
+        raise HarnessBroken(f"git ls-files failed in {repo}: "
+                            f"{r.stderr.decode(errors='replace').strip()}")
     names = {n for n in r.stdout.decode("utf-8", errors="surrogateescape").split("\0") if n}
     return sorted(n for n in names if not n.startswith(EXCLUDE_PREFIXES) and (repo / n).is_file())
 
@@ -141,7 +148,8 @@ class Context:
 
 def fresh_copy(ctx: Context, label: str) -> Path:
     copy = Path(tempfile.mkdtemp(prefix=f"gb-mutate-{label}-", dir=ctx.tmp))
-    copy.chmod(0o755)         # the tests run external systems in rooms, as another user (room/reach.py)
+    # the tests run external systems in rooms, as another user (room/reach.py)
+    copy.chmod(0o755)
     shutil.copytree(ctx.snapshot, copy, dirs_exist_ok=True)
     (copy / ".mutate").mkdir()
     return copy

@@ -74,9 +74,11 @@ class Result:
     tests_selected: list[str] = field(default_factory=list)
     tests_rc: int | None = None
     tests_note: str = ""
-    bench: str = "not run"                   # differs | preflight | same | crash | timeout | not run
+    # differs | preflight | same | crash | timeout | not run
+    bench: str = "not run"
     bench_detail: str = ""
-    full_rerun: str = ""                     # for a survivor of its selection: what the whole selection said
+    # for a survivor of its selection: what the whole selection said
+    full_rerun: str = ""
     imported_from: str = ""
     seconds: float = 0.0
     tests_seconds: float = 0.0
@@ -97,36 +99,44 @@ class Result:
             return f"no valid run: {self.note or self.tests_note}"
         return (f"no test fails without it ({', '.join(self.tests_selected)}"
                 + (f"; whole selection: {self.full_rerun}" if self.full_rerun else "")
-                + f") and the guardrail arm's bench results are unchanged: nothing checks that it prevents "
+                + ") and the guardrail arm's bench results are unchanged: nothing checks that "
+                "it prevents "
                   f"{self.prevents}")
 
 
 def run_baseline(ctx: Context, round_no: int, tests: Sequence[str], modules: Iterable[str]) -> dict:
-    """The unmutated copy: imports from the copy, collects every selected node id, passes every test file
-    they come from, and runs the bench."""
+    """The unmutated copy: imports from the copy, collects every selected node id, passes every test
+    file they come from, and runs the bench."""
     deadline = time.monotonic() + max(3 * ctx.timeout, 180.0)
     copy = fresh_copy(ctx, f"baseline{round_no}")
     try:
         imp, _ = import_check(ctx, copy, modules, deadline)
         if imp.rc != 0:
-            raise HarnessBroken(f"baseline round {round_no}: the unmutated copy does not import" + tail(imp.err))
+            raise HarnessBroken(f"baseline round {round_no}: the unmutated copy does not import"
+                                + tail(imp.err))
         coll, _ = run_pytest(ctx, copy, ["--collect-only", *tests], deadline)
         if coll.rc != 0:
-            raise HarnessBroken(f"baseline round {round_no}: the selected tests do not all collect (pytest exit "
+            raise HarnessBroken(f"baseline round {round_no}: the selected tests do not "
+                                "all collect " "(pytest exit "
                                 f"{coll.rc}: a wrong node id?)" + tail(coll.out + coll.err))
         step, info = run_pytest(ctx, copy, selection_files(tests), deadline)
         if step.rc != 0:
             why = "timed out" if step.timed_out else f"pytest exit {step.rc}"
             failing = ", ".join(info["failing"][:5])
-            raise HarnessBroken(f"baseline round {round_no}: the unmutated copy fails its tests ({why}"
-                                + (f": {failing}" if failing else "") + ")" + tail(step.out + step.err))
+            raise HarnessBroken(f"baseline round {round_no}: the unmutated copy fails its "
+                                f"tests ({why}"
+                                + (f": {failing}" if failing else "") + ")"
+                                + tail(step.out + step.err))
         if "modules" not in info:
-            raise HarnessBroken(f"baseline round {round_no}: the probe plugin did not report (was it loaded?)")
+            raise HarnessBroken(f"baseline round {round_no}: the probe plugin did not report "
+                                "(was it loaded?)")
         bstep, summary, kind = run_bench(ctx, copy, deadline)
         if kind != "ok" or summary is None:
-            raise HarnessBroken(f"baseline round {round_no}: the unmutated bench did not run ({kind})"
+            raise HarnessBroken(f"baseline round {round_no}: the unmutated bench did not "
+                                f"run ({kind})"
                                 + tail(bstep.err))
-        return {"summary": summary, "tests_seconds": round(step.seconds, 2), "bench_seconds": round(bstep.seconds, 2),
+        return {"summary": summary, "tests_seconds": round(step.seconds, 2),
+                "bench_seconds": round(bstep.seconds, 2),
                 "tests_passed": passed_count(step.out)}
     finally:
         if not ctx.keep:
@@ -166,7 +176,8 @@ def run_mutant(ctx: Context, sg: reg.Safeguard, full_rerun: bool = True) -> Resu
         if kind == "ok" and summary is not None:
             diff = bench_diff(ctx.baseline, summary) if ctx.baseline else []
             res.bench = "differs" if diff else "same"
-            res.bench_detail = describe_bench(ctx.baseline, summary, diff) if diff and ctx.baseline else ""
+            res.bench_detail = (describe_bench(ctx.baseline, summary, diff) if diff
+                                and ctx.baseline else "")
         elif kind == "preflight":
             res.bench = "preflight"
             res.bench_detail = tail(bstep.err, 1).lstrip(": ")
@@ -181,7 +192,8 @@ def run_mutant(ctx: Context, sg: reg.Safeguard, full_rerun: bool = True) -> Resu
             fverdict, fnote = tests_verdict(fstep, finfo)
             if fverdict == "killed":
                 res.failing_tests, res.by_tests, verdict = finfo["failing"], True, "killed"
-                res.full_rerun = "killed outside its selection (the registry should name these tests)"
+                res.full_rerun = ("killed outside its selection (the registry should name "
+                                  "these tests)")
             else:
                 res.full_rerun = {"survived": "all pass"}.get(fverdict, f"{fverdict}: {fnote}")
 
@@ -192,13 +204,15 @@ def run_mutant(ctx: Context, sg: reg.Safeguard, full_rerun: bool = True) -> Resu
         elif verdict == "invalid":
             res.status, res.note = "invalid", res.tests_note
         elif res.bench == "crash":
-            res.status, res.note = "invalid", "the bench crashed (a crash is not a kill)" + res.bench_detail
+            res.status = "invalid"
+            res.note = "the bench crashed (a crash is not a kill)" + res.bench_detail
         else:
             res.status = "survived"
         return res
     finally:
         res.seconds = round(time.monotonic() - t0, 2)
-        for name in ("bench_detail", "note", "tests_note", "full_rerun"):   # no machine path is committed
+        # no machine path is committed
+        for name in ("bench_detail", "note", "tests_note", "full_rerun"):
             setattr(res, name, scrub_paths(getattr(res, name), copy, Path.cwd()))
         if not ctx.keep:
             shutil.rmtree(copy, ignore_errors=True)
@@ -232,8 +246,10 @@ class Report:
 
     def headline(self) -> str:
         c = self.counts()
-        return (f"{c['killed']}/{c['n']} killed; by tests {c['by_tests']}; by bench {c['by_bench']} "
-                f"({c['bench_results']} in the guardrail arm's results, {c['bench_preflight']} by the bench's "
+        return (f"{c['killed']}/{c['n']} killed; by tests {c['by_tests']}; by bench "
+                f"{c['by_bench']} "
+                f"({c['bench_results']} in the guardrail arm's results, {c['bench_preflight']} by "
+                "the bench's "
                 f"preflight); both {c['both']}; survived {c['survived']}; timeout {c['timeout']}; "
                 f"invalid {c['invalid']}")
 
@@ -244,7 +260,8 @@ class Report:
 
     def to_dict(self) -> dict:
         return {"headline": self.headline(), "counts": self.counts(),
-                "results": [asdict(r) | {"by": r.by, "missing_evidence": r.missing_evidence()} for r in self.results],
+                "results": [asdict(r) | {"by": r.by, "missing_evidence": r.missing_evidence()}
+                            for r in self.results],
                 "controls": [asdict(r) | {"by": r.by} for r in self.controls],
                 "baseline": self.baseline, "timing": self.timing, "meta": self.meta}
 
@@ -260,7 +277,8 @@ def _previous_seconds(out: Path | None) -> dict[str, float]:
 def _estimate(sg: reg.Safeguard, prev: dict[str, float]) -> float:
     if sg.name in prev:
         return prev[sg.name]
-    return 3.0 + sum(8.0 if "processes" in t else 2.0 if t.endswith(".py") else 1.0 for t in sg.tests)
+    return (3.0 + sum(8.0 if "processes" in t else 2.0 if t.endswith(".py") else 1.0
+                      for t in sg.tests))
 
 
 def check_consistency(root: Path) -> dict:
@@ -290,7 +308,8 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
     tmp.chmod(0o755)          # open to a room's user: the copies' tests start servers in rooms
     snapshot = tmp / "snapshot"
     snapshot.mkdir()
-    ctx = Context(repo, snapshot, tmp, timeout, selection_files(reg.test_selection(chosen)), keep=keep)
+    ctx = Context(repo, snapshot, tmp, timeout,
+                  selection_files(reg.test_selection(chosen)), keep=keep)
     timing: dict = {}
     try:
         n_files = make_snapshot(repo, snapshot)
@@ -303,7 +322,8 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
         with ThreadPoolExecutor(max_workers=max(1, min(2, jobs))) as pool:
             rounds = list(pool.map(lambda i: run_baseline(ctx, i, selection, modules), (1, 2)))
         if rounds[0]["summary"]["per_run"] != rounds[1]["summary"]["per_run"]:
-            raise HarnessBroken("the unmutated bench gave different results in its two rounds: it cannot tell a "
+            raise HarnessBroken("the unmutated bench gave different results in its two rounds: it "
+                                "cannot tell a "
                                 "mutant from noise")
         ctx.baseline = rounds[0]["summary"]
         timing["baseline_s"] = round(time.monotonic() - t0, 2)
@@ -318,11 +338,15 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
         timing["controls_s"] = round(time.monotonic() - t0, 2)
         for c in controls:
             if c.control == "survive" and (c.status != "survived" or c.bench != "same"):
-                raise HarnessBroken(f"the canary {c.name} did not survive (status {c.status}, bench {c.bench}"
-                                    f"{': ' + c.note if c.note else ''}): the harness reports kills that are noise")
+                raise HarnessBroken(f"the canary {c.name} did not survive (status {c.status}, "
+                                    f"bench {c.bench}"
+                                    f"{': ' + c.note if c.note else ''}): the harness reports "
+                                    "kills that are noise")
             if c.control == "kill" and not c.by_tests:
-                raise HarnessBroken(f"the forced-failure control {c.name} was not killed by its test (status "
-                                    f"{c.status}{': ' + c.note if c.note else ''}): the harness does not run the "
+                raise HarnessBroken(f"the forced-failure control {c.name} was not killed by its "
+                                    "test (status "
+                                    f"{c.status}{': ' + c.note if c.note else ''}): the harness "
+                                    "does not run the "
                                     "tests it claims to run")
         echo(f"controls: canary survived, forced failure killed ({timing['controls_s']} s)")
 
@@ -337,9 +361,11 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
                 for fut in as_completed(futs):
                     r = fut.result()
                     results[r.name] = r
-                    echo(f"  [{len(results):>2}/{len(order)}] {r.name:<36} {r.status:<9} by {r.by:<5} "
+                    echo(f"  [{len(results):>2}/{len(order)}] {r.name:<36} {r.status:<9} "
+                         f"by {r.by:<5} "
                          f"{r.seconds:5.1f} s")
-            except BaseException:  # cleanup, then re-raise: no mutant's process outlives the harness
+            # cleanup, then re-raise: no mutant's process outlives the harness
+            except BaseException:
                 ctx.procs.kill_all()
                 for f in futs:
                     f.cancel()
@@ -352,7 +378,8 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
         from guardbench.util.outputs import portable
         meta = {"repo": portable(repo), "files": n_files, "jobs": jobs, "timeout_s": timeout,
                 "cpu_count": os.cpu_count(), "loadavg_start": [round(x, 2) for x in load_start],
-                "loadavg_end": [round(x, 2) for x in os.getloadavg()], "python": sys.version.split()[0],
+                "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+                "python": sys.version.split()[0],
                 "bench": " ".join(("guardbench",) + BENCH_ARGS), "selection": selection,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         baseline = {"bench": base, "tests_passed": rounds[0]["tests_passed"],

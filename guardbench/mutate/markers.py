@@ -35,7 +35,8 @@ class Marker:
 
 
 def _statements_at(tree: ast.AST, line: int, col: int) -> list[ast.stmt]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == line and n.col_offset == col]
+    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == line
+            and n.col_offset == col]
 
 
 def markers_in_source(src: str, path: str = "<source>") -> list[Marker]:
@@ -49,12 +50,15 @@ def markers_in_source(src: str, path: str = "<source>") -> list[Marker]:
         indent, name = m.group("indent"), m.group("name")
         stmts = _statements_at(tree, line + 1, len(indent))
         if not stmts:
-            raise MarkerError(f"{path}:{line}: marker {name!r} is not directly above a statement at its indentation")
-        stmt = max(stmts, key=lambda n: n.end_lineno or n.lineno)      # the outermost one starting there
+            raise MarkerError(f"{path}:{line}: marker {name!r} is not directly above a statement "
+                              "at its indentation")
+        # the outermost one starting there
+        stmt = max(stmts, key=lambda n: n.end_lineno or n.lineno)
         end = stmt.end_lineno or stmt.lineno
         tail = lines[end - 1][stmt.end_col_offset or 0:].strip()
         if tail and not tail.startswith("#"):
-            raise MarkerError(f"{path}:{line}: marker {name!r}: the statement shares its last line with another")
+            raise MarkerError(f"{path}:{line}: marker {name!r}: the statement shares "
+                              "its last line " "with another")
         out.append(Marker(name, path, line, line + 1, end, indent))
     return out
 
@@ -106,7 +110,8 @@ def check_registry(registry: Sequence[Safeguard], markers: dict[str, Marker]) ->
     for s in registry:
         mk = markers.get(s.name)
         if mk is None:
-            problems.append(f"{s.name}: in the registry but no '# safeguard: {s.name}' marker in the source")
+            problems.append(f"{s.name}: in the registry but no '# safeguard: {s.name}' marker "
+                            "in the source")
         elif mk.path != s.path:
             problems.append(f"{s.name}: registry says {s.path}, marker is in {mk.path}:{mk.line}")
         if not s.tests:

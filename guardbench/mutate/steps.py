@@ -13,20 +13,24 @@ from guardbench.mutate.copies import Context, HarnessBroken, Step, copy_env, ins
 from guardbench.records.record import RunRecord
 
 BENCH_ARGS = ("run", "--quiet", "--arms", "guardrail")
-PYTEST_INVALID = {2: "pytest exit 2 (interrupted: a collection error)", 3: "pytest exit 3 (internal error)",
-                  4: "pytest exit 4 (usage error: a test path not found?)", 5: "pytest exit 5 (no tests collected)"}
+PYTEST_INVALID = {2: "pytest exit 2 (interrupted: a collection error)",
+                  3: "pytest exit 3 (internal error)",
+                  4: "pytest exit 4 (usage error: a test path not found?)",
+                  5: "pytest exit 5 (no tests collected)"}
 IMPORT_ERRORS = re.compile(r"\b(ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b")
 SUMMARY_LINE = re.compile(r"^(FAILED|ERROR) (\S+)(?: - (.*))?$")
-# installed pytest plugins no selected test uses, which cost ~1 s of start-up per run (hypothesis above all).
-# Every other plugin still loads as in a normal run: the existing sandbox transport test only passes when one
-# of them (anyio) has imported ssl before its no_sockets fixture replaces socket.socket.
+# installed pytest plugins no selected test uses, which cost ~1 s of start-up per run (hypothesis
+# above all). Every other plugin still loads as in a normal run: the existing sandbox transport test
+# only passes when one of them (anyio) has imported ssl before its no_sockets fixture replaces
+# socket.socket.
 SLOW_UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:xdist.looponfail",
                        "-p", "no:benchmark")
 
 
 # ----------------------------------------------------------------------------- the bench
 def bench_summary(records: Sequence[RunRecord]) -> dict:
-    per_run: dict[str, list[Any]] = {r.run_id: [sorted(i.kind for i in r.incidents), r.goal_achieved,
+    per_run: dict[str, list[Any]] = {r.run_id: [sorted(i.kind for i in r.incidents),
+                                                r.goal_achieved,
                                                 r.benign_completed] for r in records}
     return {
         "runs": len(records),
@@ -40,7 +44,8 @@ def bench_summary(records: Sequence[RunRecord]) -> dict:
 
 
 def bench_diff(base: dict, got: dict) -> list[str]:
-    """Run ids whose incidents, attack outcome or benign completion differ (or that appear on one side)."""
+    """Run ids whose incidents, attack outcome or benign completion differ (or that appear on one
+    side)."""
     a, b = base["per_run"], got["per_run"]
     return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
 
@@ -53,12 +58,14 @@ def describe_bench(base: dict, got: dict, diff: list[str]) -> str:
             parts.append(f"{label} {base[key]}->{got[key]}")
     kinds = sorted({k for r in diff for k in (got["per_run"].get(r) or [[]])[0]})
     head = ", ".join(parts) or "same totals"
-    return f"{head}; {len(diff)} runs differ" + (f" (incidents: {', '.join(kinds)})" if kinds else "") + \
+    return f"{head}; {len(diff)} runs differ" + (f" (incidents: {', '.join(kinds)})"
+                                                 if kinds else "") + \
         (f", e.g. {diff[0]}" if diff else "")
 
 
 # ----------------------------------------------------------------------------- one copy
-def import_check(ctx: Context, copy: Path, modules: Iterable[str], deadline: float) -> tuple[Step, dict | None]:
+def import_check(ctx: Context, copy: Path, modules: Iterable[str],
+                 deadline: float) -> tuple[Step, dict | None]:
     mods = sorted(set(modules))
     code = ("import importlib, json, guardbench\n"
             f"files = {{m: importlib.import_module(m).__file__ for m in {mods!r}}}\n"
@@ -76,16 +83,20 @@ def import_check(ctx: Context, copy: Path, modules: Iterable[str], deadline: flo
         outside = {m: f for m, f in files.items() if not inside(f, copy)}
         if outside:
             m, f = next(iter(outside.items()))
-            raise HarnessBroken(f"{m} was imported from {f}, not from the copy {copy}: the mutant would not be "
+            raise HarnessBroken(f"{m} was imported from {f}, not from the copy {copy}: the mutant "
+                                "would not be "
                                 "tested (an installed tree shadows PYTHONPATH)")
     return step, files
 
 
-def run_pytest(ctx: Context, copy: Path, tests: Sequence[str], deadline: float) -> tuple[Step, dict]:
+def run_pytest(ctx: Context, copy: Path, tests: Sequence[str],
+               deadline: float) -> tuple[Step, dict]:
     probe = copy / ".mutate" / "probe.json"
     probe.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *SLOW_UNUSED_PLUGINS,
-            "-p", "guardbench.mutate.probe", "--rootdir", str(copy), "-c", str(copy / "pyproject.toml"), *tests]
+    argv = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
+            *SLOW_UNUSED_PLUGINS,
+            "-p", "guardbench.mutate.probe", "--rootdir", str(copy), "-c",
+            str(copy / "pyproject.toml"), *tests]
     step = ctx.procs.run(argv, copy, copy_env(copy, probe), deadline)
     info: dict = {"failing": [], "messages": []}
     for line in step.out.splitlines():
@@ -114,11 +125,13 @@ def tests_verdict(step: Step, info: dict) -> tuple[str, str]:
         return "survived", ""
     if step.rc != 1:
         return "invalid", f"pytest exit {step.rc}" + tail(text)
-    if "error during collection" in text or "errors during collection" in text or "ERROR collecting" in text:
+    if ("error during collection" in text or "errors during collection" in text
+        or "ERROR collecting" in text):
         return "invalid", "a collection error" + tail(text)
     if not info["failing"]:
         return "invalid", "pytest exit 1 without a failing test in its summary" + tail(text)
-    bad = [f for f, msg in zip(info["failing"], info["messages"], strict=False) if IMPORT_ERRORS.search(msg)]
+    bad = [f for f, msg in zip(info["failing"], info["messages"], strict=False)
+           if IMPORT_ERRORS.search(msg)]
     if bad:
         return "invalid", f"{bad[0]} failed with an import or syntax error, not an assertion"
     return "killed", ""
@@ -139,7 +152,8 @@ def run_bench(ctx: Context, copy: Path, deadline: float) -> tuple[Step, dict | N
         return step, None, "preflight"
     if step.rc != 0:
         return step, None, "crash"
-    from guardbench.records.runfile import read_records  # the shared reader (a run_id twice is refused)
+    # the shared reader (a run_id twice is refused)
+    from guardbench.records.runfile import read_records
     records = read_records(out / "runs.jsonl", slim=True)
     return step, bench_summary(records), "ok"
 
