@@ -89,17 +89,37 @@ def rows(records: list[RunRecord]) -> list[list[str]]:
         return fw, order.index(shape) if shape in order else len(order), k[1]
     out = []
     for (arm, agent), rs in sorted(by.items(), key=lambda kv: place(kv[0])):
-        walls = [r.duration_s for r in rs if r.status != "no_tool_path" and r.duration_s is not None]
+        ran = [r for r in rs if r.status != "no_tool_path"]
+        walls = [r.duration_s for r in ran if r.duration_s is not None]
         fw, shape = split(arm)
-        out.append([fw, TOOLS.get(shape, "?"), agent, str(len(rs)), *(rate(m, rs) for _, m in RATES),
+        model = agent if agent != "llm" else ", ".join(sorted({str(r.model) for r in rs}))
+        out.append([fw, TOOLS.get(shape, "?"), model, str(len(rs)), *(rate(m, rs) for _, m in RATES),
                     classes(rs), str(sum(r.status == "no_tool_path" for r in rs)),
-                    str(sum(r.status == "lost" for r in rs)), f"{statistics.median(walls):.1f}" if walls else "-"])
+                    str(sum(r.status == "lost" for r in rs)),
+                    f"{statistics.median(walls):.1f}" if walls else "-", median_tokens(ran)])
     return out
 
 
+def tokens(r: RunRecord) -> int | None:
+    """The model's prompt plus completion tokens in a run (its usage), None when it counted none."""
+    usage = r.run_usage
+    counted = [usage.get(k) for k in ("prompt_tokens", "completion_tokens")]
+    if all(v is None for v in counted):
+        return None
+    return sum(int(v or 0) for v in counted)
+
+
+def median_tokens(records: list[RunRecord]) -> str:
+    """The median tokens a run took, over the runs that counted any ("-": a scripted model counts none)."""
+    counted = [t for t in map(tokens, records) if t is not None]
+    return f"{statistics.median(counted):.0f}" if counted else "-"
+
+
 NOTE = """
-Scripted model (the gateway answers as the worst-case agent; `careful`: the honest one), one variant of
-each case; every run in its own room (`--room auto`). Rates: k/n runs (%, 95% interval clustered by case
+Model: `credulous` is the scripted worst case behind the gateway (`careful`: the honest one); a model's
+name is a real model the gateway relays each of the app's calls to (scripts/frameworks_local.sh; the run
+folder's README.md names the server, quantisation, threads, hardware and load; tokens: its prompt plus
+completion tokens). One variant of each case; every run in its own room (`--room auto`). Rates: k/n runs (%, 95% interval clustered by case
 (Rao-Scott Wilson, guardbench/stats/clustered.py); the number of cases). Attacks blocked, honest tasks done
 and utility under attack (attack runs whose user is honest, the attack being in the data: was the user's
 own task done) count scored runs only: no tool path and lost runs are left out. Runs with an incident: scored
@@ -118,7 +138,7 @@ def main(*folders: str) -> str:
             raise SystemExit(f"error: {folder}/runs.jsonl: no runs recorded")
         records += found
     head = ["framework", "tools", "model", "runs", *(name for name, _ in RATES), "incidents by class (runs)",
-            "no tool path", "lost", "median wall per run (s)"]
+            "no tool path", "lost", "median wall per run (s)", "median tokens per run"]
     lines = ["## Per framework: undefended against defended", "", *headline(records), "",
              "## Per app and tools", "", *table(head, rows(records))]
     return "\n".join(lines) + "\n" + NOTE

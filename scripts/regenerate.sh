@@ -48,6 +48,9 @@ if [[ "${FUZZ:-0}" == "1" ]]; then
 fi
 if [[ "${LOCAL:-0}" == "1" ]]; then
   GB="$GB" bash scripts/local_run.sh                          # the committed local-model run (every case)
+  # the framework matrix's local-model subset (two frameworks, toolkit and broker, three cases: 12 runs)
+  rm -rf results/frameworks-local
+  GB="$GB" bash scripts/frameworks_local.sh --out results/frameworks-local
 fi
 if [[ "${BENCH:-0}" == "1" ]]; then
   python bench/run_all.py

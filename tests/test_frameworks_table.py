@@ -87,7 +87,24 @@ def test_a_row_per_app_and_tools_with_wilson_intervals_and_unscored_runs_counted
     assert row[4] == f"1/2 (50.0%, {100 * lo:.1f}-{100 * hi:.1f}%; 2 cases)"
     gate = cells(md, "langgraph", "PayPal's MCP behind gate")
     assert gate[10] == "1" and gate[6].startswith("0/1 (0.0%, 0.0-79.3%")   # Wilson's 0/1: z²/(1+z²) = 79.35%
-    assert re.search(r"\| 0\.0 \|$", [ln for ln in md.splitlines() if "behind gate" in ln][0])   # median wall
+    gate_line = [ln for ln in md.splitlines() if "behind gate" in ln][0]
+    assert re.search(r"\| 0\.0 \| - \|$", gate_line)      # median wall; a scripted model counts no tokens
+
+
+def test_a_real_model_is_named_and_its_median_tokens_per_run_shown(tmp_path: Path):
+    """A local model's runs (scripts/frameworks_local.sh): the row names the model, and the median of
+    prompt plus completion tokens over the runs that ran (a no-tool-path run took none and is left out)."""
+    model = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    recs = [record(f"b{i}", "benign", "openai-agents-toolkit", agent="llm", model=model, benign_ok=True,
+                   usage={"prompt_tokens": p, "completion_tokens": c}, duration_s=w)
+            for i, (p, c, w) in enumerate([(1000, 20, 30.0), (3000, 40, 90.0), (2000, 10, 60.0)])]
+    recs.append(record("b9", "benign", "openai-agents-toolkit", agent="llm", model=model,
+                       status="no_tool_path", usage={}, duration_s=0.0))
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    row = cells(script().main(str(tmp_path)), "openai-agents", "PayPal's Python toolkit (undefended)")
+    assert row[2] == model and row[3] == "4" and row[9] == "1"
+    assert row[11] == "60.0"                                     # the median wall of the three that ran
+    assert row[12] == str(sorted([1020, 3040, 2010])[1])         # the median of prompt + completion
 
 
 def test_an_empty_folder_is_refused_in_one_line(tmp_path: Path):
