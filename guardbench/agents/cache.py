@@ -61,8 +61,7 @@ class ResponseCache:
                 fh.write(json.dumps({"key": key, "value": value}, sort_keys=True,
                                     separators=(",", ":")))
             os.replace(tmp, path)
-        # cleanup, then re-raise: even Ctrl-C leaves no temporary file behind
-        except BaseException:
+        except BaseException:  # cleanup, then re-raise: even Ctrl-C leaves no temporary file
             try:
                 os.unlink(tmp)
             except OSError:

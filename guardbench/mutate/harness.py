@@ -364,8 +364,7 @@ def run(repo: Path, names: Sequence[str] | None = None, *, jobs: int = 2, timeou
                     echo(f"  [{len(results):>2}/{len(order)}] {r.name:<36} {r.status:<9} "
                          f"by {r.by:<5} "
                          f"{r.seconds:5.1f} s")
-            # cleanup, then re-raise: no mutant's process outlives the harness
-            except BaseException:
+            except BaseException:  # cleanup, then re-raise: no mutant's process outlives it
                 ctx.procs.kill_all()
                 for f in futs:
                     f.cancel()

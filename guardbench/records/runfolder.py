@@ -57,8 +57,7 @@ def write_atomic(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    # cleanup, then re-raise: even Ctrl-C leaves no temporary file behind
-    except BaseException as exc:
+    except BaseException as exc:  # cleanup, then re-raise: even Ctrl-C leaves no temporary file
         try:
             os.unlink(tmp)
         except OSError:
@@ -179,8 +178,7 @@ class RunFolderWriter:
             self.manifest = self._manifest(manifest)
             self.torn_cut = self._drop_torn_tail()
             self.earlier: list[RunRecord] = read_records(self.runs, slim=True)
-        # cleanup, then re-raise: whatever stops the start releases the lock
-        except BaseException:
+        except BaseException:  # cleanup, then re-raise: whatever stops the start releases the lock
             self.close()
             raise
 

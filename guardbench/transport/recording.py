@@ -85,13 +85,12 @@ class RecordingTransport:
         return ex
 
     def send(self, request: WireRequest) -> WireResponse:
-        # safeguard: recording_freezes_requests
         # what is recorded is exactly what the inner transport gets
+        # safeguard: recording_freezes_requests
         request = freeze_request(request)
         try:
             response = freeze_response(self._inner.send(request))
-        # recorded, then re-raised: a failed send still counts as asked
-        except BaseException as exc:
+        except BaseException as exc:  # recorded, then re-raised: a failed send counts as asked
             # safeguard: recording_records_failures
             self._record(request, None, f"{type(exc).__name__}: {exc}")
             raise
