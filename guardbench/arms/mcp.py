@@ -41,8 +41,9 @@ from guardbench.arms.world import World
 from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError
 from guardbench.mcp import mapping
-from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget
+from guardbench.mcp.client import Connection, ServerLost
 from guardbench.mcp.spec import expand, load_spec
+from guardbench.mcp.targets import HttpTarget, StdioTarget
 from guardbench.paypal.catalogue import BY_ACTION
 from guardbench.util.processes import free_port
 
