@@ -3,11 +3,12 @@
 ``Connection(target, ...)`` starts (stdio) or reaches (streamable HTTP) one MCP server (the
 targets, and the ToolInfo and ToolResult it hands back: targets.py) and keeps one client session
 open in a background event loop (an anyio blocking portal). ``open()`` connects and lists the
-server's tools; ``call(name, args)`` calls one; ``close()`` ends the session and the process. Every wait is bounded: connecting by ``connect_timeout``, each call by
-``call_timeout`` (the SDK's own read timeout, plus a hard backstop on this side), closing by a
-few seconds after which the process group is killed. A server that crashes, hangs, exits at
-start or writes what is not JSON-RPC raises ``ServerLost`` with the tail of its stderr, never a
-hung benchmark. The SDK is imported here only, when a connection opens.
+server's tools; ``call(name, args)`` calls one; ``close()`` ends the session and the process.
+Every wait is bounded: connecting by ``connect_timeout``, each call by ``call_timeout`` (the SDK's
+own read timeout, plus a hard backstop on this side), closing by a few seconds after which the
+process group is killed. A server that crashes, hangs, exits at start or writes what is not
+JSON-RPC raises ``ServerLost`` with the tail of its stderr, never a hung benchmark. The SDK is
+imported here only, when a connection opens.
 """
 from __future__ import annotations
 

@@ -112,7 +112,8 @@ def test_a_port_taken_before_the_application_binds_it_gets_a_fresh_port(world):
     """free_port() releases the port before the application binds it; another program can take it in
     between and answer the POST. The arm tells that listener from its application's and moves on."""
     import guardbench.arms.app_process as app_process
-    with port_squatter(app_process, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"):
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+    with port_squatter(app_process, answer):
         (charge,) = execute(world, APP / "app-http.yaml", "usd-benign-charge-pro", room="off")
     assert charge["status"] == "answered" and charge["benign_completed"] is True
 
