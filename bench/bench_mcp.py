@@ -75,12 +75,12 @@ def node_ready() -> str | None:
 
 
 def python_target(env):
-    from guardbench.mcp.client import StdioTarget
+    from guardbench.mcp.targets import StdioTarget
     return StdioTarget(sys.executable, ("-m", "guardbench", "mcp", "serve", "--defence", "gate"), env, str(ROOT))
 
 
 def node_target(env):
-    from guardbench.mcp.client import StdioTarget
+    from guardbench.mcp.targets import StdioTarget
     return StdioTarget("node", (str(PAYPAL / "launcher.js"),), env, str(PAYPAL))
 
 

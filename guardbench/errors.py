@@ -16,7 +16,8 @@ this tree.
 * RunLost: a run lost mid-run. It is recorded with status ``lost``, shown in the tables and never
   scored (neither a block nor a success); ``reason`` says why, ``stderr`` holds a process's tail.
   + mcp.client.ServerLost: an MCP server that crashed, hung or answered garbage
-  + arms.app.AppLost: an agent application's process; arms.app.PortTaken: its port taken from it
+  + arms.app_process.AppLost: an agent application's process; arms.app_process.PortTaken: its
+    port taken from it
   + agents.providers.CallFailed: a model call that still failed after its retries
   + transport.base.TransportError: a request that could not be delivered
   + room.room.RoomError: a run's room could not be made or ended

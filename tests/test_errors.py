@@ -48,7 +48,7 @@ def test_every_exception_class_sits_under_one_root_of_the_tree_and_is_drawn_in_i
 
 
 @pytest.mark.parametrize("where, root", [
-    ("guardbench.mcp.client.ServerLost", RunLost), ("guardbench.arms.app.AppLost", RunLost),
+    ("guardbench.mcp.client.ServerLost", RunLost), ("guardbench.arms.app_process.AppLost", RunLost),
     ("guardbench.agents.providers.CallFailed", RunLost), ("guardbench.transport.base.TransportError", RunLost),
     ("guardbench.broker.ledger_format.LedgerCorrupt", IntegrityError),
     ("guardbench.broker.ledger_head.HeadError", IntegrityError),
@@ -64,7 +64,7 @@ def test_the_named_classes_sit_where_the_tree_draws_them(where, root):
 
 def test_the_lost_runs_share_reason_and_stderr_and_old_bases_still_catch():
     from guardbench.agents.providers import CallFailed
-    from guardbench.arms.app import AppLost
+    from guardbench.arms.app_process import AppLost
     from guardbench.broker.ledger_head import HeadError
     from guardbench.broker.money import MoneyError
     from guardbench.mcp.client import ServerLost

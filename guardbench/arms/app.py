@@ -12,21 +12,17 @@ The operator's setup steps are the shop's own calls, sent on this run's wire bef
 application starts (approved ones sent, rejected ones not: the application has no holds we can
 answer); prior steps go past the wire as in every arm. A process that exits non-zero, writes
 what is not the contract's JSON, or outlives ``timeouts.run`` is killed (its process group) and
-the run is lost, with its stderr in the record.
+the run is lost, with its stderr in the record. The process itself (started, handed a run,
+stopped) is arms/app_process.py's ``AppProcess``.
 """
 from __future__ import annotations
 
-import http.client
-import json
 import os
 import shutil
-import subprocess
-import tempfile
-import time
-from typing import IO, Any
 
 from guardbench.agents.base import Agent, Session, Step, Transcript
 from guardbench.agents.scripted import amounts, extract_refs
+from guardbench.arms.app_process import AppLost, AppProcess
 from guardbench.arms.base import Arm, ArmOptions, Prepared, fill
 from guardbench.arms.external import (
     ExternalWorld,
@@ -46,7 +42,7 @@ from guardbench.arms.setup import (
 )
 from guardbench.arms.world import API_BASE, World
 from guardbench.cases.load import Case
-from guardbench.errors import GuardbenchError, RunLost
+from guardbench.errors import GuardbenchError
 from guardbench.gateway import GATEWAY_PORT
 from guardbench.gateway.hook import ArmGateway, running_loop
 from guardbench.mcp import mapping
@@ -54,23 +50,9 @@ from guardbench.mcp.spec import expand, load_spec
 from guardbench.paypal.bodies import compose_call
 from guardbench.records.record import WireRequest
 from guardbench.room.reach import unreachable
-from guardbench.util.processes import free_port, listener_is_ours, started, stop_group
 
 CONTRACT = "guardbench-app/1"
 
-
-# an application whose port another program took first gets this many ports in all
-PORT_ATTEMPTS = 3
-
-
-class PortTaken(RunLost):
-    """The port free_port() handed out was bound by another program before the application bound
-    it."""
-
-
-class AppLost(RunLost):
-    """The application's process failed (``reason``, with the tail of its ``stderr``): the run is
-    lost."""
 
 
 class AppArm(Arm):
@@ -87,9 +69,7 @@ class AppArm(Arm):
         self.description = self.spec.description or f"agent application {self.name}"
         self.models = ArmGateway(self.spec)     # the application's model (guardbench/gateway/)
         self.outside = self._world(options.room, options.hide, options.run_folder)
-        self._proc: subprocess.Popen | None = None
-        self._url: str | None = None
-        self._log: Any = None
+        self.process = AppProcess(self.spec, self.outside, self.models)
         self._pid = os.getpid()
 
     def _world(self, room_mode: str, hide: tuple[str, ...], folder: str | None) -> ExternalWorld:
@@ -143,9 +123,10 @@ class AppArm(Arm):
     def prepare(self, case: Case, variant: int, world: World) -> Prepared:
         # a forked worker (--jobs): the parent's process and proxy are not ours
         if os.getpid() != self._pid:
-            self._pid, self._proc, self._log = os.getpid(), None, None
+            self._pid = os.getpid()
             self.outside = self._world(self.outside.room_mode, self.outside.hide,
                                        self.outside.folder)
+            self.process = AppProcess(self.spec, self.outside, self.models)
         seed, recorder = world.seed, world.recorder
         stray = self.outside.begin_run(world)
         prepared = Prepared(session=empty_session(self.name, case, variant, seed),
@@ -235,7 +216,7 @@ class AppArm(Arm):
             self._read_state(prepared)         # the application's own state, while it still runs
         contained = self.outside.contained
         if contained or self.spec.state == "fresh" or prepared.lost is not None:
-            self._stop()                       # in a room, every run starts its own process
+            self.process.stop()                       # in a room, every run starts its own process
         record_room(prepared, self.outside.end_run(), self.outside.uncontained)
         prepared.secrets = self.outside.secrets()
 
@@ -249,7 +230,7 @@ class AppArm(Arm):
         probe = self.spec.state_probe
         assert probe is not None
         values = placeholders(self.spec)
-        port = urlsplit(self._url or "").port
+        port = urlsplit(self.process.url or "").port
         if port:
             values["port"] = str(port)
         op = self.policy.operator
@@ -261,148 +242,11 @@ class AppArm(Arm):
         except ProbeError as exc:
             lose(prepared, f"{self.name}: {exc}")
 
-    # ------------------------------------------------------------------ the process
-    def _env(self) -> dict[str, str]:
-        env = self.outside.environment()
-        # its model: the gateway (in a room, on the room's own port)
-        env.update(self.models.environment())
-        return env
-
-    def _argv(self, argv: list[str], cwd: str) -> tuple[list[str], str | None]:
-        """The command as started: inside the run's room (nsenter; the working folder entered
-        there), or as it is when the arm runs uncontained."""
-        room = self.outside.open_room()
-        if room is None:
-            return argv, cwd
-        return room.command(argv, cwd=cwd), None
-
-    def run_once(self, payload: dict) -> dict:
-        """One run through the application; AppLost when it fails."""
-        if self.spec.url:
-            return self._post(payload)
-        values = placeholders(self.spec)
-        argv = [expand(self.spec.command or "", values),
-                *(expand(a, values) for a in self.spec.args)]
-        self.outside.open_room()
-        cwd = self.outside.folder_of(values)
-        with tempfile.TemporaryFile("w+b") as err:
-            # noted (started): a worker that dies with its parent kills the group it started
-            try:
-                full, where = self._argv(argv, cwd)
-                proc = started(subprocess.Popen(full, cwd=where, env=self._env(),
-                                                stdin=subprocess.PIPE,
-                                                stdout=subprocess.PIPE, stderr=err,
-                                                start_new_session=True))
-            except OSError as exc:
-                raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
-            try:
-                out, _ = proc.communicate(json.dumps(payload).encode(),
-                                          timeout=self.spec.run_timeout)
-            except subprocess.TimeoutExpired:
-                _kill(proc)
-                raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s (killed)",
-                              _tail(err)) from None
-            finally:
-                # ended: only forgotten; still running (timed out, interrupted): stopped
-                _kill(proc)
-            if proc.returncode != 0:
-                raise AppLost(f"{self.name}: exited with status {proc.returncode}", _tail(err))
-            return _answer(self.name, out, _tail(err))
-
-    def _start(self) -> None:
-        room = self.outside.open_room()
-        if room is not None:                   # a fresh room: every port is free in it
-            return self._start_on(room.expose(0), room)
-        for attempt in range(PORT_ATTEMPTS):
-            try:
-                return self._start_on(free_port())
-            except PortTaken:
-                self._stop()
-                if attempt == PORT_ATTEMPTS - 1:
-                    raise AppLost(f"{self.name}: {PORT_ATTEMPTS} ports in a row were taken by "
-                                  "other programs "
-                                  "before the application bound them") from None
-
-    def _start_on(self, port: int, room: Any = None) -> None:
-        values = placeholders(self.spec)
-        values["port"] = str(port)
-        self._url = expand(self.spec.url or "", values)
-        argv = [expand(self.spec.command or "", values),
-                *(expand(a, values) for a in self.spec.args)]
-        self._log = tempfile.TemporaryFile("w+b")
-        try:
-            cwd = self.outside.folder_of(values)
-            full, where = self._argv(argv, cwd)
-            self._proc = started(subprocess.Popen(full, cwd=where, env=self._env(),
-                                                  stdin=subprocess.DEVNULL,
-                                                  stdout=self._log, stderr=self._log,
-                                                  start_new_session=True))
-        except OSError as exc:
-            raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
-        deadline = time.monotonic() + self.spec.start_timeout
-        import socket
-        foreign = False
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                # its bind failed: another program took the port first
-                if foreign:
-                    raise PortTaken()
-                raise AppLost(f"{self.name}: exited with status {self._proc.returncode} "
-                              "before it listened",
-                              _tail(self._log))
-            try:
-                if room is not None:
-                    # inside its room: nothing else can hold the port
-                    room.connect(port, 0.2).close()
-                else:
-                    socket.create_connection(("127.0.0.1", port), 0.2).close()
-            except OSError:
-                time.sleep(0.05)
-                continue
-            if room is not None or listener_is_ours(port, self._proc.pid) is not False:
-                return
-            foreign = True
-            time.sleep(0.05)
-        raise AppLost(f"{self.name}: not listening on port {port} within "
-                      f"{self.spec.start_timeout:g} s",
-                      _tail(self._log))
-
-    def _post(self, payload: dict) -> dict:
-        from urllib.parse import urlsplit
-        if self._proc is None or self._proc.poll() is not None:
-            self._stop()
-            self._start()
-        parts = urlsplit(self._url or "")
-        body = json.dumps(payload).encode()
-        conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80,
-                                          timeout=self.spec.run_timeout)
-        try:
-            conn.request("POST", parts.path or "/", body, {"Content-Type": "application/json"})
-            resp = conn.getresponse()
-            data = resp.read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise AppLost(f"{self.name}: POST {parts.path}: {type(exc).__name__}: {exc}",
-                          _tail(self._log)) from None
-        finally:
-            conn.close()
-        if resp.status != 200:
-            raise AppLost(f"{self.name}: POST {parts.path} answered HTTP {resp.status}",
-                          _tail(self._log))
-        return _answer(self.name, data, _tail(self._log))
-
-    def _stop(self) -> None:
-        if self._proc is not None:
-            _kill(self._proc)
-            self._proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
     def close(self) -> None:
         if os.getpid() != self._pid:
             # the parent's process and proxy: the parent closes them
             return
-        self._stop()
+        self.process.stop()
         self.outside.close()
         self.models.close()
 
@@ -435,7 +279,7 @@ class _AppAgent:
                    "data": session.data, "context": dict(session.context),
                    "paypal": {"base_url": API_BASE}}
         try:
-            out = self.arm.run_once(payload)
+            out = self.arm.process.run_once(payload)
         except AppLost as exc:
             lose(self.prepared, exc.reason, exc.stderr)
             return Transcript((), f"Lost: {exc.reason}", "lost", error=exc.reason)
@@ -447,30 +291,3 @@ class _AppAgent:
 def _args(step: dict) -> dict:
     args = step.get("args")
     return args if isinstance(args, dict) else {}
-
-
-def _answer(name: str, raw: bytes, stderr: str) -> dict:
-    try:
-        out = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise AppLost(f"{name}: answered what is not JSON ({raw[:120]!r})", stderr) from None
-    if not isinstance(out, dict) or not isinstance(out.get("final"), str):
-        raise AppLost(f"{name}: the answer must be a JSON object with a string 'final'", stderr)
-    if "steps" in out and not isinstance(out["steps"], list):
-        raise AppLost(f"{name}: 'steps' must be a list", stderr)
-    return out
-
-
-def _tail(fh: IO[bytes] | None, limit: int = 4000) -> str:
-    if fh is None:
-        return ""
-    try:
-        fh.flush()
-        fh.seek(0)
-        return fh.read().decode("utf-8", "replace")[-limit:]
-    except (OSError, ValueError):
-        return ""
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    stop_group(proc, 2.0)

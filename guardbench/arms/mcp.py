@@ -10,9 +10,9 @@ says so (``state: reuse``: after ``reset: operator`` / a reset command, or none 
 state); the operator's setup steps go through the server (as the operator's calls, answered when
 held, with guardbench's operator protocol; as ordinary calls otherwise: approved ones are sent,
 rejected ones are not); prior steps go past the wire as in every arm. A run whose actions the
-server's tools cannot express (mcp/mapping.py) is not run: its status is ``no_tool_path``. A
-server that crashes, hangs, answers garbage or exceeds the run's time loses the run, with its
-stderr in the record; the next run gets a new process.
+server's tools cannot express (arms/mcp_tools.py, mcp/mapping.py) is not run: its status is
+``no_tool_path``. A server that crashes, hangs, answers garbage or exceeds the run's time loses
+the run, with its stderr in the record; the next run gets a new process.
 """
 from __future__ import annotations
 
@@ -22,9 +22,8 @@ import secrets
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Callable
 
-from guardbench.agents.base import Session, Tool
+from guardbench.agents.base import Session
 from guardbench.agents.scripted import ISSUES, refs_in_result
 from guardbench.arms.base import Arm, ArmOptions, Prepared, fill, read_data_tool
 from guardbench.arms.external import (
@@ -33,17 +32,18 @@ from guardbench.arms.external import (
     empty_session,
     fixtures_of,
     lose,
-    lost_text,
     placeholders,
     record_room,
 )
+from guardbench.arms.mcp_tools import bound_tools, call_for, mapped_actions, no_tool_path
 from guardbench.arms.setup import approval_stand_in, checkout, run_prior, setup_ref, steps
 from guardbench.arms.world import World
-from guardbench.cases.load import Action, Case
+from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError
 from guardbench.mcp import mapping
-from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget
+from guardbench.mcp.client import Connection, ServerLost
 from guardbench.mcp.spec import expand, load_spec
+from guardbench.mcp.targets import HttpTarget, StdioTarget
 from guardbench.paypal.catalogue import BY_ACTION
 from guardbench.util.processes import free_port
 
@@ -224,7 +224,8 @@ class McpArm(Arm):
                 self._connection()                     # the tool list, read once per arm
             assert self._tools is not None
             style = mapping.style_of(list(self._tools), self.spec.actions)
-            why = self._no_tool_path(case, style, agent_kind)
+            why = no_tool_path(case, style, agent_kind, self._tools, self.spec.actions,
+                               self.policy.operator["currency"])
             # decided from the tool list: never run, never "blocked"
             if why:
                 prepared.no_tool_path(why)
@@ -321,38 +322,7 @@ class McpArm(Arm):
             raise ServerLost(f"{self.name}: {tool} failed: {r.text[:300]}", conn.stderr_tail())
         return out
 
-    # ------------------------------------------------------------------ no tool path, setup, sessio
-    def _no_tool_path(self, case: Case, style: str | None, agent_kind: str) -> str | None:
-        from guardbench.agents.scripted import amounts
-        acts = list(case.asks if agent_kind != "careful" else case.user_asks)
-        setup = [a for a in case.setup if not a.prior and not a.carries_data
-                 and a.do not in ("approve", "reject")]
-        why = mapping.no_tool_path(setup, style, self._tools or {}, self.spec.actions,
-                                   self.policy.operator["currency"], amounts)
-        if why:
-            return "setup: " + why
-        return mapping.no_tool_path(acts, style, self._tools or {}, self.spec.actions,
-                                    self.policy.operator["currency"], amounts)
-
-    def _call_for(self, style: str | None, action: Action, ref: str | None) -> tuple[str, dict]:
-        from guardbench.agents.scripted import BROKER_OPERATION
-        from guardbench.paypal.toolkit import action_args
-        if style == "broker":
-            params = {k: v for k, v in (("sku", action.sku), ("amount", action.amount),
-                                         ("note", action.note if action.do == "payout" else None),
-                                         ("note_to_payer", action.note if action.do == "refund"
-                                          else None)) if v}
-            args: dict[str, Any] = {"operation": BROKER_OPERATION[action.do], "params": params}
-            if ref:
-                args["reference"] = ref
-            return "run_payment_operation", args
-        if style == "toolkit":
-            return action_args(action.do, sku=action.sku, amount=action.amount,
-                               note=action.note, ref=ref)
-        am = self.spec.actions[action.do]
-        currency = self.policy.operator["currency"]
-        return am.tool, mapping.fill(am, mapping.values_of(action, action.amount, ref, currency))
-
+    # ------------------------------------------------------------------ setup, session
     def _setup(self, conn: Connection, prepared: Prepared, case: Case, variant: int, seed: int,
                style: str | None,
                refs: dict[str, list[str]]) -> None:
@@ -364,7 +334,8 @@ class McpArm(Arm):
                                           i).items():
                     refs.setdefault(kind, []).extend(ids)
                 continue
-            tool, args = self._call_for(style, action, setup_ref(action, refs))
+            tool, args = call_for(style, action, setup_ref(action, refs), self.spec.actions,
+                                  self.policy.operator["currency"])
             stand_in = approval_stand_in(seed, case.id, i)
             if self.spec.operator == "guardbench":
                 out = self._operator(conn, "operator_call",
@@ -404,40 +375,15 @@ class McpArm(Arm):
         ctx = {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
                "currency": op["currency"],
                "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
-
-        def bind(name: str) -> Callable[[dict], str]:
-            def call(args: dict) -> str:
-                if prepared.lost:
-                    return lost_text(prepared)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    lose(prepared, f"{self.name}: the run took longer than "
-                         f"{self.spec.run_timeout:g} s",
-                         conn.stderr_tail())
-                    return lost_text(prepared)
-                try:
-                    return conn.call(name, args, timeout=left).text
-                except ServerLost as exc:
-                    lose(prepared, exc.reason, exc.stderr)
-                    return lost_text(prepared)
-            return call
-
         assert self._tools is not None
-        tools = [Tool(n, self._descriptions.get(n, ""), schema, bind(n)) for n,
-                 schema in self._tools.items()]
+        tools = bound_tools(conn, prepared, self._tools, self._descriptions, deadline, self.name,
+                            self.spec.run_timeout)
         tools.append(read_data_tool(data))
         system = prompts.GUARDRAIL if style == "broker" else SYSTEM.format(settings=json.dumps(ctx,
                                                                                                indent=2,
                                                                                                sort_keys=True))
-        action_map = None
-        if style == "mapped":
-            def action_map(action: Action, amount: str | None,
-                           ref: str | None) -> tuple[str, dict] | None:
-                am = self.spec.actions.get(action.do)
-                if am is None:
-                    return None
-                return am.tool, mapping.fill(am,
-                                             mapping.values_of(action, amount, ref, op["currency"]))
+        action_map = (mapped_actions(self.spec.actions, op["currency"]) if style == "mapped"
+                      else None)
         return Session(arm=self.name, case=case, variant=variant, system_prompt=system,
                        user=user, data=data,
                        context=ctx, tools=tools, refs=refs, seed=seed, action_map=action_map)

@@ -126,7 +126,8 @@ def front(defence: str, policy_path: str | None, approvals: str, transport: str,
 
     _need_sdk()
     _check_port(transport, port)
-    from guardbench.mcp.client import Connection, ServerLost, StdioTarget
+    from guardbench.mcp.client import Connection, ServerLost
+    from guardbench.mcp.targets import StdioTarget
     from guardbench.serve.front import FrontBackend
     from guardbench.serve.mcp_server import serve as run
     env = {k: v for k, v in os.environ.items() if k != "GUARDBENCH_OPERATOR_KEY"}

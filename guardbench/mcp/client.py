@@ -1,18 +1,18 @@
 """guardbench as an MCP client (the official ``mcp`` SDK), driven from synchronous code.
 
-``Connection(target, ...)`` starts (stdio) or reaches (streamable HTTP) one MCP server and keeps
-one client session open in a background event loop (an anyio blocking portal). ``open()``
-connects and lists the server's tools; ``call(name, args)`` calls one; ``close()`` ends the
-session and the process. Every wait is bounded: connecting by ``connect_timeout``, each call by
-``call_timeout`` (the SDK's own read timeout, plus a hard backstop on this side), closing by a
-few seconds after which the process group is killed. A server that crashes, hangs, exits at
-start or writes what is not JSON-RPC raises ``ServerLost`` with the tail of its stderr, never a
-hung benchmark. The SDK is imported here only, when a connection opens.
+``Connection(target, ...)`` starts (stdio) or reaches (streamable HTTP) one MCP server (the
+targets, and the ToolInfo and ToolResult it hands back: targets.py) and keeps one client session
+open in a background event loop (an anyio blocking portal). ``open()`` connects and lists the
+server's tools; ``call(name, args)`` calls one; ``close()`` ends the session and the process.
+Every wait is bounded: connecting by ``connect_timeout``, each call by ``call_timeout`` (the SDK's
+own read timeout, plus a hard backstop on this side), closing by a few seconds after which the
+process group is killed. A server that crashes, hangs, exits at start or writes what is not
+JSON-RPC raises ``ServerLost`` with the tail of its stderr, never a hung benchmark. The SDK is
+imported here only, when a connection opens.
 """
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import logging
 import os
 import signal
@@ -20,10 +20,10 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, NoReturn
 
 from guardbench.errors import RunLost
+from guardbench.mcp.targets import HttpTarget, StdioTarget, ToolInfo, ToolResult, result_text
 from guardbench.util.processes import free_port, listener_is_ours, started, stop_group  # noqa: F401 (free_port: re-exported)
 
 if TYPE_CHECKING:
@@ -50,54 +50,6 @@ def stderr_gist(text: str, limit: int = 300) -> str:
     first = next((ln for ln in lines if "error" in ln.lower()), None)
     picked = [x for x in dict.fromkeys([first, lines[-1]]) if x]
     return " ... ".join(picked)[:limit]
-
-
-@dataclass(frozen=True)
-class StdioTarget:
-    command: str
-    args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-
-
-@dataclass(frozen=True)
-class HttpTarget:
-    """A streamable-HTTP server at ``url``; when ``command`` is given guardbench starts it first
-    (with ``env`` and ``cwd``) and stops it on close."""
-
-    url: str
-    command: str | None = None
-    args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    text: str
-    is_error: bool
-
-
-def result_text(result: CallToolResult) -> str:
-    """The agent-visible text of a CallToolResult: its text blocks, else its structured content."""
-    parts = []
-    for c in result.content or ():
-        text = getattr(c, "text", None)
-        if isinstance(text, str):
-            parts.append(text)
-        else:
-            parts.append(json.dumps(c.model_dump(mode="json", exclude_none=True),
-                                    sort_keys=True)[:4000])
-    if not parts and getattr(result, "structured_content", None) is not None:
-        parts.append(json.dumps(result.structured_content, sort_keys=True))
-    return "\n".join(parts)
 
 
 class _ProtocolNotes(logging.Handler):

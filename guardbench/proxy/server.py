@@ -13,12 +13,13 @@ A process reaches it in one of three ways, all on the same port:
 
 A fourth way serves a room (guardbench/room/): ``serve_room(room)`` adopts the room's listeners,
 where any connection to any address lands. A connection to the room's proxy port is served as
-above; one to any other port is *transparent*: TLS is terminated with a leaf for the name the
-client sent in SNI (RFC 6066), and plain HTTP is read with its Host header; without either, the
-host is the name the room's DNS handed out for the dialled address, or that address. Bytes that
-are neither TLS nor HTTP are recorded as they came (method ``RAW``). Traffic from a room never
-carries guardbench's internal routing headers (they are stripped, not trusted), and host names
-are normalised as PayPal's edge would read them (case, trailing dot, IDNA).
+above; one to any other port is *transparent* (transparent.py): TLS is terminated with a leaf for
+the name the client sent in SNI (RFC 6066), and plain HTTP is read with its Host header; without
+either, the host is the name the room's DNS handed out for the dialled address, or that address.
+Bytes that are neither TLS nor HTTP are recorded as they came (method ``RAW``). Traffic from a
+room never carries guardbench's internal routing headers (they are stripped, not trusted), and
+host names are normalised as PayPal's edge would read them (case, trailing dot, IDNA:
+addresses.py).
 
 Nothing is ever forwarded upstream. Each request becomes a ``WireRequest`` (hop-by-hop headers
 left out, the URL as the process addressed it, port 443 dropped) and goes to the *route*: the
@@ -37,15 +38,16 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import socket
 import ssl
 import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from guardbench.paypal.endpoints import SANDBOX_HOST
+from guardbench.proxy.addresses import drop_default_port, normal_host, normal_url
+from guardbench.proxy.transparent import serve_transparent
 from guardbench.records.record import WireExchange, WireRequest, WireResponse
 from guardbench.transport.serial import SerialTransport  # noqa: F401 - where the proxy's users found it
 
@@ -171,13 +173,13 @@ class RecordingProxy:
             if parts.hostname == "127.0.0.1" and parts.port == self.port:
                 return self._base_url((parts.path or "/")
                                       + ("?" + parts.query if parts.query else ""), headers)
-            return normal_url(_drop_default_port(target))
+            return normal_url(drop_default_port(target))
         if authority is not None:                        # inside a tunnel: origin form
             return normal_url(f"{scheme}://{authority}{target}")
         # transparent plain HTTP: the Host header says where
         if dialled is not None:
             host = next((v for k, v in headers if k.lower() == "host"), "") or dialled
-            return normal_url(_drop_default_port(f"{scheme}://{host}{target}"))
+            return normal_url(drop_default_port(f"{scheme}://{host}{target}"))
         # origin form on a plain connection: a base URL
         return self._base_url(target, headers)
 
@@ -186,7 +188,7 @@ class RecordingProxy:
         host = low.get("x-guardbench-original-host") or self.base_host
         scheme = low.get("x-guardbench-original-scheme") or "https"
         path = target if target.startswith("/") else "/" + target
-        return _drop_default_port(f"{scheme}://{host}{path}")
+        return drop_default_port(f"{scheme}://{host}{path}")
 
     # ------------------------------------------------------------------ connections
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -330,72 +332,13 @@ class RecordingProxy:
         loop = asyncio.get_running_loop()
         while True:
             conn, _ = await loop.sock_accept(listener)
-            task = asyncio.ensure_future(self._room_connection(conn, room))
+            task = asyncio.ensure_future(serve_transparent(
+                conn, room, self.ca, self.idle_timeout, self._serve, self._failed,
+                max_body=MAX_BODY))
             self._tasks.add(task)
             self._room_conns.add(task)
             task.add_done_callback(self._tasks.discard)
             task.add_done_callback(self._room_conns.discard)
-
-    async def _room_connection(self, sock: Any, room: Any) -> None:
-        loop = asyncio.get_running_loop()
-        ip, port = _dialled(sock)
-        host = room.resolver.by_address.get(ip, ip)
-        writer = None
-        try:
-            first = await self._peek(sock)
-            sni: list[str] = []
-            ctx = None
-            if first[:1] == b"\x16":               # a TLS ClientHello: terminate it
-                ctx = self.ca.context(host)
-                ctx.sni_callback = lambda obj, name, _ctx: _pick(self.ca, obj, name, sni)
-            reader = asyncio.StreamReader(limit=1 << 16)
-            protocol = asyncio.StreamReaderProtocol(reader)
-            try:
-                transport, _ = await loop.connect_accepted_socket(
-                    lambda: protocol, sock, ssl=ctx, ssl_handshake_timeout=self.idle_timeout
-                    if ctx else None)
-            except (ssl.SSLError, ConnectionError, OSError, asyncio.TimeoutError) as exc:
-                name = normal_host(sni[0] if sni else host)
-                self._failed(WireRequest("CONNECT", _authority_url("https", name, port), (), None),
-                             f"TLS handshake failed ({type(exc).__name__}: {exc}); the process "
-                             "does not trust "
-                             "the run's CA")
-                return
-            writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-            if ctx is not None:
-                name = normal_host(sni[0] if sni else host)
-                await self._serve(reader, writer, "https",
-                                  _authority("https", name, port), room=True)
-            elif _looks_like_http(first):
-                await self._serve(reader, writer, "http", None, room=True,
-                                  dialled=_authority("http", host, port))
-            else:
-                data = await asyncio.wait_for(reader.read(MAX_BODY), self.idle_timeout)
-                self._failed(WireRequest("RAW", _authority_url("tcp", normal_host(host), port), (),
-                                         data.decode("utf-8", "replace")),
-                             "bytes that are neither TLS nor HTTP")
-        except (asyncio.CancelledError, ConnectionError, asyncio.TimeoutError,
-                ssl.SSLError, OSError):
-            pass
-        finally:
-            if writer is not None:
-                writer.close()
-            else:
-                sock.close()
-
-    async def _peek(self, sock: Any) -> bytes:
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-
-        def wake() -> None:
-            if not ready.done():
-                ready.set_result(None)
-        loop.add_reader(sock.fileno(), wake)
-        try:
-            await asyncio.wait_for(ready, self.idle_timeout)
-        finally:
-            loop.remove_reader(sock.fileno())
-        return sock.recv(8, socket.MSG_PEEK)
 
     async def _tunnel(self, conn: h11.Connection, reader: asyncio.StreamReader,
                       writer: asyncio.StreamWriter,
@@ -447,68 +390,3 @@ class RecordingProxy:
 def _has_body(headers: list[tuple[str, str]]) -> bool:
     low = {k.lower() for k, _ in headers}
     return "content-length" in low or "transfer-encoding" in low
-
-
-def _drop_default_port(url: str) -> str:
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        return url
-    if (parts.scheme, port) in (("https", 443), ("http", 80)):
-        netloc = parts.netloc.rsplit(":", 1)[0]
-        return parts._replace(netloc=netloc).geturl()
-    return url
-
-
-def normal_host(host: str) -> str:
-    """A host name as PayPal's edge reads it: lower case, no trailing dot, IDNA (punycode) for
-    non-ASCII labels; an IPv4 address mapped into IPv6 as the IPv4 address."""
-    host = host.strip().rstrip(".").lower()
-    if host.startswith("::ffff:") and "." in host:
-        host = host[7:]
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            pass
-    return host
-
-
-def normal_url(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname
-    if not host:
-        return url
-    norm = normal_host(host)
-    if norm == host and not parts.netloc.split("@")[-1].rsplit(":", 1)[0].endswith("."):
-        return url
-    netloc = f"[{norm}]" if ":" in norm else norm
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def _dialled(sock: Any) -> tuple[str, int]:
-    name = sock.getsockname()
-    return normal_host(name[0]), int(name[1])
-
-
-def _authority(scheme: str, host: str, port: int) -> str:
-    default = {"https": 443, "http": 80}.get(scheme)
-    host = f"[{host}]" if ":" in host else host
-    return host if port == default else f"{host}:{port}"
-
-
-def _authority_url(scheme: str, host: str, port: int) -> str:
-    return f"{scheme}://{_authority(scheme, host, port)}/"
-
-
-def _pick(ca: Any, sslobj: Any, name: str | None, seen: list[str]) -> None:
-    if name:
-        seen.append(name)
-        sslobj.context = ca.context(normal_host(name))
-
-
-def _looks_like_http(first: bytes) -> bool:
-    return first.split(b" ", 1)[0].isalpha() and first[:1].isupper()

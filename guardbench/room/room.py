@@ -26,11 +26,11 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
 
 from guardbench.errors import RunLost
 from guardbench.room.dns import Resolver
 from guardbench.room.reach import NOBODY  # the user a system runs as in a room made by root
+from guardbench.room.relay import in_netns, relay
 from guardbench.room.sniff import Escape, read
 
 HOLDER = Path(__file__).with_name("holder.py")
@@ -189,7 +189,7 @@ class Room:
         """A TCP connection to 127.0.0.1:``port`` inside the room (a server the system started
         there): the socket is made in the room's network namespace by a thread that enters it
         (setns), so the room's own network stays sealed. OSError when nothing listens there."""
-        return _in_netns(self.holder_pid,
+        return in_netns(self.holder_pid,
                          lambda: socket.create_connection(("127.0.0.1", port), timeout))
 
     def expose(self, port: int) -> int:
@@ -209,31 +209,9 @@ class Room:
         lst.listen(64)
         self._relays.append(lst)
         self.exposed.add(port)
-        threading.Thread(target=self._relay, args=(lst, port), name="gb-room-relay",
-                         daemon=True).start()
+        threading.Thread(target=relay, args=(lst, lambda: self.connect(port)),
+                         name="gb-room-relay", daemon=True).start()
         return int(lst.getsockname()[1])
-
-    def _relay(self, lst: socket.socket, port: int) -> None:
-        while True:
-            try:
-                outer, _ = lst.accept()
-            except OSError:
-                return                          # closed with the room
-            threading.Thread(target=self._bridge, args=(outer, port), daemon=True).start()
-
-    def _bridge(self, outer: socket.socket, port: int) -> None:
-        try:
-            inner = self.connect(port)
-        except OSError:
-            # nothing listens inside (yet): the client sees it closed
-            outer.close()
-            return
-        back = threading.Thread(target=_pipe, args=(inner, outer), daemon=True)
-        back.start()
-        _pipe(outer, inner)
-        back.join()
-        outer.close()
-        inner.close()
 
     # ------------------------------------------------------------------ what happens inside
     def _serve(self) -> None:
@@ -402,52 +380,3 @@ class Room:
                         for q in self.resolver.queries],
                 "escapes": [e.line() for e in self.escapes],
                 "survivors": list(self.survivors)}
-
-
-CLONE_NEWNET = 0x40000000
-
-
-def _in_netns(pid: int, make: Callable[[], socket.socket]) -> socket.socket:
-    """``make()`` run on a thread that has entered the network namespace of process ``pid`` (a
-    socket keeps the namespace it was made in; the thread, and so this process, never leaves its
-    own)."""
-    import ctypes
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        try:
-            fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-            try:
-                if libc.setns(fd, CLONE_NEWNET) != 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, f"setns into the room: {os.strerror(err)}")
-            finally:
-                os.close(fd)
-            box["sock"] = make()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-    # it ends in the room: never reused
-    t = threading.Thread(target=run, name="gb-room-netns", daemon=True)
-    t.start()
-    t.join()
-    if "error" in box:
-        raise box["error"]
-    return box["sock"]
-
-
-def _pipe(src: socket.socket, dst: socket.socket) -> None:
-    try:
-        while True:
-            data = src.recv(65536)
-            if not data:
-                break
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
-            try:
-                s.shutdown(how)
-            except OSError:
-                pass

@@ -111,8 +111,9 @@ def test_a_failing_application_loses_the_run(world, tmp_path, mode, reason, stde
 def test_a_port_taken_before_the_application_binds_it_gets_a_fresh_port(world):
     """free_port() releases the port before the application binds it; another program can take it in
     between and answer the POST. The arm tells that listener from its application's and moves on."""
-    import guardbench.arms.app as app_arm
-    with port_squatter(app_arm, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"):
+    import guardbench.arms.app_process as app_process
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+    with port_squatter(app_process, answer):
         (charge,) = execute(world, APP / "app-http.yaml", "usd-benign-charge-pro", room="off")
     assert charge["status"] == "answered" and charge["benign_completed"] is True
 

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from guardbench.mcp.client import Connection, HttpTarget, ServerLost, StdioTarget, free_port
+from guardbench.mcp.client import Connection, ServerLost, free_port
+from guardbench.mcp.targets import HttpTarget, StdioTarget
 from tests.mcp.mcptest_support import SHOP, shop_processes
 
 pytest.importorskip("mcp")

@@ -101,7 +101,8 @@ def _front(defence: str, proxy: str):
     import os
     import sys
 
-    from guardbench.mcp.client import Connection, StdioTarget
+    from guardbench.mcp.client import Connection
+    from guardbench.mcp.targets import StdioTarget
     from tests.mcp.mcptest_support import PAYPAL, ROOT, node_ready
     node_ready()
     env = dict(os.environ, HTTPS_PROXY=proxy, https_proxy=proxy, NO_PROXY="", no_proxy="",

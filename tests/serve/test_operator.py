@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from guardbench.execution.bench import arm_options
-from guardbench.mcp.client import Connection, StdioTarget
+from guardbench.mcp.client import Connection
+from guardbench.mcp.targets import StdioTarget
 from guardbench.paypal.standin import BENCH_CLIENT_ID, BENCH_CLIENT_SECRET
 from tests.mcp.mcptest_support import ROOT
 
