@@ -12,7 +12,9 @@ pinned by commit and sha256 in ``specs/paypal.lock.json``.
     compose   Probe sources from the code under test: a real broker (every policy operation),
               the control arm with the careful agent (every benign case)
     replay    every built-in probe sent to a fresh stand-in; the pinned known stand-in gaps
-    check     run_check(probes) / builtin_check() -> Report (what met its expectation, what did not)
+    check     run_check(probes) / builtin_check() -> Report
+    outcomes  Outcome (a probe against its expectation), Report (what met its expectation,
+              what did not; figures per source; the stand-in's known, new, closed gaps)
     runs      check_run(RUN) -> RunReport: per-arm shares, attacks PayPal would have refused
     render    terminal table, Markdown and JSON for both reports
 
