@@ -8,6 +8,7 @@ pinned by commit and sha256 in ``specs/paypal.lock.json``.
     loader    verified bytes -> parsed, patched dict -> openapi_core.OpenAPI (cached in-process)
     validate  validate_request(WireRequest), validate_response(WireRequest, WireResponse) -> Result;
               Validator: the same, identical requests validated once
+    explain   readable lines for openapi-core's errors (the closest anyOf/oneOf branch)
     corpus    Probe sources: built-in valid requests, negative controls, business rules, runs.jsonl
     compose   Probe sources from the code under test: a real broker (every policy operation),
               the control arm with the careful agent (every benign case)

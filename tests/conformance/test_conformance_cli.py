@@ -168,6 +168,7 @@ def test_importing_the_cli_does_not_import_openapi_core():
             "guardbench.conformance.specs, guardbench.conformance.loader, guardbench.conformance.validate, "
             "guardbench.conformance.corpus, guardbench.conformance.probe, guardbench.conformance.rules, "
             "guardbench.conformance.check, guardbench.conformance.outcomes, "
+            "guardbench.conformance.explain, "
             "guardbench.conformance.render, "
             "guardbench.conformance.runs, guardbench.conformance.replay, guardbench.conformance.compose; "
             "heavy = [m for m in ('openapi_core', 'openapi_spec_validator', 'jsonschema_path', 'httpx') "
