@@ -79,7 +79,7 @@ class Dispatcher:
         request = WireRequest.make(ep.method, ep.url(self.host, reference), headers, body)
         try:
             resp = self.transport.send(request)
-        except Exception:  # noqa: BLE001 - TransportError or any transport failure: an unknown outcome
+        except Exception:  # noqa: BLE001 - TransportError or any transport failure: outcome unknown
             # it may or may not have reached PayPal: the reservation stays counted
             self.record({**base, "status": "transport_error", **ends("sent")})
             return Decision("transport_error", op.name, {},
