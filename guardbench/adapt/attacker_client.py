@@ -16,14 +16,8 @@ import time
 from typing import Any
 
 from guardbench.adapt.llm_attacker import Reply, response_format
-from guardbench.agents.providers import (
-    NO_KEY,
-    RetryPolicy,
-    describe,
-    map_cost,
-    normalise,
-    retryable,
-)
+from guardbench.agents.completion import map_cost, normalise, with_cost
+from guardbench.agents.providers import NO_KEY, RetryPolicy, describe, retryable
 
 FORMATS = ("json-schema", "json-object", "none")
 
@@ -77,7 +71,7 @@ class AttackerClient:
             out = normalise(resp, time.perf_counter() - t0)
             out["cost_usd"] = map_cost(self.model, out["prompt_tokens"], out["completion_tokens"])
             return out
-        from guardbench.agents.providers import import_litellm, with_cost
+        from guardbench.agents.providers import import_litellm
         litellm = import_litellm()
         if self.api_base:
             kwargs.update(api_base=self.api_base, api_key=self.api_key)

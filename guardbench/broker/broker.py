@@ -5,12 +5,13 @@ Operator-only: ``approve(approval_id)``, ``reject(approval_id)``, ``pending_appr
 
 ``run_operation`` in order: validate the parameters against the closed schema; check the
 reference was issued by this broker; under the ledger lock, on a fresh verified read:
-suppress a replay of the same instruction inside 60 s, check the limits (a capture counts its
-order's amount), ask for approval above the threshold (also when this operation's
-un-approved spend of the last 24 h plus this amount goes above it), and write a reservation;
-then outside the lock derive the idempotency key, resolve the OAuth token, compose the body
-(bound constants last), take host and path from the fixed endpoint table, send, reduce the
-response to declared fields, and write the outcome. Every decision is written to the ledger.
+suppress a replay of the same instruction inside 60 s, check the limits (limits.py; a
+capture counts its order's amount), ask for approval above the threshold (also when this
+operation's un-approved spend of the last 24 h plus this amount goes above it), derive the
+idempotency key and write a reservation; then outside the lock (dispatch.py) resolve the OAuth
+token, compose the body (bound constants last), take host and path from the fixed endpoint
+table, send, reduce the response to declared fields, and write the outcome. Every decision is
+written to the ledger.
 Every agent-visible answer is checked for the client secret, its Basic encoding and every
 token held; one that carries any of them raises CredentialLeak instead of being returned.
 
@@ -31,17 +32,17 @@ from decimal import Decimal
 from typing import Any, Callable, Mapping
 
 from guardbench.broker.approvals import DIGEST_DOMAIN, ApprovalQueue, approval_payload
-from guardbench.broker.compose import compose_body
-from guardbench.broker.credentials import Credentials, TokenError, TokenSource
+from guardbench.broker.credentials import Credentials, TokenSource
+from guardbench.broker.dispatch import Dispatcher
 from guardbench.broker.ledger import REPLAY_WINDOW, Ledger, LedgerCorrupt, Txn
+from guardbench.broker.limits import limit_breach
 from guardbench.broker.money import fmt
 from guardbench.broker.params import ParamRefusal, Validated, validate
 from guardbench.broker.policy import Operation, Policy
 from guardbench.broker.policy_model import ACCOUNT_REFERENCE_KINDS
-from guardbench.broker.response import reduce_response, token, upstream_error
 from guardbench.errors import IntegrityError
 from guardbench.paypal.endpoints import LIVE_HOST, REF_RE, SANDBOX_HOST
-from guardbench.records.record import Decision, WireRequest
+from guardbench.records.record import Decision
 from guardbench.transport.base import Transport
 
 STATUSES = ("executed", "pending_approval", "replay_suppressed", "operation_not_allowed",
@@ -85,6 +86,8 @@ class Broker:
         self.approvals, self.transport = approvals, transport
         self.clock, self.host = clock, host
         self._tokens = TokenSource(credentials, transport, host, clock)
+        self._dispatch = Dispatcher(ledger, transport, self._tokens, clock, host,
+                                    policy.catalogue_names)
 
     # ================================================================ agent-reachable
     def list_operations(self) -> list[dict]:
@@ -233,26 +236,6 @@ class Broker:
                         f"the ledger failed verification at line {exc.line}; all "
                         "spending is stopped")
 
-    def _limit(self, op: Operation, amount: Decimal | None, tx: Txn) -> tuple[str, str] | None:
-        lim = op.limits
-        if amount is not None:
-            # safeguard: limit_per_call
-            if "per_call_max" in lim and amount > lim["per_call_max"]:
-                return "per_call_max", (f"{fmt(amount)} is above the per-call limit "
-                                        f"{fmt(lim['per_call_max'])}")
-            # safeguard: limit_daily_total
-            if "daily_total_max" in lim:
-                total = tx.spent(op.name) + amount
-                if total > lim["daily_total_max"]:
-                    return "daily_total_max", ("this would bring the last 24 hours to "
-                                               f"{fmt(total)}, above the "
-                                               f"daily limit {fmt(lim['daily_total_max'])}")
-        # safeguard: limit_hourly_calls
-        if "max_calls_per_hour" in lim and tx.calls(op.name) + 1 > lim["max_calls_per_hour"]:
-            return "max_calls_per_hour", (f"{lim['max_calls_per_hour']} calls in the last "
-                                          "hour already")
-        return None
-
     def _decide(self, op: Operation, vp: Validated, reference: str | None,
                 approval: dict | None) -> tuple[Decision, str | None]:
         """Lock, check, reserve; then send. Returns the decision and, for an approval, its new
@@ -300,10 +283,10 @@ class Broker:
                                         prev.get("result") or {}, reason,
                                         prev.get("approval_id") if prev.get("state") == "pending"
                                         else None), None
-                breach = self._limit(op, amount, tx) if approval is None else None
+                breach = limit_breach(op, amount, tx) if approval is None else None
                 if approval is not None:
                     # safeguard: approval_rechecks_limits
-                    breach = self._limit(op, amount, tx)
+                    breach = limit_breach(op, amount, tx)
                 if breach is not None:
                     reason = f"{breach[0]}: {breach[1]}"
                     tx.append({"t": "refusal", "op": op.name, "status": "limit_exceeded",
@@ -357,77 +340,7 @@ class Broker:
         # safeguard: approval_marked_sent_before_send
         if aid is not None:
             self.approvals.update(aid, state="sent")
-        return self._send(op, vp, reference, amount, instr, rid, seq, aid)
-
-    def _outcome(self, entry: dict) -> bool:
-        try:
-            with self.ledger.transaction(self.clock()) as tx:
-                tx.append({"t": "outcome", **entry})
-            return True
-        except LedgerCorrupt:
-            return False
-
-    def _send(self, op: Operation, vp: Validated, reference: str | None,
-              amount: Decimal | None, instr: str,
-              rid: str, seq: int, aid: str | None) -> tuple[Decision, str | None]:
-        base = {"op": op.name, "of": seq, "instr": instr, "approval_id": aid}
-
-        def ends(state: str) -> dict:          # how an approval ends, for the ledger's history
-            return {"approval_state": state} if aid is not None else {}
-
-        try:
-            tok = self._tokens.token()
-        except TokenError as exc:
-            result = {"http_status": exc.status,
-                      **({"error": token(exc.name)} if token(exc.name) else {})}
-            self._outcome({**base, "status": "upstream_rejected", "release": True,
-                           "result": result, **ends("pending")})
-            return Decision("upstream_rejected", op.name, result,
-                            "PayPal refused the broker's credential; nothing was sent",
-                            aid), "pending"
-        except Exception:          # TransportError, or a transport that failed otherwise
-            self._outcome({**base, "status": "transport_error", "release": True, **ends("pending")})
-            return Decision("transport_error", op.name, {},
-                            "could not reach PayPal for a token; nothing was sent", aid), "pending"
-        ep = op.endpoint
-        headers = {"Authorization": f"Bearer {tok}", "Accept": "application/json"}
-        body = None
-        if ep.method == "POST":
-            headers["Content-Type"] = "application/json"
-            headers["PayPal-Request-Id"] = rid
-            headers["Prefer"] = "return=representation"
-            body = compose_body(op, vp.values, self.policy.catalogue_names,
-                                {"idempotency_key": rid})
-        request = WireRequest.make(ep.method, ep.url(self.host, reference), headers, body)
-        try:
-            resp = self.transport.send(request)
-        except Exception:  # noqa: BLE001 - TransportError or any transport failure: an unknown outcome
-            # it may or may not have reached PayPal: the reservation stays counted
-            self._outcome({**base, "status": "transport_error", **ends("sent")})
-            return Decision("transport_error", op.name, {},
-                            "the request could not be delivered; it may have reached PayPal, "
-                            "so it stays "
-                            "counted against the limits", aid), "sent"
-        if resp.status == 401:
-            self._tokens.invalidate()
-        parsed = resp.json()
-        if not resp.ok:
-            result = upstream_error(resp.status, parsed)
-            self._outcome({**base, "status": "upstream_rejected", "release": True,
-                           "result": result, **ends("failed")})
-            reason = "PayPal refused the request" + (f": {result['issue']}"
-                                                     if "issue" in result else
-                                                     f": {result['error']}"
-                                                     if "error" in result else "")
-            return Decision("upstream_rejected", op.name, result, reason, aid), "failed"
-        result, issued = reduce_response(op.response, parsed)
-        amt = fmt(amount) if amount is not None else "0.00"
-        recorded = self._outcome({**base, "status": "executed", "result": result,
-                                  **ends("executed"),
-                                  "issued": [[kind, ref, amt] for kind, ref in issued] or None})
-        reason = ("" if recorded else "executed, but the ledger failed verification before the "
-                  "outcome was written")
-        return Decision("executed", op.name, result, reason, aid), "executed"
+        return self._dispatch.send(op, vp, reference, amount, instr, rid, seq, aid)
 
     # ================================================================ the leak check
     def _check_visible(self, payload: Any) -> None:

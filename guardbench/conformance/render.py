@@ -1,6 +1,6 @@
 """Render conformance reports: a terminal table, Markdown, and JSON files.
 
-Two reports: the built-in check (:class:`guardbench.conformance.check.Report`) and a
+Two reports: the built-in check (:class:`guardbench.conformance.outcomes.Report`) and a
 recorded run (:class:`guardbench.conformance.runs.RunReport`).
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from guardbench.conformance.check import SOURCE_LABEL, Report
+from guardbench.conformance.outcomes import SOURCE_LABEL, Report
 from guardbench.conformance.probe import DOCUMENTS_ACCEPT, REJECT, VALID
 from guardbench.conformance.render_helpers import WIDTH, fit_lines, grid, md_table, ratio_text
 from guardbench.conformance.runs import RunReport

@@ -167,7 +167,9 @@ def test_importing_the_cli_does_not_import_openapi_core():
     code = ("import sys, guardbench.cli.main, guardbench.cli.specs, guardbench.cli.conformance, "
             "guardbench.conformance.specs, guardbench.conformance.loader, guardbench.conformance.validate, "
             "guardbench.conformance.corpus, guardbench.conformance.probe, guardbench.conformance.rules, "
-            "guardbench.conformance.check, guardbench.conformance.render, "
+            "guardbench.conformance.check, guardbench.conformance.outcomes, "
+            "guardbench.conformance.explain, "
+            "guardbench.conformance.render, "
             "guardbench.conformance.runs, guardbench.conformance.replay, guardbench.conformance.compose; "
             "heavy = [m for m in ('openapi_core', 'openapi_spec_validator', 'jsonschema_path', 'httpx') "
             "if m in sys.modules]; print(heavy); sys.exit(1 if heavy else 0)")

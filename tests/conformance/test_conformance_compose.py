@@ -222,7 +222,8 @@ def test_shared_format_checker_gives_openapi_cores_own_verdicts():
     """loader builds apps whose validators share one format checker; same errors as stock openapi-core."""
     from openapi_core import Config, OpenAPI
 
-    from guardbench.conformance.validate import _describe, _OARequest, _OAResponse, _run
+    from guardbench.conformance.explain import describe
+    from guardbench.conformance.validate import _OARequest, _OAResponse, _run
 
     probes = (corpus.builtin_valid() + corpus.negative_controls() + rules.business_rule_probes()
               + replay.standin_probes(corpus.builtin_valid() + corpus.negative_controls()))
@@ -239,12 +240,12 @@ def test_shared_format_checker_gives_openapi_cores_own_verdicts():
                 continue
             oreq = _OARequest(p.request, server)
             lines = lambda app: [ln for e in _run(doc, lambda: app.request_validator.iter_errors(oreq))  # noqa: E731, B023
-                                 for ln in _describe(e)]  # noqa: B023 (called at once)
+                                 for ln in describe(e)]  # noqa: B023 (called at once)
             assert lines(fast) == lines(stock), p.name
             if p.response is not None and r.route_found:
                 oresp = _OAResponse(p.response)
                 rlines = lambda app: [ln for e in _run(doc, lambda: app.response_validator.iter_errors(  # noqa: E731, B023
-                    oreq, oresp)) for ln in _describe(e)]  # noqa: B023 (called at once, in this iteration)
+                    oreq, oresp)) for ln in describe(e)]  # noqa: B023 (called at once, in this iteration)
                 assert rlines(fast) == rlines(stock), p.name
             compared += 1
     assert compared >= len(probes) - 2

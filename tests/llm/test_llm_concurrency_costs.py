@@ -5,7 +5,7 @@ import pytest
 from fakeserver import FakeServer
 from llmtest_support import BENIGN, llm_args, ok, records, run_cli, typed
 
-from guardbench.agents.providers import map_cost
+from guardbench.agents.completion import map_cost
 
 
 def test_concurrency_overlaps_model_calls(tmp_path):

@@ -24,8 +24,10 @@ def test_enough_safeguards_and_every_detector_is_one():
     assert len(reg.SAFEGUARDS) >= 25
     assert {f"detector_{k}" for k in DETECTORS} <= names
     covered = {s.path for s in reg.SAFEGUARDS}
-    for f in ("guardbench/broker/broker.py", "guardbench/broker/policy.py", "guardbench/broker/policy_rules.py",
-              "guardbench/broker/ledger.py", "guardbench/broker/ledger_format.py", "guardbench/broker/approvals.py",
+    for f in ("guardbench/broker/broker.py", "guardbench/broker/limits.py",
+              "guardbench/broker/policy.py", "guardbench/broker/policy_rules.py",
+              "guardbench/broker/ledger.py", "guardbench/broker/ledger_format.py",
+              "guardbench/broker/approvals.py",
               "guardbench/transport/sandbox.py", "guardbench/transport/recording.py",
               "guardbench/scoring/detectors.py"):
         assert f in covered, f
