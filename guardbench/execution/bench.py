@@ -6,9 +6,10 @@ the run command (execution/jobs.py), the Inspect task, adapt.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, TypedDict, Unpack
 
 from guardbench.arms.base import Arm, ArmOptions
+from guardbench.broker.policy_model import Policy
 from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError
 from guardbench.execution.options import RunOptions
@@ -66,7 +67,7 @@ def preflight(bench: Bench, cases: Sequence[Case], arms: Sequence[str] = ()) -> 
                                        f"agent in the control arm, so they could not fail: {', '.join(silent)}")
 
 
-def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
+def preflight_marker(cdir: Path, o: RunOptions, cases: Sequence[Case]) -> Path | None:
     """Where a passed preflight is remembered: named by sha256 of everything its outcome depends on
     (every file of the guardbench package that runs, the case files and their selection, the policy,
     the pinned documents' lock, the arms and how held calls are answered). Any change to any of them
@@ -95,7 +96,8 @@ def preflight_marker(cdir: Path, o: RunOptions, cases) -> Path | None:
     return folder.parent / "preflight-passed" / h.hexdigest()
 
 
-def arm_options(policy, approvals: str = "none", spec: str | None = None, room: str = "auto",
+def arm_options(policy: Policy | None, approvals: str = "none", spec: str | None = None,
+                room: str = "auto",
                 hide: tuple[str, ...] = (), run_folder: str | None = None) -> ArmOptions:
     """The options every arm of a run is built with: the runner's stand-in fixtures among them; external
     arms also the room mode, the folders their rooms hide and the run folder."""
@@ -103,15 +105,24 @@ def arm_options(policy, approvals: str = "none", spec: str | None = None, room: 
                       run_folder=run_folder)
 
 
-def make_arms(named: Mapping[str, str], policy, approvals: str = "none", room: str = "auto",
-              hide: tuple[str, ...] = (), run_folder: str | None = None) -> dict[str, Arm]:
+def make_arms(named: Mapping[str, str], policy: Policy, approvals: str = "none",
+              room: str = "auto", hide: tuple[str, ...] = (),
+              run_folder: str | None = None) -> dict[str, Arm]:
     """``{arm name: --arms entry}`` -> the arms (guardbench/registry.py)."""
     from guardbench.registry import get_arm
     options = arm_options(policy, approvals, room=room, hide=hide, run_folder=run_folder)
     return {a: get_arm(e, options) for a, e in named.items()}
 
 
-def room_options(o: RunOptions) -> dict:
+class RoomOptions(TypedDict, total=False):
+    """make_arms' room arguments (its defaults for those left out)."""
+
+    room: str
+    hide: tuple[str, ...]
+    run_folder: str | None
+
+
+def room_options(o: RunOptions) -> RoomOptions:
     """make_arms' room arguments for a run's options."""
     from guardbench.execution.options import guarded_folders
     return {"room": o.room, "hide": guarded_folders(o), "run_folder": str(o.out) if o.out else None}
@@ -122,12 +133,13 @@ def containment(bench: Bench) -> dict:
     return {name: c for name, arm in bench.arms.items() if (c := arm.containment) is not None}
 
 
-def build_bench(policy, cases: Sequence[Case], arms_named: Mapping[str, str], approvals: str,
-                **rooms: object) -> Bench:
+def build_bench(policy: Policy, cases: Sequence[Case], arms_named: Mapping[str, str],
+                approvals: str,
+                **rooms: Unpack[RoomOptions]) -> Bench:
     """The Bench of a scripted run: ``arms_named`` is {arm name: --arms entry} (RunOptions.arms_named),
     with the control arm the preflight needs; ``rooms``: room_options()."""
     from guardbench.agents.scripted import ScriptedAgent
-    arms = make_arms({"control": "control", **arms_named}, policy, approvals, **rooms)  # type: ignore[arg-type]
+    arms = make_arms({"control": "control", **arms_named}, policy, approvals, **rooms)
     agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
     return Bench(policy, cases, arms, agents)
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Protocol
 
+from guardbench.broker.policy_model import Policy
+from guardbench.cases.load import Case
 from guardbench.execution.bench import (
     build_bench,
     check_arms,
@@ -22,8 +25,9 @@ from guardbench.execution.bench import (
 )
 from guardbench.execution.keep import check_keep_dir
 from guardbench.execution.options import RunOptions, capped_jobs, default_jobs, manifest
-from guardbench.execution.runner import Bench, execute_all, plan
+from guardbench.execution.runner import Bench, RunSpec, execute_all, plan
 from guardbench.records.record import RunRecord
+from guardbench.records.runfolder import RunFolderWriter
 from guardbench.util.outputs import default_out
 
 
@@ -57,6 +61,25 @@ class Progress:
         pass
 
 
+class Job(Protocol):
+    """What a run's kind of agent does (ScriptedRun here, LLMRun in execution/llm_job.py)."""
+
+    cases: list[Case]
+    agent_names: list[str]
+    bench: Bench | None
+
+    @property
+    def models(self) -> Sequence[str | None]: ...
+    def design_extra(self) -> dict[str, Any]: ...
+    def manifest_extra(self) -> dict[str, Any]: ...
+    def prepare(self, policy: Policy, cases: list[Case]) -> None: ...
+    def describe(self, specs: Sequence[RunSpec]) -> str: ...
+    def run(self, specs: Sequence[RunSpec], w: RunFolderWriter,
+            on_each: Callable[[RunRecord], None] | None) -> list[RunRecord]: ...
+    def summary(self, new: Sequence[RunRecord]) -> str: ...
+    def check(self, new: Sequence[RunRecord]) -> None: ...
+
+
 @dataclass
 class RunResult:
     """What a run left: its folder, the runs this call recorded, every run the folder holds, the tables."""
@@ -83,7 +106,7 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
     from guardbench.records.runfolder import refuse_other_options
     out = Path(o.out) if o.out else default_out("run")
     progress.out = out
-    job: ScriptedRun | Any = None
+    job: Job | None = None
     try:
         cdir = o.cases_dir or default_cases_dir()
         if o.agent_kind == "llm":
@@ -118,7 +141,8 @@ def check_documents() -> None:
     catalogue()
 
 
-def write_runs(o: RunOptions, job, man: dict, out: Path, progress: Progress) -> RunResult:
+def write_runs(o: RunOptions, job: Job, man: dict[str, Any], out: Path,
+               progress: Progress) -> RunResult:
     """Open the run folder (locked), run what is not recorded yet, write the tables. The manifest
     records the planned runs, so a reader can tell a folder cut short (records/runfile.py)."""
     from guardbench.records.runfile import plan_summary
@@ -169,17 +193,17 @@ def write_runs(o: RunOptions, job, man: dict, out: Path, progress: Progress) -> 
 class ScriptedRun:
     """The scripted agents (credulous, careful): deterministic, in one or ``--jobs`` processes."""
 
-    models: tuple = (None,)
+    models: tuple[str | None, ...] = (None,)
 
-    def __init__(self, o: RunOptions, cdir: Path):
+    def __init__(self, o: RunOptions, cdir: Path) -> None:
         self.o, self.cdir = o, cdir
         self.agent_names = list(o.agents)
-        self.cases: list = []
+        self.cases: list[Case] = []
         self.jobs = 1
         self.bench: Bench | None = None
         self.prereg: dict | None = None
 
-    def prepare(self, policy, cases) -> None:
+    def prepare(self, policy: Policy, cases: list[Case]) -> None:
         self.prereg = None
         if self.o.prereg_file:           # before the preflight: a run that differs from its plan never starts
             from guardbench.cases.load import cases_hash
@@ -194,16 +218,17 @@ class ScriptedRun:
             * len(self.o.arm_list) * len(self.agent_names)
         self.jobs = capped_jobs(self.o.jobs, n)[0] if self.o.jobs else default_jobs(n)
 
-    def design_extra(self) -> dict:
+    def design_extra(self) -> dict[str, Any]:
         return {}
 
-    def manifest_extra(self) -> dict:
+    def manifest_extra(self) -> dict[str, Any]:
         return {"jobs": self.jobs, **({"prereg": self.prereg} if self.prereg else {})}
 
-    def describe(self, specs) -> str:
+    def describe(self, specs: Sequence[RunSpec]) -> str:
         return f"in {self.jobs} processes " if self.jobs > 1 and len(specs) > 1 else ""
 
-    def run(self, specs, w, on_each) -> list:
+    def run(self, specs: Sequence[RunSpec], w: RunFolderWriter,
+            on_each: Callable[[RunRecord], None] | None) -> list[RunRecord]:
         assert self.bench is not None
         if self.jobs > 1 and len(specs) > 1:
             close_arms(self.bench)           # the workers start servers and proxies of their own
@@ -213,10 +238,10 @@ class ScriptedRun:
         finally:
             records.close()          # stops the worker processes now, also when interrupted
 
-    def summary(self, new) -> str:
+    def summary(self, new: Sequence[RunRecord]) -> str:
         return ""
 
-    def check(self, new) -> None:
+    def check(self, new: Sequence[RunRecord]) -> None:
         pass
 
 

@@ -8,12 +8,18 @@ model call failed) raises AllRunsLost (the command line: exit status 1).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from guardbench.broker.policy_model import Policy
+from guardbench.cases.load import Case
 from guardbench.errors import GuardbenchError, RunLost
 from guardbench.execution.bench import check_arms, make_arms, room_options
 from guardbench.execution.options import RunOptions
-from guardbench.execution.runner import Bench
+from guardbench.execution.runner import Bench, RunSpec
+from guardbench.records.record import RunRecord
+from guardbench.records.runfolder import RunFolderWriter
 
 
 class AllRunsLost(RunLost):
@@ -21,15 +27,15 @@ class AllRunsLost(RunLost):
 
 
 class LLMRun:
-    def __init__(self, o: RunOptions, cdir: Path):
+    def __init__(self, o: RunOptions, cdir: Path) -> None:
         self.bench: Bench | None = None
         self.o, self.cdir = o, cdir
         self.agent_names = ["llm"]
         self.models = list(o.models)
-        self.cases: list = []
+        self.cases: list[Case] = []
         self.client = o.client or ("openai" if o.api_base else "litellm")
 
-    def prepare(self, policy, cases) -> None:
+    def prepare(self, policy: Policy, cases: list[Case]) -> None:
         from guardbench.util.extras import require
         require("llm", self.client, "httpx", what="--agent llm")
         from guardbench.agents.cache import NoCache, ResponseCache, default_cache_dir
@@ -126,21 +132,22 @@ class LLMRun:
                                                          f"{res.detail}; use --tool-protocol {other}")
         return out
 
-    def design_extra(self) -> dict:
+    def design_extra(self) -> dict[str, Any]:
         """What a resume must match beyond the options, known before prepare: the client and the prompts."""
         from guardbench.arms.prompts import PROMPTS_VERSION, prompts_digest
         return {"client": self.client, "prompts": {"version": PROMPTS_VERSION, "sha256": prompts_digest()}}
 
-    def manifest_extra(self) -> dict:
+    def manifest_extra(self) -> dict[str, Any]:
         return {"endpoint_kind": self.kind, "prereg": self.prereg,
                 "tool_protocol": self.o.tool_protocol, "data_mode": self.o.data_mode,
                 "tool_preflight": self.preflight, **self.design_extra(),
                 "capable_threshold": self.o.capable_threshold}
 
-    def describe(self, specs) -> str:
+    def describe(self, specs: Sequence[RunSpec]) -> str:
         return f"with {', '.join(self.models)} [{self.kind}] at concurrency {self.o.concurrency} "
 
-    def run(self, specs, w, on_each) -> list:
+    def run(self, specs: Sequence[RunSpec], w: RunFolderWriter,
+            on_each: Callable[[RunRecord], None] | None) -> list[RunRecord]:
         """Benign runs first (arm by arm, so a server's prefix cache keeps one arm's prompt), then the
         attacks. With --require-capable the attacks run only if the model is capable in every arm."""
         from guardbench.execution.llm_runner import LLMSweep
@@ -152,9 +159,9 @@ class LLMRun:
         ordered = sorted(specs, key=lambda s: (bench.cases[s.case].adversarial, arm_order.get(s.arm, 0)))
         benign = [s for s in ordered if not bench.cases[s.case].adversarial]
         attacks = ordered[len(benign):]
-        new: list = []
+        new: list[RunRecord] = []
 
-        def write(rec) -> None:
+        def write(rec: RunRecord) -> None:
             new.append(w.add(rec))
             if on_each:
                 on_each(rec)
@@ -188,11 +195,11 @@ class LLMRun:
         from guardbench.util.outputs import write_text
         write_text(path, json.dumps(known, indent=1, sort_keys=True) + "\n")
 
-    def summary(self, new) -> str:
+    def summary(self, new: Sequence[RunRecord]) -> str:
         lost = sum(r.lost for r in new)
         return f"; cache hits {getattr(self.cache, 'hits', 0)}; lost runs {lost}"
 
-    def check(self, new) -> None:
+    def check(self, new: Sequence[RunRecord]) -> None:
         """--require-capable stopped the sweep: say why (exit 2). Every run of this sweep lost: the model
         was never reached (AllRunsLost)."""
         if self.stopped:

@@ -16,7 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from guardbench.execution.runner import Bench, RunSpec
+from guardbench.agents.base import Transcript
+from guardbench.execution.runner import Bench, RunSpec, Started
 from guardbench.records.accounts import ModelAccount
 from guardbench.records.record import RunRecord
 from guardbench.scoring.valid_call import made_valid_call
@@ -60,7 +61,8 @@ def probe_stand_in(api_base: str, cache_dir: Path | None = None, timeout: float 
     return found
 
 
-def finish_llm_run(bench: Bench, started, transcript, meta: Mapping[str, Any], attempt: int = 1) -> RunRecord:
+def finish_llm_run(bench: Bench, started: Started, transcript: Transcript, meta: Mapping[str, Any],
+                   attempt: int = 1) -> RunRecord:
     """The record of one model-driven run: the bench's scoring of its wire plus the model's account
     (endpoint, protocol, data mode, whether it made a valid call, usage: records/accounts.py; ``meta``
     holds the account's fields known before the run). `guardbench run --agent llm` and the
@@ -77,7 +79,7 @@ class LLMSweep:
     """Executes LLM runs. ``agents`` maps model -> LLMAgent; ``meta`` maps model -> extra record fields."""
 
     def __init__(self, bench: Bench, agents: Mapping[str | None, Any], meta: Mapping[str | None, dict],
-                 concurrency: int = 8):
+                 concurrency: int = 8) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.bench = bench

@@ -236,7 +236,7 @@ def git_dirty(path: Path) -> bool | None:
     return bool(out.stdout.strip()) if out.returncode == 0 else None
 
 
-def policy_hash(policy_path) -> str:
+def policy_hash(policy_path: str | os.PathLike[str] | None) -> str:
     from guardbench.broker.policy_model import EXAMPLE_POLICY
     try:
         return hashlib.sha256(Path(policy_path or EXAMPLE_POLICY).read_bytes()).hexdigest()
@@ -260,7 +260,7 @@ def design(o: RunOptions, client: str | None = None) -> dict:
     return d
 
 
-def manifest(o: RunOptions, cases_hash: str, **extra) -> dict:
+def manifest(o: RunOptions, cases_hash: str, **extra: Any) -> dict[str, Any]:
     """The run folder's manifest: version, commit, hashes, the design options, and ``extra``
     (jobs for scripted runs; endpoint kind and prereg for LLM runs; the note when given)."""
     from guardbench.util.version import package_version

@@ -18,11 +18,14 @@ import json
 from dataclasses import replace
 from typing import Any, Sequence
 
+from guardbench.agents.base import Session, Tool, Transcript
+from guardbench.transport.recording import RecordingTransport
+
 
 class ToolWatch:
     """Wraps a session's tools; ``calls`` holds ``(tool, args as JSON, first seq, end seq)`` in call order."""
 
-    def __init__(self, session, recorder) -> None:
+    def __init__(self, session: Session, recorder: RecordingTransport) -> None:
         self.calls: list[tuple[str, str, int, int]] = []
         self._recorder = recorder
         session.tools = [self._wrap(t) for t in session.tools]
@@ -33,7 +36,7 @@ class ToolWatch:
         except (AttributeError, TypeError):
             return -1
 
-    def _wrap(self, tool):
+    def _wrap(self, tool: Tool) -> Tool:
         inner = tool.call
 
         def call(args: dict) -> str:
@@ -67,7 +70,8 @@ def step_wire(steps: Sequence[Any], calls: Sequence[tuple[str, str, int, int]]) 
     return out
 
 
-def story_fields(session, watch: ToolWatch | None, transcript) -> dict:
+def story_fields(session: Session, watch: ToolWatch | None,
+                 transcript: Transcript) -> dict[str, Any]:
     """The record fields above, for one finished run."""
     return {"user_message": session.user, "untrusted_data": session.data,
             "step_wire": step_wire(transcript.steps, watch.calls if watch is not None else ())}

@@ -13,11 +13,12 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Generator, Mapping, Sequence
 
-from guardbench.agents.base import Transcript
+from guardbench.agents.base import Agent, Transcript
 from guardbench.arms.base import Arm, Prepared
 from guardbench.arms.setup import SetupFailed
+from guardbench.broker.policy_model import Policy
 from guardbench.cases.load import Case
 from guardbench.errors import CaseError, GuardbenchError
 from guardbench.execution.keep import keep_ledger
@@ -30,6 +31,10 @@ from guardbench.records.runfolder import encode
 from guardbench.scoring import scenario
 from guardbench.scoring.score import policy_reference, run_reference, score
 from guardbench.scoring.state import settle
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
+    from types import FrameType
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,7 @@ def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, m
     return out
 
 
-def check_currencies(cases: Sequence[Case], policy) -> None:
+def check_currencies(cases: Sequence[Case], policy: Policy) -> None:
     """A case written in one currency (its ``currency``) is refused under a policy that binds another: its
     amounts would be read in a currency they are not in."""
     bound = policy.operator.get("currency")
@@ -95,9 +100,10 @@ def check_currencies(cases: Sequence[Case], policy) -> None:
 class Bench:
     """Everything one process needs to execute runs: policy, cases, arms, agents."""
 
-    def __init__(self, policy, cases: Sequence[Case], arms: Mapping[str, Arm], agents: Mapping[str, Any],
-                 workdir: str | None = None, agent_kind: Callable[[str], str] | None = None,
-                 reuse_worlds: bool | None = None):
+    def __init__(self, policy: Policy, cases: Sequence[Case], arms: Mapping[str, Arm],
+                 agents: Mapping[str, Agent], workdir: str | None = None,
+                 agent_kind: Callable[[str], str] | None = None,
+                 reuse_worlds: bool | None = None) -> None:
         """``reuse_worlds``: a staging arm's world is staged once per (case, arm) and copied for each
         run (execution/world.py's Worlds); False: staged afresh for every run (the same records); None:
         as $GUARDBENCH_WORLD_CACHE says (copied unless it is ``off``)."""
@@ -112,7 +118,7 @@ class Bench:
         self.keep_ledgers: str | None = None     # --keep-ledgers: each run's ledger copied there (execution/keep.py)
         self.worlds = Worlds(self.workdir) if reuse_worlds is None else Worlds(self.workdir, reuse_worlds)
 
-    def agent_for(self, spec: RunSpec):
+    def agent_for(self, spec: RunSpec) -> Agent:
         return self.agents[spec.agent if spec.model is None else f"{spec.agent}:{spec.model}"]
 
     def start(self, spec: RunSpec, transport: Any = None) -> "Started":
@@ -306,7 +312,7 @@ def _die_with_parent(parent: int | None) -> None:
         os._exit(128 + signal.SIGTERM)
 
 
-def _exit_on_term(signum, frame) -> None:
+def _exit_on_term(signum: int, frame: FrameType | None) -> None:
     """The pool is terminated (Ctrl-C, an error): kill the process groups the arms started and leave at
     once, with no unwinding through a run in flight (its half-done work is the parent's to discard). No
     arm's close() here: a signal handler that takes a lock the interrupted code holds never returns."""
@@ -369,7 +375,7 @@ def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
     pool.join()
 
 
-def _stop_pool(pool) -> None:
+def _stop_pool(pool: Pool) -> None:
     """Stop the workers at once (SIGTERM: each kills what it started and leaves), then the pool's threads.
     Pool.terminate() runs first, in a thread of its own: it marks the pool terminating before anything
     else, so its worker handler starts no replacement for a worker we end (a replacement found the queues

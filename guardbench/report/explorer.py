@@ -19,11 +19,15 @@ import base64
 import hashlib
 from html import escape
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 from guardbench.errors import GuardbenchError
 from guardbench.report import explorer_links
 from guardbench.report.explorer_data import Builder, Payload
+
+if TYPE_CHECKING:
+    from guardbench.records.record import RunRecord
+    from guardbench.report.frame import RunData
 
 ASSETS = Path(__file__).with_name("explorer_assets")
 DATA_TYPE = "application/gzip-base64"
@@ -36,7 +40,7 @@ def asset(name: str) -> str:
     return text
 
 
-def records_of(run) -> Iterator:
+def records_of(run: RunData) -> Iterator[RunRecord]:
     """A run folder's records, one at a time (the shared reader)."""
     from guardbench.records.runfile import iter_records
     from guardbench.report.frame import runs_path

@@ -14,12 +14,17 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from guardbench.records.record import RunRecord
 from guardbench.report import tables as T
+from guardbench.report.frame import RunData
 from guardbench.report.layout import VALUES
 from guardbench.stats.groups import NOT_CAPABLE
+from guardbench.stats.rates import Rate
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # Okabe-Ito colours (colour-blind safe, distinct in luminance), markers and hatches per arm
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -39,7 +44,7 @@ class FigureFile:
     svg: Path
 
 
-def kn(cell) -> tuple[int, int] | None:
+def kn(cell: object) -> tuple[int, int] | None:
     """(k, n) of a table cell "k/n (p%, lo-hi%; c cases)"; None for an empty sample or "-"."""
     m = _KN.match(str(cell))
     if not m:
@@ -48,18 +53,18 @@ def kn(cell) -> tuple[int, int] | None:
     return (k, n) if n else None
 
 
-def rate_of(row: dict, column: str):
+def rate_of(row: Mapping[str, Any], column: str) -> Rate | None:
     """The clustered Rate behind a table cell (None for an empty sample)."""
     r = (row.get(VALUES) or {}).get(column)
     return r if r is not None and r.n else None
 
 
-def complement(r):
+def complement(r: Rate | None) -> Rate | None:
     """The Rate of the other outcome (attack success from attacks blocked): same n, cases and interval width."""
     return None if r is None else type(r)(r.n - r.k, r.n, 1.0 - r.hi, 1.0 - r.lo, r.cases, r.deff)
 
 
-def kn_text(r) -> str:
+def kn_text(r: Rate | None) -> str:
     return "n/a" if r is None else f"{r.k}/{r.n}, {r.cases} cases"
 
 
@@ -74,7 +79,7 @@ def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Seque
 class _Style:
     """A fixed look per arm (colour, marker, hatch) and per run (marker fill), shared by all figures."""
 
-    def __init__(self, arms: Sequence[str], runs: Sequence[str]):
+    def __init__(self, arms: Sequence[str], runs: Sequence[str]) -> None:
         self.arms = {a: i for i, a in enumerate(dict.fromkeys(arms))}
         self.runs = {r: i for i, r in enumerate(runs)}
 
@@ -91,7 +96,7 @@ class _Style:
         return RUN_FILL[self.runs.get(run, 0) % len(RUN_FILL)]
 
 
-def _pct_err(r) -> tuple[float, float, float]:
+def _pct_err(r: Rate) -> tuple[float, float, float]:
     p = r.k / r.n
     return 100 * p, 100 * max(0.0, p - r.lo), 100 * max(0.0, r.hi - p)
 
@@ -102,7 +107,7 @@ def _label(parts: Sequence[str]) -> str:
 
 # -- data taken from the tables -----------------------------------------------------------
 
-def _headline_rows(runs) -> list[dict]:
+def _headline_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
     """One entry per (run, group, arm) row of each run's headline table."""
     out = []
     for run in runs:
@@ -125,20 +130,21 @@ def _colour(style: "_Style", entry: dict) -> str:
     return NOT_CAPABLE_GREY if NOT_CAPABLE in str(entry.get("group", "")) else style.colour(entry["arm"])
 
 
-def _row_labels(entries: Sequence[dict], runs, with_arm: bool = True) -> list[str]:
+def _row_labels(entries: Sequence[dict[str, Any]], runs: Sequence[RunData],
+                with_arm: bool = True) -> list[str]:
     many_runs = len(runs) > 1
     many_groups = len({e["group"] for e in entries}) > 1
     return [_label([e["run"] if many_runs else "", e["group"] if many_groups else "",
                     e["arm"] if with_arm else ""]) for e in entries]
 
 
-def _axis_name(entries: Sequence[dict], runs) -> str:
+def _axis_name(entries: Sequence[dict[str, Any]], runs: Sequence[RunData]) -> str:
     return _label(["run" if len(runs) > 1 else "", "group" if len({e["group"] for e in entries}) > 1 else "", "arm"])
 
 
 # -- the figures ----------------------------------------------------------------------------
 
-def _new(width: float, height: float):
+def _new(width: float, height: float) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     fig = Figure(figsize=(width, height), layout="constrained")
@@ -146,7 +152,7 @@ def _new(width: float, height: float):
     return fig
 
 
-def fig_headline(runs, style: _Style):
+def fig_headline(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     """Forest plot: attack success, runs with an incident, benign completion per arm (95% CI by case)."""
     entries = _headline_rows(runs)
     labels = _row_labels(entries, runs)
@@ -192,7 +198,7 @@ def fig_headline(runs, style: _Style):
     return fig, cap
 
 
-def fig_tradeoff(runs, style: _Style):
+def fig_tradeoff(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     """Benign completion against attacks blocked, one point per (run, group, arm)."""
     entries = [e for e in _headline_rows(runs) if e["blocked"] and e["benign"]]
     labels = _row_labels(entries, runs)
@@ -225,7 +231,11 @@ def fig_tradeoff(runs, style: _Style):
     return fig, cap
 
 
-def _panels(runs, prefix: str, fallback, key: str):
+Panel = tuple[str, str, list[str], list[dict[str, Any]]]
+
+
+def _panels(runs: Sequence[RunData], prefix: str,
+            fallback: Callable[[Sequence[RunRecord]], T.Table], key: str) -> list[Panel]:
     """(run label, group label, rows) per (run, group) of a per-arm-column table."""
     out = []
     for run in runs:
@@ -239,11 +249,11 @@ def _panels(runs, prefix: str, fallback, key: str):
     return out
 
 
-def _panel_title(run: str, group: str, runs) -> str:
+def _panel_title(run: str, group: str, runs: Sequence[RunData]) -> str:
     return _label([run if len(runs) > 1 else "", group])
 
 
-def fig_blocked_by_family(runs, style: _Style):
+def fig_blocked_by_family(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     panels = _panels(runs, "Attacks blocked by family", T.by_family, "family")
     npan = max(1, len(panels))
     fig = _new(10, 0.6 + 3.4 * npan)
@@ -284,7 +294,7 @@ def fig_blocked_by_family(runs, style: _Style):
     return fig, cap
 
 
-def fig_incidents_by_class(runs, style: _Style):
+def fig_incidents_by_class(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     panels = _panels(runs, "Incidents by class", T.by_incident_class, "class")
     npan = max(1, len(panels))
     fig = _new(11, 0.6 + 3.6 * npan)
@@ -315,7 +325,7 @@ def fig_incidents_by_class(runs, style: _Style):
     return fig, cap
 
 
-def fig_money(runs, style: _Style):
+def fig_money(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     """Money at risk per arm, one panel per currency (amounts in different currencies are never added)."""
     from matplotlib.ticker import FuncFormatter
     entries = []
@@ -370,7 +380,7 @@ FIGURES = (
 )
 
 
-def write_figures(runs, out_dir) -> list[FigureFile]:
+def write_figures(runs: Sequence[RunData], out_dir: str | Path) -> list[FigureFile]:
     """Draw every figure for these runs (RunData with tables) into out_dir as PNG and SVG."""
     import matplotlib
     out = Path(out_dir)

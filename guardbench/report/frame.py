@@ -27,14 +27,18 @@ without, so ``df.groupby("arm").incident.mean()`` agrees with the tables' point 
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from guardbench.errors import GuardbenchError
 from guardbench.records.record import INCIDENT_KINDS, RunRecord
 from guardbench.records.runfile import read_manifest, read_run, runs_path
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BOOL_COLUMNS = ("attack", "lost", "benign_completed", "goal_achieved", "attack_blocked", "incident",
                 "credential_in_context")
@@ -81,7 +85,7 @@ def run_labels(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[str]:
     return out
 
 
-def capable_threshold_of(manifest) -> float | None:
+def capable_threshold_of(manifest: object) -> float | None:
     """The capability threshold the run was made with (stats/groups.py), when its manifest says."""
     v = (manifest or {}).get("capable_threshold") if isinstance(manifest, dict) else None
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 else None
@@ -105,7 +109,7 @@ def _usage(rec: RunRecord) -> dict:
     u = rec.run_usage
     flat: dict = {}
 
-    def walk(prefix: str, v) -> None:
+    def walk(prefix: str, v: object) -> None:
         if isinstance(v, dict):
             for k, x in v.items():
                 walk(f"{prefix}_{k}" if prefix else str(k), x)
@@ -161,11 +165,11 @@ def row(rec: RunRecord, currencies: Sequence[str] = ()) -> dict:
     return out
 
 
-def _missing(v) -> bool:
+def _missing(v: object) -> bool:
     return v is None or (isinstance(v, float) and v != v) or type(v).__name__ == "NAType"
 
 
-def to_frame(records: Iterable[RunRecord]):
+def to_frame(records: Iterable[RunRecord]) -> pd.DataFrame:
     """Records as a DataFrame (nullable boolean and Int64 dtypes where values may be missing)."""
     from guardbench.util.extras import require
     require("export", what="guardbench.load")
@@ -199,9 +203,9 @@ def to_frame(records: Iterable[RunRecord]):
     return df
 
 
-def load(run_dir):
+def load(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """The records of a run folder as a DataFrame, one row per run (see the module docstring)."""
-    return to_frame(read_run(run_dir).records)
+    return to_frame(read_run(Path(run_dir)).records)
 
 
 def money_total(values: Iterable) -> Decimal:

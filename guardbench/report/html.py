@@ -10,11 +10,16 @@ from __future__ import annotations
 import base64
 from html import escape
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from guardbench.report.markdown import SUMMARY_COLUMNS, summary_rows
 from guardbench.report.tables import Table
 from guardbench.util.outputs import write_text
+
+if TYPE_CHECKING:
+    from guardbench.report.explorer import Explorer
+    from guardbench.report.figures import FigureFile
+    from guardbench.report.frame import RunData
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1400px;
@@ -34,7 +39,8 @@ code { background: #f3f3f3; padding: 0 .2em; }
 """
 
 
-def table_html(t: Table, heading: str | None = "h3", title: str | None = None, explorer=None,
+def table_html(t: Table, heading: str | None = "h3", title: str | None = None,
+               explorer: Explorer | None = None,
                src: str | None = None) -> str:
     out = []
     if heading:
@@ -60,7 +66,8 @@ def _img(path: Path, alt: str) -> str:
     return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-def render(runs, figures, extra: Sequence[Table] = (), explorer=None) -> str:
+def render(runs: Sequence[RunData], figures: Sequence[FigureFile], extra: Sequence[Table] = (),
+           explorer: Explorer | None = None) -> str:
     if len(runs) == 1:
         intro = f"Run <code>{escape(runs[0].label)}</code>: {len(runs[0].records)} records."
     else:
@@ -79,7 +86,7 @@ def render(runs, figures, extra: Sequence[Table] = (), explorer=None) -> str:
         parts.append('<p><a href="#runs">Every run, its wire and its verdict</a>: the run explorer at the end of '
                      "this page; every number in the tables links to the runs behind it.</p>")
     parts += [f'<p class="incomplete"><strong>{escape(r.label)}: {escape(r.incomplete)}</strong></p>'
-              for r in runs if getattr(r, "incomplete", None)]
+              for r in runs if r.incomplete]
     parts.append("<h2>Runs</h2>")
     summary = Table("Runs", SUMMARY_COLUMNS, summary_rows(runs))
     parts.append(table_html(summary, heading=None, explorer=explorer))
@@ -108,7 +115,8 @@ def render(runs, figures, extra: Sequence[Table] = (), explorer=None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write(runs, figures, out_dir, extra: Sequence[Table] = (), explorer=None) -> Path:
+def write(runs: Sequence[RunData], figures: Sequence[FigureFile], out_dir: str | Path,
+          extra: Sequence[Table] = (), explorer: Explorer | None = None) -> Path:
     path = Path(out_dir) / "report.html"
     write_text(path, render(runs, figures, extra, explorer))
     return path

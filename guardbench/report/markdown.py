@@ -7,17 +7,21 @@ under the table's title, so the same numbers sit next to each other.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from guardbench.report.tables import Table
 from guardbench.util.outputs import write_text
 
+if TYPE_CHECKING:
+    from guardbench.report.figures import FigureFile
+    from guardbench.report.frame import RunData
 
-def _cell(s) -> str:
+
+def _cell(s: object) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-def summary_rows(runs) -> list[dict]:
+def summary_rows(runs: Sequence[RunData]) -> list[dict[str, str]]:
     out = []
     for run in runs:
         m = run.manifest
@@ -41,7 +45,8 @@ def table_body(t: Table) -> str:
     return t.markdown().split("\n", 2)[2]
 
 
-def render(runs, figures, out_dir, extra: Sequence[Table] = ()) -> str:
+def render(runs: Sequence[RunData], figures: Sequence[FigureFile], out_dir: str | Path,
+           extra: Sequence[Table] = ()) -> str:
     out_dir = Path(out_dir)
     lines = ["# guardbench report", ""]
     if len(runs) == 1:
@@ -78,7 +83,8 @@ def render(runs, figures, out_dir, extra: Sequence[Table] = ()) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def write(runs, figures, out_dir, extra: Sequence[Table] = ()) -> Path:
+def write(runs: Sequence[RunData], figures: Sequence[FigureFile], out_dir: str | Path,
+          extra: Sequence[Table] = ()) -> Path:
     path = Path(out_dir) / "report.md"
     write_text(path, render(runs, figures, out_dir, extra))
     return path

@@ -6,7 +6,7 @@ from decimal import Decimal
 from typing import Any, Sequence
 
 from guardbench.broker.money import read_number
-from guardbench.broker.policy_model import PAYEE_KEYS
+from guardbench.broker.policy_model import PAYEE_KEYS, Policy
 from guardbench.cases.load import Case
 from guardbench.paypal.endpoints import ENDPOINTS
 from guardbench.records.record import Incident, WireExchange
@@ -16,7 +16,7 @@ from guardbench.scoring.intent import judge
 from guardbench.scoring.wire import DO_ENDPOINT, moves, same_payee, succeeded
 
 
-def policy_reference(policy) -> Reference:
+def policy_reference(policy: Policy) -> Reference:
     """The arm-independent part of the yardstick: from the operator's policy."""
     ceilings, approval, daily = {}, {}, {}
     for name in ENDPOINTS:
@@ -34,7 +34,7 @@ def policy_reference(policy) -> Reference:
                      payees=payees_by_endpoint(policy))
 
 
-def payees_by_endpoint(policy) -> dict[str, frozenset[str]]:
+def payees_by_endpoint(policy: Policy) -> dict[str, frozenset[str]]:
     """{endpoint: the payees the policy's operations on it bind}: the supplier a payout is bound to is no
     allowed payee of an order. An endpoint where no operation binds a payee is left out (judged by every
     bound payee: policies that bind none per operation read as before)."""

@@ -24,7 +24,7 @@ is not read.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from guardbench.paypal.catalogue import BY_ENDPOINT, action_endpoints, at, units
 from guardbench.paypal.endpoints import PAYPAL_HOSTS, match
@@ -53,7 +53,11 @@ _LEARNS = frozenset({"orders.create", "orders.get", "orders.capture", "orders.au
 _last: list = [None]        # (the last tuple read, its whole reading, {start: reading}): replaced whole
 
 
-def read_wire(wire: Sequence[WireExchange], start: int = 0) -> tuple[list[Move], Book, dict[int, dict]]:
+# (moves from a seq on, the whole wire's book, seq -> the ids issued before it): read_wire's reading
+View = tuple[list[Move], Book, dict[int, dict]]
+
+
+def read_wire(wire: Sequence[WireExchange], start: int = 0) -> View:
     """(moves from ``start`` on, what the whole wire showed, seq -> ids issued before that seq).
 
     The whole wire is read (operator setup included) so amounts and references issued in setup
@@ -118,7 +122,8 @@ def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Bo
     return out, book, issued_before
 
 
-def _moves_of(seq: int, name: str, ref: str | None, body, ok: bool, rbody: dict, book: Book) -> list[Move]:
+def _moves_of(seq: int, name: str, ref: str | None, body: Any, ok: bool, rbody: dict[str, Any],
+              book: Book) -> list[Move]:
     """The moves of one request, read where its catalogue row says its money lives (paypal/catalogue.py);
     an amount the request leaves out is read by the row's rule (scoring/wire_rules.py)."""
     op = BY_ENDPOINT.get(name)

@@ -28,10 +28,15 @@ from guardbench.broker.money import read_number
 from guardbench.paypal.catalogue import BY_ENDPOINT, Operation, at, payees_of
 from guardbench.scoring.book import Book, Move, d_, l_, money_of
 
+# (the row, seq, the id the path names, the body, ok, PayPal's answer, the book, the moves the row
+# read) -> the moves the request stands for
+Rule = Callable[[Operation, int, str | None, Any, bool, dict[str, Any], Book, list[Move]],
+                list[Move]]
 _UNIT_PATH = re.compile(r"^/purchase_units/@reference_id==['\"]([^'\"]*)['\"](?:/(.*))?$")
 
 
-def fee_moves(op: Operation, seq: int, unit: Any, i: int, item, ok: bool, rid, ref) -> list[Move]:
+def fee_moves(op: Operation, seq: int, unit: Any, i: int, item: str | None, ok: bool,
+              rid: str | None, ref: str | None) -> list[Move]:
     """The fees a unit pays to others (shares of its amount), each with its payees."""
     out = []
     for fee in l_(at(unit, op.fees)) if op.fees else ():
@@ -43,7 +48,8 @@ def fee_moves(op: Operation, seq: int, unit: Any, i: int, item, ok: bool, rid, r
     return out
 
 
-def unit_moves(op: Operation, seq: int, unit: Any, i: int, item, ok: bool, rid, ref) -> list[Move]:
+def unit_moves(op: Operation, seq: int, unit: Any, i: int, item: str | None, ok: bool,
+               rid: str | None, ref: str | None) -> list[Move]:
     """A unit's own move (its amount to every payee it names) and its fees."""
     amount, ccy = money_of(at(unit, op.amount), op.currency_key) if op.amount else (None, None)
     payees = payees_of(op, d_(unit))
@@ -51,7 +57,8 @@ def unit_moves(op: Operation, seq: int, unit: Any, i: int, item, ok: bool, rid, 
             *fee_moves(op, seq, unit, i, item, ok, rid, ref)]
 
 
-def _refunded_or_remainder(op: Operation, seq, ref, body, ok, rbody, book: Book, read: list[Move]) -> list[Move]:
+def _refunded_or_remainder(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
+                           rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
     rid = rbody.get("id") if isinstance(rbody.get("id"), str) else None
     if ok and money_of(rbody.get("amount"))[0] is not None:
         amount, ccy = money_of(rbody.get("amount"))
@@ -62,8 +69,9 @@ def _refunded_or_remainder(op: Operation, seq, ref, body, ok, rbody, book: Book,
     return [Move(seq, op.endpoint, None, amount, ccy, ref, ok, rid, (), ref)]
 
 
-def _in_answer(key: str) -> Callable[..., list[Move]]:
-    def rule(op: Operation, seq, ref, body, ok, rbody, book: Book, read: list[Move]) -> list[Move]:
+def _in_answer(key: str) -> Rule:
+    def rule(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
+         rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
         got = [(d_(c).get("id"), *money_of(d_(c).get("amount")))
                for pu in l_(rbody.get("purchase_units")) for c in l_(d_(d_(pu).get("payments")).get(key))]
         if ok and got:
@@ -74,7 +82,8 @@ def _in_answer(key: str) -> Callable[..., list[Move]]:
     return rule
 
 
-def _authorized_remainder(op: Operation, seq, ref, body, ok, rbody, book: Book, read: list[Move]) -> list[Move]:
+def _authorized_remainder(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
+                          rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
     rid = rbody.get("id") if isinstance(rbody.get("id"), str) else None
     if ok and money_of(rbody.get("amount"))[0] is not None:
         amount, ccy = money_of(rbody.get("amount"))
@@ -85,7 +94,8 @@ def _authorized_remainder(op: Operation, seq, ref, body, ok, rbody, book: Book, 
     return [Move(seq, op.endpoint, None, amount, ccy, ref, ok, rid, (), ref), *[m for m in read if m.share]]
 
 
-def _disputed(op: Operation, seq, ref, body, ok, rbody, book: Book, read: list[Move]) -> list[Move]:
+def _disputed(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
+              rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
     m = read[0] if read else None
     amount, ccy = (m.amount, m.currency) if m is not None and body.get(op.amount or "") is not None \
         else book.disputes.get(ref or "", (None, None))
@@ -133,7 +143,8 @@ def apply_patch(units: list[dict] | None, patch: Any) -> tuple[list[dict], set[i
     return out, touched
 
 
-def _patched_order(op: Operation, seq, ref, body, ok, rbody, book: Book, read: list[Move]) -> list[Move]:
+def _patched_order(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
+                   rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
     """Read with the paths of the row it changes (``limits_of``: an order's units), under its own name."""
     reader = replace(BY_ENDPOINT[op.limits_of or "orders.create"], endpoint=op.endpoint)
     units, touched = apply_patch(book.units.get(ref or ""), body)
@@ -143,7 +154,8 @@ def _patched_order(op: Operation, seq, ref, body, ok, rbody, book: Book, read: l
     return out
 
 
-def _invoice_items(op: Operation, seq, ref, body, ok, rbody, book: Book, read: list[Move]) -> list[Move]:
+def _invoice_items(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
+                   rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
     ccy = at(body, "detail.currency_code")
     total: Decimal | None = None
     for it in l_(body.get("items")):
@@ -157,7 +169,8 @@ def _invoice_items(op: Operation, seq, ref, body, ok, rbody, book: Book, read: l
                  None, ok, rid, payees, None)]
 
 
-def _invoice_due(op: Operation, seq, ref, body, ok, rbody, book: Book, read: list[Move]) -> list[Move]:
+def _invoice_due(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
+                 rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
     if body.get("amount") is not None and read:
         amount, ccy = read[0].amount, read[0].currency
     else:

@@ -17,12 +17,31 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from guardbench.errors import GuardbenchError
 from guardbench.records.record import Attempt
+from guardbench.transport.base import Transport
+
+if TYPE_CHECKING:
+    from guardbench.paypal.toolkit import ToolRun
 
 BROKER_TOOLS = ("list_payment_operations", "run_payment_operation")
+
+
+class Backend(Protocol):
+    """What the MCP server (mcp_server.py) serves: the agent's tools and the operator's."""
+
+    name: str
+
+    def begin(self, params: Mapping[str, Any], eager_token: bool = True) -> str: ...
+    def context(self, user_message: str) -> None: ...
+    def tools(self) -> list[tuple[str, str, Mapping[str, Any]]]: ...
+    def call(self, name: str, args: Any) -> tuple[str, bool]: ...
+    def operator_call(self, tool: str, args: Mapping[str, Any], answer: str, stand_in: str,
+                      request_id: str) -> dict[str, Any]: ...
+    def report(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -36,7 +55,7 @@ class Tally:
         return {"attempts": [a.to_dict() for a in self.attempts], "approvals_asked": self.approvals_asked}
 
 
-def paypal_transport(base_url: str | None = None):
+def paypal_transport(base_url: str | None = None) -> Transport:
     base = base_url or os.environ.get("PAYPAL_API_BASE")
     if base:
         from guardbench.transport.loopback import LoopbackTransport
@@ -64,7 +83,8 @@ def server_approvals(value: Any) -> str:
 class DefenceBackend:
     """The PayPal toolkit tools behind a defence: arms/defended.Layer, served."""
 
-    def __init__(self, defence: str, policy: str | None = None, approvals: str = "none", transport=None):
+    def __init__(self, defence: str, policy: str | None = None, approvals: str = "none",
+                 transport: Transport | None = None) -> None:
         from guardbench.registry import defence_names
         if defence not in defence_names():
             raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: {', '.join(defence_names())})")
@@ -98,7 +118,8 @@ class DefenceBackend:
         class _LazyKit(Toolkit):
             """The toolkit fetches its token at the first call (not at begin: the run's wire is not routed yet)."""
 
-            def run(self, name, args, idempotency_key=None):
+            def run(self, name: str, args: Mapping[str, Any],
+                    idempotency_key: str | None = None) -> ToolRun:
                 if backend._token is None:
                     backend._token = fetch_token(backend.transport, cid, secret)
                 self.token = backend._token
@@ -145,7 +166,8 @@ class DefenceBackend:
         pass
 
 
-def run_answer(refs: dict, run, approvals) -> dict:
+def run_answer(refs: dict[str, list[str]], run: ToolRun | None,
+               approvals: Sequence[str]) -> dict[str, Any]:
     """What a served call answers, keeping the references an executed call issued (for later steps)."""
     if run is not None and run.outcome == "ok":
         for kind, ids in run.refs.items():
@@ -157,7 +179,7 @@ def run_answer(refs: dict, run, approvals) -> dict:
 class BrokerBackend:
     """The broker's two tools, served: the guardrail arm's broker, with a fresh ledger per session."""
 
-    def __init__(self, policy: str | None = None, transport=None):
+    def __init__(self, policy: str | None = None, transport: Transport | None = None) -> None:
         self.policy = policy
         self.transport = transport if transport is not None else paypal_transport()
         self.name = "guardbench-broker"

@@ -22,21 +22,25 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from guardbench.serve import vocab
 from guardbench.serve.backends import Tally, run_answer, server_approvals
+
+if TYPE_CHECKING:
+    from guardbench.mcp.client import Connection
+    from guardbench.paypal.toolkit import ToolRun
 
 
 class _Upstream:
     """The layer's tool kit: forwards the agent's own PayPal call to the upstream server."""
 
-    def __init__(self, connection):
+    def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.pending: tuple[str, Any, Any, Any] | None = None     # (PayPal name, args, read as, read args)
         self.last_error = False
 
-    def run(self, name, args, idempotency_key=None):
+    def run(self, name: Any, args: Any, idempotency_key: str | None = None) -> ToolRun:
         from guardbench.mcp.client import ServerLost
         from guardbench.paypal.toolkit import TOOLS, ToolRun, issued_refs
         pending = self.pending
@@ -58,7 +62,8 @@ class _Upstream:
 
 
 class FrontBackend:
-    def __init__(self, defence: str, connection, policy: str | None = None, approvals: str = "none"):
+    def __init__(self, defence: str, connection: Connection, policy: str | None = None,
+                 approvals: str = "none") -> None:
         from guardbench.errors import GuardbenchError
         from guardbench.registry import defence_names
         if defence not in defence_names():
@@ -91,7 +96,7 @@ class FrontBackend:
     def context(self, user_message: str) -> None:
         self.layer.user = user_message
 
-    def tools(self):
+    def tools(self) -> list[tuple[str, str, Mapping[str, Any]]]:
         return [(t.name, t.description, t.input_schema) for t in self.connection.tools]
 
     def call(self, name: str, args: Any) -> tuple[str, bool]:

@@ -12,13 +12,18 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guardbench.errors import GuardbenchError
 from guardbench.serve import operator as op
+from guardbench.serve.backends import Backend
+
+if TYPE_CHECKING:
+    from mcp import types
+    from mcp.server import Server, ServerRequestContext
 
 
-def build_server(backend, name: str | None = None):
+def build_server(backend: Backend, name: str | None = None) -> Server[Any]:
     import anyio
     from mcp import types
     from mcp.server.lowlevel import Server
@@ -26,16 +31,16 @@ def build_server(backend, name: str | None = None):
     key = op.server_key()
     lock = threading.Lock()
 
-    def listed() -> list:
+    def listed() -> list[types.Tool]:
         out = [types.Tool(name=n, description=d, input_schema=dict(s)) for n, d, s in backend.tools()]
         if key:
             out += [types.Tool(name=n, description=d, input_schema=s) for n, (d, s) in op.TOOLS.items()]
         return out
 
-    def result(text: str, is_error: bool = False):
+    def result(text: str, is_error: bool = False) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
 
-    def run(tool: str, args: Any):
+    def run(tool: str, args: Any) -> tuple[str, bool]:
         with lock:
             try:
                 if key and tool in op.TOOLS:
@@ -47,10 +52,12 @@ def build_server(backend, name: str | None = None):
             except Exception as exc:  # noqa: BLE001 - a backend failure is the client's error result, not a crash
                 return json.dumps({"error": f"{type(exc).__name__}: {exc}"[:500]}), True
 
-    async def on_list_tools(ctx, params):
+    async def on_list_tools(ctx: ServerRequestContext[Any],
+                            params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed())
 
-    async def on_call_tool(ctx, params):
+    async def on_call_tool(ctx: ServerRequestContext[Any],
+                           params: types.CallToolRequestParams) -> types.CallToolResult:
         text, is_error = await anyio.to_thread.run_sync(run, params.name, params.arguments or {})
         return result(text, is_error)
 
@@ -58,7 +65,7 @@ def build_server(backend, name: str | None = None):
                   on_call_tool=on_call_tool)
 
 
-def _operator(backend, tool: str, args: dict, key: str) -> tuple[str, bool]:
+def _operator(backend: Backend, tool: str, args: dict[str, Any], key: str) -> tuple[str, bool]:
     # safeguard: operator_key_checked
     if not op.key_ok(args.get("key"), key):
         return json.dumps({"error": "operator: wrong or missing key"}), True
@@ -80,14 +87,15 @@ def _operator(backend, tool: str, args: dict, key: str) -> tuple[str, bool]:
     return json.dumps({"error": f"unknown operator tool {tool}"}), True
 
 
-def serve(backend, transport: str = "stdio", port: int = 0, name: str | None = None) -> None:
+def serve(backend: Backend, transport: str = "stdio", port: int = 0,
+          name: str | None = None) -> None:
     """Run until the client goes away (stdio) or the process is stopped (HTTP)."""
     import anyio
     server = build_server(backend, name)
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 
-        async def main():
+        async def main() -> None:
             async with stdio_server() as (r, w):
                 await server.run(r, w, server.create_initialization_options())
         anyio.run(main)

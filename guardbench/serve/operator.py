@@ -48,5 +48,6 @@ def server_key() -> str | None:
     return key or None
 
 
-def key_ok(given, key: str | None) -> bool:
-    return bool(key) and isinstance(given, str) and hmac.compare_digest(given.encode(), key.encode())  # type: ignore[union-attr]
+def key_ok(given: object, key: str | None) -> bool:
+    return bool(key and isinstance(given, str)
+                and hmac.compare_digest(given.encode(), key.encode()))

@@ -38,6 +38,7 @@ from typing import Sequence
 
 from guardbench.errors import GuardbenchError
 from guardbench.records.record import RunRecord
+from guardbench.stats.rates import Rate
 
 METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_completed", "utility_under_attack")
 KINDS = {"zero_incidents": ("arm",), "interval_above": ("arm_a", "arm_b", "metric"),
@@ -236,7 +237,7 @@ def check_run_matches(path: Path, *, arms: Sequence[str], cases_hash: str, agent
 
 # -- hypotheses --------------------------------------------------------------------------------
 
-def metric_rate(records: Sequence[RunRecord], metric: str):
+def metric_rate(records: Sequence[RunRecord], metric: str) -> tuple[Rate, int]:
     """(Rate clustered by case, lost runs) for a metric over records."""
     from guardbench.stats import clustered
     from guardbench.stats.measures import MEASURES
@@ -252,7 +253,7 @@ def metric_counts(records: Sequence[RunRecord], metric: str) -> tuple[int, int, 
     return r.k, r.n, lost
 
 
-def _fmt(r, lost: int) -> str:
+def _fmt(r: Rate, lost: int) -> str:
     pct = f"{100 * r.p:.1f}%" if r.n else "-"
     return (f"{r.k}/{r.n} ({pct}, 95% CI by case {100 * r.lo:.1f}-{100 * r.hi:.1f}%; {r.cases} cases)"
             + (f", {lost} lost" if lost else ""))

@@ -18,7 +18,7 @@ import math
 import operator
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 __all__ = [
     "Rate",
@@ -150,7 +150,7 @@ def _binom_cdf(k: int, n: int, p: float) -> float:
                      for i in range(k + 1))
 
 
-def _bisect(f, lo: float, hi: float, tol: float = 1e-12) -> float:
+def _bisect(f: Callable[[float], float], lo: float, hi: float, tol: float = 1e-12) -> float:
     """Root of a decreasing function on [lo, hi] (the binomial CDF falls as p grows)."""
     for _ in range(60):
         mid = (lo + hi) / 2.0
