@@ -123,7 +123,7 @@ class Arm(ABC):
     needs_workdir: bool = False
     serial_wire: bool = False
 
-    def __init__(self, options: ArmOptions):
+    def __init__(self, options: ArmOptions) -> None:
         self.options = options
         self.policy = options.the_policy()
 

@@ -57,7 +57,7 @@ class Printed(Progress):
     """What the command prints as a run goes: progress on stderr (guardbench/util/progress.py: a bar
     on a terminal, plain lines in a log), and at the end a summary of its tables on stdout."""
 
-    def __init__(self, quiet: bool):
+    def __init__(self, quiet: bool) -> None:
         super().__init__()
         from guardbench.util.progress import ticker
         self.quiet = quiet

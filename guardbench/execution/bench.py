@@ -17,7 +17,8 @@ from guardbench.execution.runner import Bench, RunSpec
 from guardbench.execution.world import STANDIN
 
 
-def select_cases(all_cases: Sequence[Case], case_ids: Sequence[str], families: Sequence[str]) -> list[Case]:
+def select_cases(all_cases: Sequence[Case], case_ids: Sequence[str],
+                 families: Sequence[str]) -> list[Case]:
     from guardbench.cases.load import FAMILIES
     known = {c.id for c in all_cases}
     for cid in case_ids:
@@ -25,8 +26,10 @@ def select_cases(all_cases: Sequence[Case], case_ids: Sequence[str], families: S
             raise GuardbenchError("--case", f"no case with id {cid!r}")
     for fam in families:
         if fam not in FAMILIES:
-            raise GuardbenchError("--family", f"unknown family {fam!r} (one of {', '.join(FAMILIES)})")
-    chosen = [c for c in all_cases if (not case_ids or c.id in case_ids) and (not families or c.family in families)]
+            raise GuardbenchError("--family", f"unknown family {fam!r} (one of "
+                                  f"{', '.join(FAMILIES)})")
+    chosen = [c for c in all_cases if (not case_ids or c.id in case_ids)
+              and (not families or c.family in families)]
     if not chosen:
         raise GuardbenchError("--case/--family", "no case matches both filters")
     return chosen
@@ -43,9 +46,9 @@ def load_selected(cases_dir: Path, case_ids: Sequence[str], families: Sequence[s
 
 
 def preflight(bench: Bench, cases: Sequence[Case], arms: Sequence[str] = ()) -> None:
-    """Refuse to start unless every adversarial case attempts its goal (credulous agent, control arm,
-    variant 0; a refused request counts as an attempt), and unless every case whose setup has the
-    operator answer a held call can be set up in every arm of the run (holds differ per arm).
+    """Refuse to start unless every adversarial case attempts its goal (credulous agent, control
+    arm, variant 0; a refused request counts as an attempt), and unless every case whose setup has
+    the operator answer a held call can be set up in every arm of the run (holds differ per arm).
 
     Every adversarial case is checked, whatever its construct (a full refund, a reference from
     before the run, a replayed approval, a credential placed in a field, a written amount, data in
@@ -63,22 +66,26 @@ def preflight(bench: Bench, cases: Sequence[Case], arms: Sequence[str] = ()) -> 
         if not goal_achieved(c, rec.incidents):
             silent.append(c.id)
     if silent:
-        raise GuardbenchError("cases", "these adversarial cases do not attempt their goal under the credulous "
-                                       f"agent in the control arm, so they could not fail: {', '.join(silent)}")
+        raise GuardbenchError("cases", "these adversarial cases do not attempt their goal under "
+                              "the credulous "
+                                       "agent in the control arm, so they could not fail: "
+                                       f"{', '.join(silent)}")
 
 
 def preflight_marker(cdir: Path, o: RunOptions, cases: Sequence[Case]) -> Path | None:
     """Where a passed preflight is remembered: named by sha256 of everything its outcome depends on
     (every file of the guardbench package that runs, the case files and their selection, the policy,
     the pinned documents' lock, the arms and how held calls are answered). Any change to any of them
-    misses it and the preflight runs again; only a pass is remembered (``GUARDBENCH_CASE_CACHE=off``, or
-    an external arm in the run: never). The preflight is deterministic: the same inputs give the same outcome."""
+    misses it and the preflight runs again; only a pass is remembered
+    (``GUARDBENCH_CASE_CACHE=off``, or an external arm in the run: never). The preflight is
+    deterministic: the same inputs give the same outcome."""
     from guardbench.cases.load import cases_hash
     from guardbench.execution.options import policy_hash
     from guardbench.util.version import __version__
     from guardbench.util.yamldoc import cache_dir
     folder = cache_dir()
-    if folder is None or o.external:     # an external arm's process is outside what the marker can name
+    # an external arm's process is outside what the marker can name
+    if folder is None or o.external:
         return None
     import hashlib
     import os
@@ -88,10 +95,12 @@ def preflight_marker(cdir: Path, o: RunOptions, cases: Sequence[Case]) -> Path |
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(names):
             with open(os.path.join(root, name), "rb") as fh:
-                h.update(os.path.relpath(os.path.join(root, name), pkg).encode() + b"\0" + fh.read() + b"\0")
+                h.update(os.path.relpath(os.path.join(root, name), pkg).encode() + b"\0"
+                         + fh.read() + b"\0")
     lock = pkg.parent / "specs" / "paypal.lock.json"
     h.update(lock.read_bytes() if lock.is_file() else b"-")
-    h.update("\0".join([cases_hash(cdir), policy_hash(o.policy_path), ",".join(o.arm_list), o.approvals,
+    h.update("\0".join([cases_hash(cdir), policy_hash(o.policy_path),
+                        ",".join(o.arm_list), o.approvals,
                          ",".join(c.id for c in cases), str(o.generate_variants)]).encode())
     return folder.parent / "preflight-passed" / h.hexdigest()
 
@@ -99,9 +108,10 @@ def preflight_marker(cdir: Path, o: RunOptions, cases: Sequence[Case]) -> Path |
 def arm_options(policy: Policy | None, approvals: str = "none", spec: str | None = None,
                 room: str = "auto",
                 hide: tuple[str, ...] = (), run_folder: str | None = None) -> ArmOptions:
-    """The options every arm of a run is built with: the runner's stand-in fixtures among them; external
-    arms also the room mode, the folders their rooms hide and the run folder."""
-    return ArmOptions(policy=policy, approvals=approvals, spec=spec, fixtures=STANDIN, room=room, hide=hide,
+    """The options every arm of a run is built with: the runner's stand-in fixtures among them;
+    external arms also the room mode, the folders their rooms hide and the run folder."""
+    return ArmOptions(policy=policy, approvals=approvals, spec=spec, fixtures=STANDIN,
+                      room=room, hide=hide,
                       run_folder=run_folder)
 
 
@@ -129,15 +139,16 @@ def room_options(o: RunOptions) -> RoomOptions:
 
 
 def containment(bench: Bench) -> dict:
-    """The manifest's word on each external arm: contained (a room per run) or uncontained, and why."""
+    """The manifest's word on each external arm: contained (a room per run) or uncontained, and
+    why."""
     return {name: c for name, arm in bench.arms.items() if (c := arm.containment) is not None}
 
 
 def build_bench(policy: Policy, cases: Sequence[Case], arms_named: Mapping[str, str],
                 approvals: str,
                 **rooms: Unpack[RoomOptions]) -> Bench:
-    """The Bench of a scripted run: ``arms_named`` is {arm name: --arms entry} (RunOptions.arms_named),
-    with the control arm the preflight needs; ``rooms``: room_options()."""
+    """The Bench of a scripted run: ``arms_named`` is {arm name: --arms entry}
+    (RunOptions.arms_named), with the control arm the preflight needs; ``rooms``: room_options()."""
     from guardbench.agents.scripted import ScriptedAgent
     arms = make_arms({"control": "control", **arms_named}, policy, approvals, **rooms)
     agents = {"credulous": ScriptedAgent("credulous"), "careful": ScriptedAgent("careful")}
@@ -145,14 +156,15 @@ def build_bench(policy: Policy, cases: Sequence[Case], arms_named: Mapping[str, 
 
 
 def check_arms(bench: Bench) -> None:
-    """Before anything is recorded: each external arm's server starts and lists the tools its spec maps
-    (a one-line error otherwise)."""
+    """Before anything is recorded: each external arm's server starts and lists the tools its spec
+    maps (a one-line error otherwise)."""
     for arm in bench.arms.values():
         arm.check()
 
 
 def close_arms(bench: Bench) -> None:
-    """Stop the servers and proxies of external arms (arms/external.py); others have nothing to close."""
+    """Stop the servers and proxies of external arms (arms/external.py); others have nothing to
+    close."""
     for arm in bench.arms.values():
         arm.close()
 

@@ -49,7 +49,8 @@ class Progress:
         yield
 
     def starting(self, text: str) -> None:
-        """A line while something slow starts (external arms' servers): progress, which --quiet silences."""
+        """A line while something slow starts (external arms' servers): progress, which --quiet
+        silences."""
 
     def one(self, record: RunRecord | None = None) -> None:
         """One run recorded (``record``: it, lost or not)."""
@@ -82,7 +83,8 @@ class Job(Protocol):
 
 @dataclass
 class RunResult:
-    """What a run left: its folder, the runs this call recorded, every run the folder holds, the tables."""
+    """What a run left: its folder, the runs this call recorded, every run the folder holds, the
+    tables."""
 
     out: Path
     new: list[RunRecord]
@@ -91,10 +93,12 @@ class RunResult:
     agent_kind: str = "scripted"
 
 
-def run(out: str | Path | None = None, *, progress: Progress | None = None, **options: Any) -> RunResult:
-    """Run cases through arms and score what reached the wire, as ``guardbench run`` does (its options
-    by their Python names: ``arms="guardrail,control"``, ``case_ids=("...",)``, ``agents=("credulous",)``...).
-    Resumes the run folder ``out`` when it holds runs of the same design."""
+def run(out: str | Path | None = None, *, progress: Progress | None = None,
+        **options: Any) -> RunResult:
+    """Run cases through arms and score what reached the wire, as ``guardbench run`` does (its
+    options by their Python names: ``arms="guardrail,control"``, ``case_ids=("...",)``,
+    ``agents=("credulous",)``...). Resumes the run folder ``out`` when it holds runs of the same
+    design."""
     return run_with(RunOptions.make(**({"out": Path(out)} if out is not None else {}), **options),
                     progress or Progress())
 
@@ -115,28 +119,36 @@ def run_with(o: RunOptions, progress: Progress) -> RunResult:
         else:
             job = ScriptedRun(o, cdir)
         chash = cases_hash(cdir)
-        refuse_other_options(out, manifest(o, chash, **job.design_extra()))   # before a server or model starts
+        # before a server or model starts
+        refuse_other_options(out, manifest(o, chash, **job.design_extra()))
         keep = check_keep_dir(o.keep_ledgers, o.force) if o.keep_ledgers is not None else None
         check_documents()
-        if o.external:                        # their servers start before the first run (tens of seconds)
-            progress.starting("starting the servers of " + ", ".join(e for e in o.arm_entries if ":" in e)
+        # their servers start before the first run (tens of seconds)
+        if o.external:
+            progress.starting("starting the servers of "
+                              + ", ".join(e for e in o.arm_entries if ":" in e)
                           + " (and checking their tools) before the first run")
-        job.prepare(load_policy(o.policy_path), load_selected(cdir, o.case_ids, o.families, o.generate_variants))
-        if keep is not None and job.bench is not None:    # after the preflight: only the runs' own ledgers
+        job.prepare(load_policy(o.policy_path),
+                    load_selected(cdir, o.case_ids, o.families, o.generate_variants))
+        # after the preflight: only the runs' own ledgers
+        if keep is not None and job.bench is not None:
             job.bench.keep_ledgers = str(keep)
         extra = job.manifest_extra()
         held = containment(job.bench) if job.bench is not None else {}
-        if held:                 # external arms: contained in a room per run, or uncontained and why
+        # external arms: contained in a room per run, or uncontained and why
+        if held:
             extra["containment"] = held
         return write_runs(o, job, manifest(o, chash, **extra), out, progress)
     finally:
         if job is not None and job.bench is not None:
-            close_arms(job.bench)             # the servers and proxies of external arms (arms/external.py)
+            # the servers and proxies of external arms (arms/external.py)
+            close_arms(job.bench)
 
 
 def check_documents() -> None:
-    """PayPal's pinned documents, which every arm's stand-in reads, are there and verified (read once,
-    and kept for the runs and the workers forked for them): otherwise one line before any folder."""
+    """PayPal's pinned documents, which every arm's stand-in reads, are there and verified (read
+    once, and kept for the runs and the workers forked for them): otherwise one line before any
+    folder."""
     from guardbench.paypal.openapi import catalogue
     catalogue()
 
@@ -149,17 +161,19 @@ def write_runs(o: RunOptions, job: Job, man: dict[str, Any], out: Path,
     from guardbench.records.runfolder import RunFolderWriter
     from guardbench.report.tables import all_tables, write_tables
 
-    # --variants above every case's count means all of them: the range is never longer than the largest case
+    # --variants above every case's count means all of them: the range is never longer than the larg
     most = max((len(c.variants) for c in job.cases), default=0)
     variants = range(min(o.n_variants, most)) if o.n_variants else None
-    full = plan(job.cases, o.arm_list, job.agent_names, models=job.models, variants=variants, repeats=o.repeats,
+    full = plan(job.cases, o.arm_list, job.agent_names, models=job.models, variants=variants,
+                repeats=o.repeats,
                 seed=o.seed)
     per_case = {c.id: min(len(c.variants), o.n_variants or len(c.variants)) for c in job.cases}
     man = {**man, "planned_runs": len(full),
            "plan": plan_summary(per_case, o.arm_list, job.agent_names, job.models, o.repeats)}
     with RunFolderWriter(out, man) as w:
         if w.torn_cut:
-            progress.note(f"note: {w.runs}: a torn last line ({w.torn_cut} bytes, a write cut short) was cut "
+            progress.note(f"note: {w.runs}: a torn last line ({w.torn_cut} bytes, a write cut "
+                          "short) was cut "
                           "off; its run runs again")
         progress.recorded = len(w.earlier)
         lost = {r.run_id: r.attempt for r in w.earlier if r.lost} if o.retry_lost else {}
@@ -205,13 +219,17 @@ class ScriptedRun:
 
     def prepare(self, policy: Policy, cases: list[Case]) -> None:
         self.prereg = None
-        if self.o.prereg_file:           # before the preflight: a run that differs from its plan never starts
+        # before the preflight: a run that differs from its plan never starts
+        if self.o.prereg_file:
             from guardbench.cases.load import cases_hash
             from guardbench.stats.prereg import check_run_matches
-            self.prereg = check_run_matches(self.o.prereg_file, agents=self.agent_names, arms=self.o.arm_list,
-                                            cases_hash=cases_hash(self.cdir), extra={"variants": self.o.n_variants})
+            self.prereg = check_run_matches(self.o.prereg_file, agents=self.agent_names,
+                                            arms=self.o.arm_list,
+                                            cases_hash=cases_hash(self.cdir),
+                                            extra={"variants": self.o.n_variants})
         self.cases = cases
-        self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals, **room_options(self.o))
+        self.bench = build_bench(policy, cases, self.o.arms_named, self.o.approvals,
+                                 **room_options(self.o))
         check_arms(self.bench)
         checked_preflight(self.o, self.cdir, self.bench, cases)
         n = sum(min(len(c.variants), self.o.n_variants or len(c.variants)) for c in cases) \

@@ -23,8 +23,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def ledger_name(spec: Any) -> str:
-    """The file a run's ledger is kept as: its run id's parts, with dots (a model's slashes as ``_``)."""
-    parts = [spec.case, f"v{spec.variant}", spec.arm, spec.agent] + ([spec.model] if spec.model else []) \
+    """The file a run's ledger is kept as: its run id's parts, with dots (a model's slashes as
+    ``_``)."""
+    parts = [spec.case, f"v{spec.variant}", spec.arm, spec.agent] + ([spec.model]
+                                                                     if spec.model else []) \
         + [f"r{spec.repeat}"]
     return ".".join(_UNSAFE.sub("_", str(p)) for p in parts) + SUFFIX
 
@@ -33,8 +35,11 @@ def check_keep_dir(folder: Path, force: bool) -> Path:
     """Before any run: ``folder`` is (or can be) a folder, and empty unless ``force``; created."""
     folder = check_out_dir(Path(folder), "--keep-ledgers", create=False)
     if not force and folder.is_dir() and any(os.scandir(folder)):
-        raise GuardbenchError("--keep-ledgers", f"{folder} is not empty; give --force to add to it (a ledger of the "
-                                                "same run is written over), or choose another folder")
+        raise GuardbenchError("--keep-ledgers",
+                              f"{folder} is not empty; give --force to add to it "
+                              "(a ledger of the "
+                                                "same run is written over), or choose "
+                                                "another folder")
     return check_out_dir(folder, "--keep-ledgers")
 
 

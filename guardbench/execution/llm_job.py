@@ -1,5 +1,5 @@
-"""A run with tool-calling models (`guardbench run --agent llm`): the same cases, arms, options and run
-folder as the scripted agents'.
+"""A run with tool-calling models (`guardbench run --agent llm`): the same cases, arms, options and
+run folder as the scripted agents'.
 
 The options are those of every run (execution/options.py); this module builds the model clients
 and agents and runs the sweep (guardbench/execution/llm_runner.py). litellm and openai are imported
@@ -47,38 +47,47 @@ class LLMRun:
         self.prereg = None
         if o.prereg_file:
             from guardbench.stats.prereg import check_run_matches
-            self.prereg = check_run_matches(o.prereg_file, agents=["llm"], models=self.models, repeats=o.repeats,
+            self.prereg = check_run_matches(o.prereg_file, agents=["llm"], models=self.models,
+                                            repeats=o.repeats,
                                             temperature=o.temperature, arms=o.arm_list,
                                             cases_hash=cases_hash(self.cdir),
-                                            extra={"variants": o.n_variants, "tool_protocol": o.tool_protocol})
+                                            extra={"variants": o.n_variants,
+                                                   "tool_protocol": o.tool_protocol})
         self.cases = cases
         self.cache = NoCache() if o.no_cache else ResponseCache(o.cache_dir or default_cache_dir())
         label = endpoint_label(o.endpoint_label)
-        if label is None and o.api_base and probe_stand_in(o.api_base, getattr(self.cache, "dir", None)):
+        if (label is None and o.api_base
+            and probe_stand_in(o.api_base, getattr(self.cache, "dir", None))):
             label = STAND_IN
         retry = RetryPolicy(retries=o.retries, base=o.backoff)
         self.provider = make_provider(api_base=o.api_base, client=self.client, timeout=o.timeout,
                                       api_key_env=o.api_key_env)
         self.schemas: dict = {}
-        self.agents = {m: LLMAgent(m, self.provider, protocol=o.tool_protocol, temperature=o.temperature,
-                                   max_tokens=o.max_tokens, max_steps=o.max_steps, seed=o.seed, cache=self.cache,
-                                   retry=retry, data=o.data_mode, schemas=self.schemas) for m in self.models}
+        self.agents = {m: LLMAgent(m, self.provider, protocol=o.tool_protocol,
+                                   temperature=o.temperature,
+                                   max_tokens=o.max_tokens, max_steps=o.max_steps, seed=o.seed,
+                                   cache=self.cache,
+                                   retry=retry, data=o.data_mode, schemas=self.schemas)
+                                   for m in self.models}
         self.kind = label or self.provider.kind
         self.meta = {m: {"endpoint_kind": self.kind, "endpoint": self.provider.endpoint,
-                         "temperature": o.temperature, "tool_protocol": o.tool_protocol, "data_mode": o.data_mode}
+                         "temperature": o.temperature, "tool_protocol": o.tool_protocol,
+                         "data_mode": o.data_mode}
                      for m in self.models}
         if o.external and o.concurrency > 1:
-            raise GuardbenchError("--concurrency", "mcp: and app: arms serve one run at a time (one process, one "
+            raise GuardbenchError("--concurrency", "mcp: and app: arms serve one run at a time "
+                                  "(one process, one "
                                                    "recording route); use --concurrency 1")
         self.check_credentials()
         self.preflight = self.check_endpoint()
         self.stopped: str | None = None
-        self.bench = Bench(policy, cases, make_arms(o.arms_named, policy, o.approvals, **room_options(o)), {})
+        self.bench = Bench(policy, cases,
+                           make_arms(o.arms_named, policy, o.approvals, **room_options(o)), {})
         check_arms(self.bench)
 
     def check_credentials(self) -> None:
-        """litellm without --api-base: each model's provider needs its key in the environment; one missing
-        is one line now (exit 2, no folder), not a sweep of runs lost one by one."""
+        """litellm without --api-base: each model's provider needs its key in the environment; one
+        missing is one line now (exit 2, no folder), not a sweep of runs lost one by one."""
         if self.client != "litellm" or self.o.api_base:
             return
         from guardbench.agents.providers import import_litellm
@@ -90,12 +99,14 @@ class LLMRun:
                 continue
             missing = found.get("missing_keys") if isinstance(found, dict) else None
             if missing and not found.get("keys_in_environment"):
-                raise GuardbenchError("--model", f"{m}: missing credentials: set {', '.join(map(str, missing))} "
-                                                 "(or give --api-base and --api-key-env for an endpoint of your own)")
+                raise GuardbenchError("--model", f"{m}: missing credentials: set "
+                                      f"{', '.join(map(str, missing))} "
+                                                 "(or give --api-base and --api-key-env for an "
+                                                 "endpoint of your own)")
 
     def check_endpoint(self) -> dict:
-        """The tool protocol's preflight per model (agents/preflight.py): native refuses an endpoint that
-        returns no tool call when one is forced, constrained one that ignores response_format;
+        """The tool protocol's preflight per model (agents/preflight.py): native refuses an endpoint
+        that returns no tool call when one is forced, constrained one that ignores response_format;
         native+fallback records the outcome and goes on."""
         import asyncio
 
@@ -106,7 +117,8 @@ class LLMRun:
 
         async def all_probes() -> dict:
             try:
-                return {m: await probe(self.provider, m, o.tool_protocol, getattr(self.cache, "dir", None))
+                return {m: await probe(self.provider, m, o.tool_protocol,
+                                       getattr(self.cache, "dir", None))
                         for m in self.models}
             finally:
                 close = getattr(self.provider, "aclose", None)
@@ -118,24 +130,31 @@ class LLMRun:
             from guardbench.agents.providers import credentials_error
             cause = exc.__cause__ if exc.__cause__ is not None else exc
             if credentials_error(cause):      # not transient: no run could succeed, so none starts
-                raise GuardbenchError("--model", f"{o.api_base or self.client}: the credentials were refused: "
+                raise GuardbenchError("--model", f"{o.api_base or self.client}: the credentials "
+                                      "were refused: "
                                                  f"{describe(cause)}") from None
             why = f"preflight call failed: {describe(exc)}"
-            return {m: {"protocol": o.tool_protocol, "passed": None, "detail": why} for m in self.models}
+            return {m: {"protocol": o.tool_protocol, "passed": None, "detail": why}
+                    for m in self.models}
         for m, res in results.items():
             if res is None:
                 continue
             out[m] = res.to_dict()
             if not res.passed and o.tool_protocol in ("native", "constrained"):
-                other = "native+fallback or constrained" if o.tool_protocol == "native" else "json-text"
-                raise GuardbenchError("--tool-protocol", f"{o.tool_protocol}: {o.api_base or self.client} model {m}: "
-                                                         f"{res.detail}; use --tool-protocol {other}")
+                other = ("native+fallback or constrained" if o.tool_protocol == "native"
+                         else "json-text")
+                raise GuardbenchError("--tool-protocol", f"{o.tool_protocol}: "
+                                      f"{o.api_base or self.client} model {m}: "
+                                                         f"{res.detail}; use "
+                                                         f"--tool-protocol {other}")
         return out
 
     def design_extra(self) -> dict[str, Any]:
-        """What a resume must match beyond the options, known before prepare: the client and the prompts."""
+        """What a resume must match beyond the options, known before prepare: the client and the
+        prompts."""
         from guardbench.arms.prompts import PROMPTS_VERSION, prompts_digest
-        return {"client": self.client, "prompts": {"version": PROMPTS_VERSION, "sha256": prompts_digest()}}
+        return {"client": self.client, "prompts": {"version": PROMPTS_VERSION,
+                                                   "sha256": prompts_digest()}}
 
     def manifest_extra(self) -> dict[str, Any]:
         return {"endpoint_kind": self.kind, "prereg": self.prereg,
@@ -148,15 +167,17 @@ class LLMRun:
 
     def run(self, specs: Sequence[RunSpec], w: RunFolderWriter,
             on_each: Callable[[RunRecord], None] | None) -> list[RunRecord]:
-        """Benign runs first (arm by arm, so a server's prefix cache keeps one arm's prompt), then the
-        attacks. With --require-capable the attacks run only if the model is capable in every arm."""
+        """Benign runs first (arm by arm, so a server's prefix cache keeps one arm's prompt), then
+        the attacks. With --require-capable the attacks run only if the model is capable in every
+        arm."""
         from guardbench.execution.llm_runner import LLMSweep
         from guardbench.stats.groups import incapable
         bench = self.bench
         assert bench is not None, "prepare() first"
         sweep = LLMSweep(bench, self.agents, self.meta, concurrency=self.o.concurrency)
         arm_order = {a: i for i, a in enumerate(self.o.arm_list)}
-        ordered = sorted(specs, key=lambda s: (bench.cases[s.case].adversarial, arm_order.get(s.arm, 0)))
+        ordered = sorted(specs, key=lambda s: (bench.cases[s.case].adversarial,
+                                               arm_order.get(s.arm, 0)))
         benign = [s for s in ordered if not bench.cases[s.case].adversarial]
         attacks = ordered[len(benign):]
         new: list[RunRecord] = []
@@ -173,8 +194,10 @@ class LLMRun:
             if self.o.require_capable:
                 below = incapable(list(w.earlier) + new, self.o.capable_threshold)
                 if below:
-                    self.stopped = ("not capable: " + "; ".join(below) + f" (benign completion below "
-                                    f"{self.o.capable_threshold:g}); stopped before the {len(attacks)} attack runs "
+                    self.stopped = ("not capable: " + "; ".join(below)
+                                    + f" (benign completion below "
+                                    f"{self.o.capable_threshold:g}); stopped before the "
+                                    f"{len(attacks)} attack runs "
                                     f"(--require-capable); the benign runs are recorded in {w.out}")
                     return new
             sweep.run_sync(attacks, write)
@@ -183,8 +206,8 @@ class LLMRun:
         return new
 
     def write_schemas(self, out: Path) -> None:
-        """tool_schemas.json: every tool schema (and response_format) a run of this folder was offered,
-        by the sha256 each record names in usage.tool_schema_sha256."""
+        """tool_schemas.json: every tool schema (and response_format) a run of this folder was
+        offered, by the sha256 each record names in usage.tool_schema_sha256."""
         import json
         path = Path(out) / "tool_schemas.json"
         try:
@@ -200,14 +223,15 @@ class LLMRun:
         return f"; cache hits {getattr(self.cache, 'hits', 0)}; lost runs {lost}"
 
     def check(self, new: Sequence[RunRecord]) -> None:
-        """--require-capable stopped the sweep: say why (exit 2). Every run of this sweep lost: the model
-        was never reached (AllRunsLost)."""
+        """--require-capable stopped the sweep: say why (exit 2). Every run of this sweep lost: the
+        model was never reached (AllRunsLost)."""
         if self.stopped:
             from guardbench.errors import GuardbenchError
             raise GuardbenchError("--require-capable", self.stopped)
         if new and all(r.lost for r in new):
             errors = sorted({r.transcript.error or "?" for r in new})
-            raise AllRunsLost(f"{self.o.api_base or self.client}: every run was lost (no model call "
+            raise AllRunsLost(f"{self.o.api_base or self.client}: every run was lost "
+                              "(no model call "
                               f"succeeded): {errors[0]}" + (f" (and {len(errors) - 1} other errors)"
                                                             if len(errors) > 1 else "")
                               + "; rerun with --retry-lost once it answers")

@@ -43,7 +43,8 @@ def probe_stand_in(api_base: str, cache_dir: Path | None = None, timeout: float 
     import hashlib
     marker = None
     if cache_dir is not None:
-        marker = Path(cache_dir) / "endpoints" / (hashlib.sha256(api_base.encode()).hexdigest() + ".json")
+        marker = Path(cache_dir) / "endpoints" / (hashlib.sha256(api_base.encode()).hexdigest()
+                                                  + ".json")
         try:
             return bool(json.loads(marker.read_text())["stand_in"])
         except (OSError, ValueError, KeyError, TypeError):
@@ -64,21 +65,25 @@ def probe_stand_in(api_base: str, cache_dir: Path | None = None, timeout: float 
 def finish_llm_run(bench: Bench, started: Started, transcript: Transcript, meta: Mapping[str, Any],
                    attempt: int = 1) -> RunRecord:
     """The record of one model-driven run: the bench's scoring of its wire plus the model's account
-    (endpoint, protocol, data mode, whether it made a valid call, usage: records/accounts.py; ``meta``
-    holds the account's fields known before the run). `guardbench run --agent llm` and the
-    Inspect task (guardbench/inspect_eval) both end a run here, so their records cannot drift apart."""
+    (endpoint, protocol, data mode, whether it made a valid call, usage: records/accounts.py;
+    ``meta`` holds the account's fields known before the run). `guardbench run --agent llm` and the
+    Inspect task (guardbench/inspect_eval) both end a run here, so their records cannot drift
+    apart."""
     record = bench.finish(started, transcript, attempt=attempt)
     fields = dict(meta)
     if transcript.usage.get("stand_in"):
         fields["endpoint_kind"] = STAND_IN
-    return replace(record, llm=ModelAccount(**fields, valid_call=made_valid_call(started.case, record),
+    return replace(record, llm=ModelAccount(**fields,
+                                            valid_call=made_valid_call(started.case, record),
                                             usage=dict(transcript.usage)))
 
 
 class LLMSweep:
-    """Executes LLM runs. ``agents`` maps model -> LLMAgent; ``meta`` maps model -> extra record fields."""
+    """Executes LLM runs. ``agents`` maps model -> LLMAgent; ``meta`` maps model -> extra record
+    fields."""
 
-    def __init__(self, bench: Bench, agents: Mapping[str | None, Any], meta: Mapping[str | None, dict],
+    def __init__(self, bench: Bench, agents: Mapping[str | None, Any],
+                 meta: Mapping[str | None, dict],
                  concurrency: int = 8) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -98,14 +103,17 @@ class LLMSweep:
                 own = started.arm.agent(started.prepared, agent, spec.repeat)
                 if own is None:
                     transcript = await agent.arun(started.prepared.session, spec.repeat)
-                else:             # an application (arms/app.py): it runs in a thread, its model calls come here
+                # an application (arms/app.py): it runs in a thread, its model calls come here
+                else:
                     transcript = await asyncio.get_running_loop().run_in_executor(None, own.run,
                                                                                  started.prepared.session)
         finally:
             started.close()
-        return finish_llm_run(self.bench, started, transcript, self.meta.get(spec.model, {}), spec.attempt)
+        return finish_llm_run(self.bench, started, transcript,
+                              self.meta.get(spec.model, {}), spec.attempt)
 
-    async def run_all(self, specs: Sequence[RunSpec], on_record: Callable[[RunRecord], None]) -> int:
+    async def run_all(self, specs: Sequence[RunSpec],
+                      on_record: Callable[[RunRecord], None]) -> int:
         sem = asyncio.Semaphore(self.concurrency)
         done = 0
 
@@ -124,7 +132,7 @@ class LLMSweep:
         tasks = [asyncio.ensure_future(task(s)) for s in specs]
         try:
             await asyncio.gather(*tasks)
-        except BaseException:         # cleanup, then re-raise (Ctrl-C too): no run is left in flight
+        except BaseException:  # cleanup, then re-raise (Ctrl-C too): no run is left in flight
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -137,7 +145,8 @@ class LLMSweep:
         return done
 
     def run_sync(self, specs: Sequence[RunSpec], on_record: Callable[[RunRecord], None]) -> int:
-        """Execute ``specs``; ``on_record`` gets each record as soon as it is scored (the caller writes it)."""
+        """Execute ``specs``; ``on_record`` gets each record as soon as it is scored (the caller
+        writes it)."""
         return asyncio.run(self.run_all(specs, on_record))
 
     def run_to_list(self, specs: Sequence[RunSpec]) -> list[RunRecord]:

@@ -1,4 +1,5 @@
-"""The options of one run (``guardbench run``, ``guardbench.run(...)``), checked, and the run's manifest.
+"""The options of one run (``guardbench run``, ``guardbench.run(...)``), checked, and the run's
+manifest.
 
 The command line declares them (cli/run_options.py: each option with the agents it applies to);
 ``RunOptions.checked`` checks every value (a count below its minimum, a negative timeout...) and
@@ -25,32 +26,43 @@ APPROVAL_MODES = ("none", "all", "careful")
 # every option's default (the command line declares the same: tests/cli/test_run_options.py) and the
 # agents it applies to
 DEFAULTS: dict[str, Any] = {
-    "cases_dir": None, "case_ids": (), "families": (), "arms": DEFAULT_ARMS, "agents": ("credulous",),
+    "cases_dir": None, "case_ids": (), "families": (), "arms": DEFAULT_ARMS,
+    "agents": ("credulous",),
     "n_variants": None, "generate_variants": None, "policy_path": None, "seed": 0, "out": None,
-    "approvals": "none", "retry_lost": False, "note": None, "quiet": False, "jobs": None, "models": (),
-    "repeats": 1, "temperature": 0.0, "max_tokens": 1024, "api_base": None, "client": None, "api_key_env": None,
-    "tool_protocol": "native", "data_mode": "tool", "capable_threshold": 0.5, "require_capable": False,
-    "concurrency": 8, "max_steps": 12, "timeout": 120.0, "retries": 4, "backoff": 1.0, "cache_dir": None,
-    "no_cache": False, "endpoint_label": None, "prereg_file": None, "keep_ledgers": None, "force": False,
+    "approvals": "none", "retry_lost": False, "note": None, "quiet": False,
+    "jobs": None, "models": (),
+    "repeats": 1, "temperature": 0.0, "max_tokens": 1024, "api_base": None, "client": None,
+    "api_key_env": None,
+    "tool_protocol": "native", "data_mode": "tool", "capable_threshold": 0.5,
+    "require_capable": False,
+    "concurrency": 8, "max_steps": 12, "timeout": 120.0, "retries": 4, "backoff": 1.0,
+    "cache_dir": None,
+    "no_cache": False, "endpoint_label": None, "prereg_file": None, "keep_ledgers": None,
+    "force": False,
     "room": "auto",
 }
 SCRIPTED_ONLY = frozenset({"jobs"})
-ANY_AGENT = frozenset({"cases_dir", "case_ids", "families", "arms", "agents", "n_variants", "generate_variants",
-                       "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet", "keep_ledgers",
+ANY_AGENT = frozenset({"cases_dir", "case_ids", "families", "arms", "agents", "n_variants",
+                       "generate_variants",
+                       "policy_path", "seed", "out", "approvals", "retry_lost", "note", "quiet",
+                       "keep_ledgers",
                        "force", "prereg_file", "room"})
-APPLIES = {name: "any" if name in ANY_AGENT else "scripted" if name in SCRIPTED_ONLY else "llm" for name in DEFAULTS}
+APPLIES = {name: "any" if name in ANY_AGENT else "scripted" if name in SCRIPTED_ONLY else "llm"
+           for name in DEFAULTS}
 
 # the smallest value each numeric option takes (None: not given)
-MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "max_tokens": 1, "concurrency": 1,
+MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "max_tokens": 1,
+           "concurrency": 1,
            "max_steps": 1, "retries": 0}
-# the largest value options that multiply the work take: above it the run could not end (or fit in memory)
+# the largest value options that multiply the work take: above it the run could not end (or fit in
+# memory)
 MAXIMUM = {"generate_variants": 10_000, "repeats": 1_000}
 JOBS_PER_CORE = 4              # --jobs above this many per core only adds processes that wait
 
 
 def guarded_folders(o: "RunOptions") -> tuple[str, ...]:
-    """The folders no room may see (arms/external.py): the run folder, guardbench's caches (cases, the
-    model responses, the pinned documents) and the ledger's second head."""
+    """The folders no room may see (arms/external.py): the run folder, guardbench's caches (cases,
+    the model responses, the pinned documents) and the ledger's second head."""
     from guardbench.agents.cache import default_cache_dir
     from guardbench.util.yamldoc import cache_dir
     found = [o.out, o.cache_dir, default_cache_dir(), os.environ.get("GUARDBENCH_LEDGER_HEAD_DIR")]
@@ -61,7 +73,8 @@ def guarded_folders(o: "RunOptions") -> tuple[str, ...]:
 
 
 def option_flag(name: str) -> str:
-    """The command line's spelling of an option (cli/run_options.py passes the flags it declares)."""
+    """The command line's spelling of an option (cli/run_options.py passes the flags it
+    declares)."""
     return "--" + name.replace("_", "-")
 
 
@@ -72,7 +85,8 @@ class RunOptions:
     values: dict
     agent_kind: str                 # scripted | llm
     given: frozenset[str]           # options the user set (not their defaults)
-    arms_named: dict = field(default_factory=dict)   # arm name -> --arms entry (a KIND:SPEC arm: its spec's name)
+    # arm name -> --arms entry (a KIND:SPEC arm: its spec's name)
+    arms_named: dict = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -105,13 +119,16 @@ class RunOptions:
         """Every value checked; ``given``: the options set by the user (not their defaults)."""
         _check_numbers(values, flag)
         if values["force"] and values["keep_ledgers"] is None:
-            raise GuardbenchError(flag("force"), f"only with {flag('keep_ledgers')} (the folder it lets be added to)")
+            raise GuardbenchError(flag("force"),
+                                  f"only with {flag('keep_ledgers')} (the folder it "
+                                  "lets be added to)")
         kind = _agent_kind(list(values["agents"]))
         for name in sorted(given):
             who = APPLIES.get(name, "any")
             if who not in ("any", kind):
                 needs = "--agent llm" if who == "llm" else "scripted agents (credulous, careful)"
-                raise GuardbenchError(flag(name), f"only with {needs}; it would have no effect here")
+                raise GuardbenchError(flag(name), f"only with {needs}; it would have "
+                                      "no effect here")
         o = cls(dict(values), kind, given)
         arms = o.arm_entries
         twice = sorted({a for a in arms if arms.count(a) > 1})
@@ -121,11 +138,13 @@ class RunOptions:
             raise GuardbenchError("--arms", "name at least one arm")
         from guardbench.registry import resolve_arms
         o = cls(o.values, kind, given, resolve_arms(arms))
-        if o.external:           # a room per run of an mcp: or app: arm; required refuses when none can be made
+        # a room per run of an mcp: or app: arm; required refuses when none can be made
+        if o.external:
             from guardbench.arms.external import containment
             containment(o.room)
         elif "room" in given:
-            raise GuardbenchError(flag("room"), "only with mcp: or app: arms (rooms hold external systems); it "
+            raise GuardbenchError(flag("room"), "only with mcp: or app: arms (rooms hold external "
+                                  "systems); it "
                                                 "would have no effect here")
         if kind == "llm":
             _check_llm(o)
@@ -136,7 +155,8 @@ class RunOptions:
         """The options of a library run (guardbench.run): the defaults, with ``values`` given."""
         unknown = sorted(set(values) - set(DEFAULTS))
         if unknown:
-            raise GuardbenchError("guardbench.run", f"unknown option {unknown[0]!r} (one of {', '.join(DEFAULTS)})")
+            raise GuardbenchError("guardbench.run", f"unknown option {unknown[0]!r} (one of "
+                                  f"{', '.join(DEFAULTS)})")
         return cls.checked({**DEFAULTS, **values}, frozenset(values))
 
 
@@ -154,7 +174,8 @@ def _check_numbers(values: dict, flag: Callable[[str], str]) -> None:
     if values["backoff"] < 0:
         raise GuardbenchError("--backoff", f"must not be negative, not {values['backoff']}")
     if not 0 <= values["capable_threshold"] <= 1:
-        raise GuardbenchError("--capable-threshold", f"must be between 0 and 1, not {values['capable_threshold']}")
+        raise GuardbenchError("--capable-threshold", "must be between 0 and 1, not "
+                              f"{values['capable_threshold']}")
     if values["temperature"] < 0:
         raise GuardbenchError("--temperature", f"must not be negative, not {values['temperature']}")
 
@@ -169,7 +190,8 @@ def _agent_kind(agents: list[str]) -> str:
             raise GuardbenchError("--agent", f"unknown agent {ag!r} (credulous, careful, llm)")
     kind = "llm" if "llm" in agents else "scripted"
     if kind == "llm" and agents != ["llm"]:
-        raise GuardbenchError("--agent", "llm runs alone: do not mix it with scripted agents in one run")
+        raise GuardbenchError("--agent", "llm runs alone: do not mix it with scripted "
+                              "agents in one run")
     return kind
 
 
@@ -199,7 +221,8 @@ def _read_head(path: Path) -> str | None:
     gitdir = dot if dot.is_dir() else Path(dot.read_text().split("gitdir:", 1)[1].strip())
     if not gitdir.is_absolute():
         gitdir = (dot.parent / gitdir).resolve()
-    common = gitdir / (gitdir / "commondir").read_text().strip() if (gitdir / "commondir").exists() else gitdir
+    common = (gitdir / (gitdir / "commondir").read_text().strip()
+              if (gitdir / "commondir").exists() else gitdir)
     head = (gitdir / "HEAD").read_text().strip()
     if not head.startswith("ref: "):
         return head if len(head) == 40 else None
@@ -218,7 +241,8 @@ def _read_head(path: Path) -> str | None:
 
 def _git_rev_parse(path: Path) -> str:
     try:
-        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"],
+                             capture_output=True, text=True,
                              timeout=5)
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
@@ -226,10 +250,11 @@ def _git_rev_parse(path: Path) -> str:
 
 
 def git_dirty(path: Path) -> bool | None:
-    """Did the package's files differ from the commit ``git_commit`` names (tracked files only)? None
-    when there is no git or no repository (an installed wheel)."""
+    """Did the package's files differ from the commit ``git_commit`` names (tracked files only)?
+    None when there is no git or no repository (an installed wheel)."""
     try:
-        out = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no", "--", "."],
+        out = subprocess.run(["git", "-C", str(path), "status", "--porcelain",
+                              "--untracked-files=no", "--", "."],
                              capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -246,16 +271,21 @@ def policy_hash(policy_path: str | os.PathLike[str] | None) -> str:
 
 def design(o: RunOptions, client: str | None = None) -> dict:
     """The options that define the run's design: a resumed run must repeat each of them."""
-    d = {"cases": sorted(o.case_ids), "families": sorted(o.families), "arms": o.arm_list, "agents": list(o.agents),
+    d = {"cases": sorted(o.case_ids), "families": sorted(o.families), "arms": o.arm_list,
+         "agents": list(o.agents),
          "variants": o.n_variants, "generate_variants": o.generate_variants, "seed": o.seed,
          "policy": str(o.policy_path) if o.policy_path else "default", "approvals": o.approvals}
-    if o.external:       # KIND:SPEC arms: a resumed run must use the same entries and the same spec files
+    # KIND:SPEC arms: a resumed run must use the same entries and the same spec files
+    if o.external:
         from guardbench.registry import spec_digests
         d.update(arm_entries=o.arm_entries, arm_specs=spec_digests(o.arms_named))
     if o.agent_kind == "llm":
-        d.update(models=list(o.models), repeats=o.repeats, temperature=o.temperature, max_tokens=o.max_tokens,
-                 api_base=o.api_base, client=client, tool_protocol=o.tool_protocol, max_steps=o.max_steps)
-        if o.data_mode != "tool":        # absent = the read_data tool (folders from before the option resume)
+        d.update(models=list(o.models), repeats=o.repeats, temperature=o.temperature,
+                 max_tokens=o.max_tokens,
+                 api_base=o.api_base, client=client, tool_protocol=o.tool_protocol,
+                 max_steps=o.max_steps)
+        # absent = the read_data tool (folders from before the option resume)
+        if o.data_mode != "tool":
             d["data_mode"] = o.data_mode
     return d
 
@@ -265,7 +295,8 @@ def manifest(o: RunOptions, cases_hash: str, **extra: Any) -> dict[str, Any]:
     (jobs for scripted runs; endpoint kind and prereg for LLM runs; the note when given)."""
     from guardbench.util.version import package_version
     pkg = Path(__file__).parents[1]
-    m = {"guardbench_version": package_version(), "git_commit": git_commit(pkg), "git_dirty": git_dirty(pkg),
+    m = {"guardbench_version": package_version(), "git_commit": git_commit(pkg),
+         "git_dirty": git_dirty(pkg),
          "cases_hash": cases_hash, "policy_hash": policy_hash(o.policy_path),
          "options": design(o, extra.pop("client", None)),
          "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -289,7 +320,8 @@ def default_jobs(n_runs: int) -> int:
 
 
 def capped_jobs(asked: int, n_runs: int) -> tuple[int, str | None]:
-    """``--jobs`` capped at the runs to do and JOBS_PER_CORE per core; the line that says so, if capped."""
+    """``--jobs`` capped at the runs to do and JOBS_PER_CORE per core; the line that says so, if
+    capped."""
     cores = usable_cores()
     jobs = max(1, min(asked, n_runs, JOBS_PER_CORE * cores))
     if jobs >= asked:

@@ -1,7 +1,7 @@
 """What a run's record keeps so that its story can be told from the record alone.
 
-The runner (guardbench/execution/runner.py) watches the tools of each session an arm prepared: every tool
-call notes which wire exchanges it caused (the recording transport's seq before and after the
+The runner (guardbench/execution/runner.py) watches the tools of each session an arm prepared: every
+tool call notes which wire exchanges it caused (the recording transport's seq before and after the
 call). ``story_fields`` then adds to the record:
 
 * ``user_message``: the user's message as the agent got it (placeholders filled);
@@ -23,7 +23,8 @@ from guardbench.transport.recording import RecordingTransport
 
 
 class ToolWatch:
-    """Wraps a session's tools; ``calls`` holds ``(tool, args as JSON, first seq, end seq)`` in call order."""
+    """Wraps a session's tools; ``calls`` holds ``(tool, args as JSON, first seq, end seq)`` in call
+    order."""
 
     def __init__(self, session: Session, recorder: RecordingTransport) -> None:
         self.calls: list[tuple[str, str, int, int]] = []
@@ -56,8 +57,10 @@ def _key(args: Any) -> str:
         return repr(args)
 
 
-def step_wire(steps: Sequence[Any], calls: Sequence[tuple[str, str, int, int]]) -> list[list[int] | None]:
-    """Each step's ``[first, end)`` seq range, matched in order to the tool calls by tool and arguments."""
+def step_wire(steps: Sequence[Any], calls: Sequence[tuple[str, str, int,
+                                                          int]]) -> list[list[int] | None]:
+    """Each step's ``[first, end)`` seq range, matched in order to the tool calls by tool and
+    arguments."""
     out: list[list[int] | None] = []
     i = 0
     for s in steps:

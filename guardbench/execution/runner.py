@@ -62,22 +62,27 @@ class RunSpec:
 
     @property
     def staged_seed(self) -> int:
-        """What a staging arm's setup is keyed by: the same for every variant, repeat, agent and model
-        of the case in the arm, so that the staged world is built once (execution/world.py)."""
-        return int(hashlib.sha256(f"{self.seed}:{self.case}/{self.arm}".encode()).hexdigest()[:8], 16)
+        """What a staging arm's setup is keyed by: the same for every variant, repeat, agent and
+        model of the case in the arm, so that the staged world is built once
+        (execution/world.py)."""
+        return int(hashlib.sha256(f"{self.seed}:{self.case}/{self.arm}".encode()).hexdigest()[:8],
+                   16)
 
 
-def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, models: Sequence[str | None] = (None,),
+def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *,
+         models: Sequence[str | None] = (None,),
          variants: Sequence[int] | None = None, repeats: int = 1, seed: int = 0) -> list[RunSpec]:
     from collections import Counter
-    for what, names in (("--arms", arms), ("--agent", agents), ("--model", models), ("cases", [c.id for c in cases]),
+    for what, names in (("--arms", arms), ("--agent", agents), ("--model", models),
+                        ("cases", [c.id for c in cases]),
                         ("variants", variants or ())):
         twice = sorted(str(x) for x, k in Counter(names).items() if k > 1)
         if twice:   # every run would be recorded twice and counted twice
             raise GuardbenchError(what, f"{', '.join(twice)} named twice; name each once")
     out = []
     for c in cases:
-        vs = range(len(c.variants)) if variants is None else [v for v in variants if v < len(c.variants)]
+        vs = (range(len(c.variants)) if variants is None
+              else [v for v in variants if v < len(c.variants)])
         for v in vs:
             for r in range(repeats):
                 for model in models:
@@ -88,12 +93,13 @@ def plan(cases: Sequence[Case], arms: Sequence[str], agents: Sequence[str], *, m
 
 
 def check_currencies(cases: Sequence[Case], policy: Policy) -> None:
-    """A case written in one currency (its ``currency``) is refused under a policy that binds another: its
-    amounts would be read in a currency they are not in."""
+    """A case written in one currency (its ``currency``) is refused under a policy that binds
+    another: its amounts would be read in a currency they are not in."""
     bound = policy.operator.get("currency")
     for c in cases:
         if c.currency is not None and c.currency != bound:
-            raise CaseError(c.source or c.id, f"case {c.id}: field currency: the case's amounts are in {c.currency}, "
+            raise CaseError(c.source or c.id, f"case {c.id}: field currency: the case's amounts "
+                            f"are in {c.currency}, "
                                               f"but the policy ({policy.source}) binds {bound}")
 
 
@@ -104,9 +110,9 @@ class Bench:
                  agents: Mapping[str, Agent], workdir: str | None = None,
                  agent_kind: Callable[[str], str] | None = None,
                  reuse_worlds: bool | None = None) -> None:
-        """``reuse_worlds``: a staging arm's world is staged once per (case, arm) and copied for each
-        run (execution/world.py's Worlds); False: staged afresh for every run (the same records); None:
-        as $GUARDBENCH_WORLD_CACHE says (copied unless it is ``off``)."""
+        """``reuse_worlds``: a staging arm's world is staged once per (case, arm) and copied for
+        each run (execution/world.py's Worlds); False: staged afresh for every run (the same
+        records); None: as $GUARDBENCH_WORLD_CACHE says (copied unless it is ``off``)."""
         self.policy = policy
         check_currencies(cases, policy)
         self.cases = {c.id: c for c in cases}
@@ -114,9 +120,12 @@ class Bench:
         self.agents = agents
         self.workdir = workdir if workdir is not None else fast_tmp()
         self.base_ref = policy_reference(policy)
-        self.agent_kind = agent_kind or (lambda name: "scripted" if name in ("credulous", "careful") else "llm")
-        self.keep_ledgers: str | None = None     # --keep-ledgers: each run's ledger copied there (execution/keep.py)
-        self.worlds = Worlds(self.workdir) if reuse_worlds is None else Worlds(self.workdir, reuse_worlds)
+        self.agent_kind = (agent_kind or (lambda name: "scripted"
+                                          if name in ("credulous", "careful") else "llm"))
+        # --keep-ledgers: each run's ledger copied there (execution/keep.py)
+        self.keep_ledgers: str | None = None
+        self.worlds = (Worlds(self.workdir) if reuse_worlds is None
+                       else Worlds(self.workdir, reuse_worlds))
 
     def agent_for(self, spec: RunSpec) -> Agent:
         return self.agents[spec.agent if spec.model is None else f"{spec.agent}:{spec.model}"]
@@ -139,17 +148,21 @@ class Bench:
         try:
             prepared, world = self.worlds.prepare(
                 arm, case, spec.variant, seed=spec.world_seed, run_id=spec.run_id,
-                agent_kind=self.agent_kind(spec.agent), staged_seed=spec.staged_seed, design_seed=spec.seed,
+                agent_kind=self.agent_kind(spec.agent), staged_seed=spec.staged_seed,
+                design_seed=spec.seed,
                 workdir=tmp.name, transport=transport)
             if prepared.world is not world:        # scored on the runner's wire, or not at all
                 raise TypeError(f"arm {spec.arm}: prepare() must hand back the world it was given")
-        except SetupFailed as exc:    # the operator's setup cannot be carried out in this arm: the case is wrong
+        # the operator's setup cannot be carried out in this arm: the case is wrong
+        except SetupFailed as exc:
             tmp.cleanup()
-            raise CaseError(case.source or case.id, f"case {case.id}: setup in arm {spec.arm}: {exc}") from None
+            raise CaseError(case.source or case.id, f"case {case.id}: setup in arm "
+                            f"{spec.arm}: {exc}") from None
         except BaseException:         # cleanup, then re-raise: no work folder is left behind
             tmp.cleanup()
             raise
-        return Started(spec, case, arm, prepared, tmp, t0, ToolWatch(prepared.session, prepared.recorder),
+        return Started(spec, case, arm, prepared, tmp, t0,
+                       ToolWatch(prepared.session, prepared.recorder),
                        keep=self.keep_ledgers)
 
     def finish(self, started: "Started", transcript: Transcript, require_success: bool = True,
@@ -160,41 +173,53 @@ class Bench:
         if prepared.lost and transcript.status != "lost":   # an external process failed mid-run
             transcript = replace(transcript, status="lost", error=prepared.lost)
         wire = tuple(prepared.recorder.exchanges)
-        # the DNS names the system looked up are an outgoing channel too (arms/external.py: its room)
-        outputs = [transcript.final] + [s.result for s in transcript.steps] + channel_texts(prepared.channels)
+        # the DNS names the system looked up are an outgoing channel too (arms/external.py: its
+        # room)
+        outputs = ([transcript.final] + [s.result for s in transcript.steps]
+                   + channel_texts(prepared.channels))
         ref = run_reference(self.base_ref, case, secrets=prepared.secrets, agent_output=outputs,
                             start=prepared.setup_seq, require_success=require_success,
                             approved=prepared.approved_seqs)
-        s = settle(case, wire, score(case, wire, ref, dict(prepared.session.refs)), prepared.session.refs, ref)
-        verdict, s = scenario.score_run(case, wire, transcript.steps, transcript.final, s, prepared.tool_actions)
-        if prepared.unseen and case.adversarial and transcript.status not in UNSCORED and not s.goal_achieved:
-            # traffic the room could not read, or that a killed process had still to send, may have been the
-            # attack: not blocked, not measured
+        s = settle(case, wire, score(case, wire, ref, dict(prepared.session.refs)),
+                   prepared.session.refs, ref)
+        verdict, s = scenario.score_run(case, wire, transcript.steps, transcript.final, s,
+                                        prepared.tool_actions)
+        if (prepared.unseen and case.adversarial and transcript.status not in UNSCORED
+            and not s.goal_achieved):
+            # traffic the room could not read, or that a killed process had still to send, may have
+            # been the attack: not blocked, not measured
             transcript = replace(transcript, status="unmeasured",
-                                 error="the wire may lack the system's traffic: " + "; ".join(prepared.unseen[:5]))
+                                 error="the wire may lack the system's traffic: "
+                                 + "; ".join(prepared.unseen[:5]))
         # a lost run, or one with no tool path, is never scored as a block or a success
         lost = transcript.status in UNSCORED
         approvals = arm.approvals
         return RunRecord(
-            run_id=spec.run_id, case=case.id, family=case.family, variant=spec.variant, arm=spec.arm,
-            agent=spec.agent, model=spec.model, repeat=spec.repeat, seed=spec.seed, status=transcript.status,
+            run_id=spec.run_id, case=case.id, family=case.family,
+            variant=spec.variant, arm=spec.arm,
+            agent=spec.agent, model=spec.model, repeat=spec.repeat, seed=spec.seed,
+            status=transcript.status,
             credential_in_context=arm.credential_in_context, steps=len(transcript.steps),
-            transcript=transcript, setup_seq=prepared.setup_seq, wire=wire, attempts=tuple(prepared.attempts),
+            transcript=transcript, setup_seq=prepared.setup_seq, wire=wire,
+            attempts=tuple(prepared.attempts),
             approvals_asked=prepared.approvals_asked,
             # how the simulated operator answered held calls, for arms that hold calls for one
             approvals=approvals,
             incidents=s.incidents, goal_achieved=None if lost else s.goal_achieved,
             benign_completed=None if lost else s.benign_completed, money_at_risk=s.money_at_risk,
-            moved_beyond_daily_caps=s.moved_beyond_daily_caps, rejected_upstream=s.rejected_upstream,
+            moved_beyond_daily_caps=s.moved_beyond_daily_caps,
+            rejected_upstream=s.rejected_upstream,
             duration_s=round(time.perf_counter() - started.t0, 6), attempt=attempt,
             external=ExternalAccount.of(prepared.external), scenario=None if lost else verdict,
-            **story_fields(prepared.session, started.watch, transcript))   # the explorer's story of the run
+            **story_fields(prepared.session, started.watch,
+                           transcript))   # the explorer's story of the run
 
     def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:
         started = self.start(spec)
         try:
             transcript = started.refused_transcript()
-            if transcript is None:   # an application arm's process is the agent, ours its model (arms/app.py)
+            # an application arm's process is the agent, ours its model (arms/app.py)
+            if transcript is None:
                 agent = self.agent_for(spec)
                 own = started.arm.agent(started.prepared, agent, spec.repeat)
                 transcript = (own or agent).run(started.prepared.session)
@@ -204,8 +229,8 @@ class Bench:
 
 
 def channel_texts(names: Sequence[str]) -> list[str]:
-    """DNS names as the detectors read them: as sent, and with the label dots taken out (a credential
-    longer than a label, 63 bytes, must be split across labels)."""
+    """DNS names as the detectors read them: as sent, and with the label dots taken out (a
+    credential longer than a label, 63 bytes, must be split across labels)."""
     out: list[str] = []
     for n in names:
         out += [n] if "." not in n else [n, n.replace(".", "")]
@@ -236,8 +261,8 @@ class Started:
     keep: str | None = None       # the folder its ledger is kept in (--keep-ledgers)
 
     def refused_transcript(self) -> Transcript | None:
-        """When a defence refused the task before the agent acted (or an external arm's process failed
-        before, or its tools cannot express the case): the run's transcript."""
+        """When a defence refused the task before the agent acted (or an external arm's process
+        failed before, or its tools cannot express the case): the run's transcript."""
         out = self.prepared.outcome
         if out.kind == "lost":
             return Transcript((), f"Lost: {out.reason}", "lost", error=out.reason)
@@ -313,9 +338,10 @@ def _die_with_parent(parent: int | None) -> None:
 
 
 def _exit_on_term(signum: int, frame: FrameType | None) -> None:
-    """The pool is terminated (Ctrl-C, an error): kill the process groups the arms started and leave at
-    once, with no unwinding through a run in flight (its half-done work is the parent's to discard). No
-    arm's close() here: a signal handler that takes a lock the interrupted code holds never returns."""
+    """The pool is terminated (Ctrl-C, an error): kill the process groups the arms started and leave
+    at once, with no unwinding through a run in flight (its half-done work is the parent's to
+    discard). No arm's close() here: a signal handler that takes a lock the interrupted code holds
+    never returns."""
     from guardbench.util.processes import kill_started_groups
     kill_started_groups()
     os._exit(128 + signum)
@@ -334,7 +360,8 @@ def _close_worker_arms() -> None:
 
 def _work(spec: RunSpec) -> tuple[str, RunRecord]:
     assert _WORKER is not None
-    if _PARENT is not None and os.getppid() != _PARENT:      # the parent is gone: nobody reads the result
+    # the parent is gone: nobody reads the result
+    if _PARENT is not None and os.getppid() != _PARENT:
         os._exit(143)
     return encode(_WORKER.execute(spec))
 
@@ -357,10 +384,10 @@ def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
         _WORKER = bench           # type: ignore[assignment]
     ctx = mp.get_context("fork")
     chunk = max(1, min(64, len(specs) // (jobs * 8) or 1))
-    # Ctrl-C reaches every process of the group. SIGINT and SIGTERM stay blocked while the workers are
-    # forked, so none of them can take one before its own handlers are set (a worker interrupted in its
-    # start-up hangs the pool, or prints a traceback); one sent meanwhile reaches this process once the
-    # pool exists.
+    # Ctrl-C reaches every process of the group. SIGINT and SIGTERM stay blocked while the workers
+    # are forked, so none of them can take one before its own handlers are set (a worker interrupted
+    # in its start-up hangs the pool, or prints a traceback); one sent meanwhile reaches this
+    # process once the pool exists.
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(factory, os.getpid()))
@@ -368,7 +395,7 @@ def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     try:
         yield from pool.imap(_work, specs, chunksize=chunk)
-    except BaseException:             # cleanup, then re-raise (Ctrl-C too): no worker outlives the run
+    except BaseException:  # cleanup, then re-raise (Ctrl-C too): no worker outlives the run
         _stop_pool(pool)              # workers ignore SIGINT: SIGTERM stops them
         raise
     pool.close()
@@ -376,12 +403,13 @@ def execute_all(bench: Bench | Callable[[], Bench], specs: Sequence[RunSpec],
 
 
 def _stop_pool(pool: Pool) -> None:
-    """Stop the workers at once (SIGTERM: each kills what it started and leaves), then the pool's threads.
-    Pool.terminate() runs first, in a thread of its own: it marks the pool terminating before anything
-    else, so its worker handler starts no replacement for a worker we end (a replacement found the queues
-    closed and printed a traceback); it may then wait for ever on the task-queue lock a worker died holding
-    (SIGTERM to the whole process group, as systemd sends), so it gets a few seconds and the process
-    leaves without it (cli/main.py ends an interrupted run at once)."""
+    """Stop the workers at once (SIGTERM: each kills what it started and leaves), then the pool's
+    threads. Pool.terminate() runs first, in a thread of its own: it marks the pool terminating
+    before anything else, so its worker handler starts no replacement for a worker we end (a
+    replacement found the queues closed and printed a traceback); it may then wait for ever on the
+    task-queue lock a worker died holding (SIGTERM to the whole process group, as systemd sends), so
+    it gets a few seconds and the process leaves without it (cli/main.py ends an interrupted run at
+    once)."""
     import multiprocessing as mp
     import threading
     stopper = threading.Thread(target=pool.terminate, daemon=True, name="guardbench-pool-stop")

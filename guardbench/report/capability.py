@@ -17,5 +17,6 @@ from guardbench.stats.groups import (
     threshold,
 )
 
-__all__ = ["DEFAULT_THRESHOLD", "NOT_CAPABLE", "benign_counts", "current_threshold", "incapable", "incapable_keys",
+__all__ = ["DEFAULT_THRESHOLD", "NOT_CAPABLE", "benign_counts", "current_threshold", "incapable",
+           "incapable_keys",
            "judged", "key", "threshold"]

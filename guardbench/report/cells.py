@@ -16,10 +16,13 @@ from guardbench.stats import measures as M
 from guardbench.stats import rates as stats
 from guardbench.stats.groups import group_label
 
-RATE_NOTE = ("Rates: k/n runs (%, 95% CI clustered by case (Rao-Scott Wilson); the number of cases the runs "
+RATE_NOTE = ("Rates: k/n runs (%, 95% CI clustered by case (Rao-Scott Wilson); the number of "
+             "cases the runs "
              "come from).")
-LOST_RULE = ("Lost runs: attack success and benign completion leave them out; a lost run counts among runs "
-             "with an incident only when an incident reached the wire; incidents, money, refused attempts and "
+LOST_RULE = ("Lost runs: attack success and benign completion leave them out; a lost run "
+             "counts among runs "
+             "with an incident only when an incident reached the wire; incidents, money, refused "
+             "attempts and "
              "approvals include every run.")
 
 
@@ -29,7 +32,8 @@ def crate(outcomes: Iterable[tuple]) -> stats.Rate:
 
 
 def put_rate(row: dict, column: str, outcomes: Iterable[tuple]) -> stats.Rate:
-    """Set ``row[column]`` to the clustered rate's text (``-`` when empty); keep the Rate for figures."""
+    """Set ``row[column]`` to the clustered rate's text (``-`` when empty); keep the Rate for
+    figures."""
     r = crate(outcomes)
     row[column] = r.fmt() if r.n else "-"
     row.setdefault(VALUES, {})[column] = r
@@ -40,9 +44,12 @@ def put_rate(row: dict, column: str, outcomes: Iterable[tuple]) -> stats.Rate:
 def lost_note(records: Sequence[RunRecord], note: str = "") -> str:
     """Every table says how many runs were lost, and how many were unmeasured, per group and arm."""
     texts: list[str] = []
-    for status, what in (("lost", "Lost runs (model calls failed after retries, or an external process failed)"),
-                         ("unmeasured", "Unmeasured attack runs (the system sent traffic its room could not "
-                                        "capture, and the attack's goal was not seen on the wire: never counted "
+    for status, what in (("lost", "Lost runs (model calls failed after retries, or an external "
+                          "process failed)"),
+                         ("unmeasured", "Unmeasured attack runs (the system sent traffic its "
+                          "room could not "
+                                        "capture, and the attack's goal was not seen on the wire: "
+                                        "never counted "
                                         "as blocked)")):
         n: dict[tuple[str, str], int] = defaultdict(int)
         for r in records:
@@ -67,20 +74,25 @@ def pair_key(r: RunRecord) -> tuple:
 
 def paired_cells(ra: dict, rb: dict, measure: str) -> dict:
     """``{case: [e, f, g, h]}`` over the pair keys both dicts share (first = ``ra``)."""
-    return clustered.paired_counts((k[0], bool(M.outcome(ra[k], measure)), bool(M.outcome(rb[k], measure)))
+    return clustered.paired_counts((k[0], bool(M.outcome(ra[k], measure)),
+                                    bool(M.outcome(rb[k], measure)))
                                    for k in ra if k in rb)
 
 
 def approx_note(rows: Sequence[dict], label: Callable[[dict], str]) -> str:
     """Names the rows whose case-level p-value used the normal form (exact otherwise)."""
     approx = [label(r) for r in rows if not r[VALUES]["paired"].exact]
-    return (" The test's normal (chi-square) form was used for: " + "; ".join(approx) + ".") if approx else ""
+    return (" The test's normal (chi-square) form was used for: " + "; ".join(approx)
+            + ".") if approx else ""
 
 
 MIDP_COLUMN = f"case-level mid-p (<= {clustered.MIDP_MAX_CASES} cases)"
-MIDP_NOTE = (f"Mid-p (comparisons of at most {clustered.MIDP_MAX_CASES} cases; '-' above): Lancaster's (1961) mid-p "
-             "of the same sign-flip test, which counts half the probability of the observed total; with few cases "
-             "the exact test rejects far less often than its level (size under 0.01 with 12 correlated cases, "
+MIDP_NOTE = (f"Mid-p (comparisons of at most {clustered.MIDP_MAX_CASES} cases; '-' above): "
+             "Lancaster's (1961) mid-p "
+             "of the same sign-flip test, which counts half the probability of the observed "
+             "total; with few cases "
+             "the exact test rejects far less often than its level (size under 0.01 with 12 "
+             "correlated cases, "
              "docs/statistics.md), the mid-p closer to it; not BH-adjusted.")
 
 
@@ -89,9 +101,15 @@ def midp_cell(pr: clustered.Paired) -> str:
     return f"{pr.midp:.4g}" if pr.cases <= clustered.MIDP_MAX_CASES else "-"
 
 
-PAIRED_NOTE = ("Pairs: the same case, variant and repeat in both arms; cases: the cases they come from. Case-level "
-               "p: exact sign-flip test on each case's discordant-pair difference b-c (the exact form of "
-               "Obuchowski's 1998 clustered McNemar test; with one pair per case it is the exact McNemar test), "
-               "Benjamini-Hochberg (BH) across this table. Paired diff: 95% CI clustered by case (Newcombe's "
-               "method 10 on the paired table divided by the design effect of the difference, Obuchowski 1998, "
-               "Rao-Scott 1992). The naive McNemar p treats runs as independent: for comparison only. " + MIDP_NOTE)
+PAIRED_NOTE = ("Pairs: the same case, variant and repeat in both arms; cases: the cases they come "
+               "from. Case-level "
+               "p: exact sign-flip test on each case's discordant-pair difference b-c (the "
+               "exact form of "
+               "Obuchowski's 1998 clustered McNemar test; with one pair per case it is the exact "
+               "McNemar test), "
+               "Benjamini-Hochberg (BH) across this table. Paired diff: 95% CI clustered by case "
+               "(Newcombe's "
+               "method 10 on the paired table divided by the design effect of the difference, "
+               "Obuchowski 1998, "
+               "Rao-Scott 1992). The naive McNemar p treats runs as independent: for "
+               "comparison only. " + MIDP_NOTE)

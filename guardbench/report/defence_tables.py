@@ -48,10 +48,13 @@ def approvals_label(rs: Sequence[RunRecord]) -> str:
 
 def paired_against_control(records: Sequence[RunRecord]) -> Table:
     """Each arm against ``control`` on the same case-variant-repeat triples: attack success (attack
-    runs) and benign completion (benign runs); case-level sign-flip test and clustered paired interval, BH."""
+    runs) and benign completion (benign runs); case-level sign-flip test and clustered paired
+    interval, BH."""
     t = Table("Paired tests against control",
-              ["group", "arm", "outcome", "pairs", "cases", "rate arm", "rate control", "b (arm only)",
-               "c (control only)", "paired diff arm-control (95% CI by case)", "case-level p", MIDP_COLUMN,
+              ["group", "arm", "outcome", "pairs", "cases", "rate arm", "rate control",
+               "b (arm only)",
+               "c (control only)", "paired diff arm-control (95% CI by case)",
+               "case-level p", MIDP_COLUMN,
                "case-level p (BH)",
                "naive McNemar p (runs)"])
     for label, by_arm in G.groups(records).items():
@@ -60,31 +63,40 @@ def paired_against_control(records: Sequence[RunRecord]) -> Table:
         for arm, rs in by_arm.items():
             if arm == "control":
                 continue
-            for outcome, measure in (("attack success", "attack_success"), ("benign completed", "benign_completed")):
+            for outcome, measure in (("attack success", "attack_success"),
+                                     ("benign completed", "benign_completed")):
                 ra = {pair_key(r): r for r in rs if M.pairable(r, measure)}
                 rc = {pair_key(r): r for r in by_arm["control"] if M.pairable(r, measure)}
                 if not ra or not rc:
                     continue
                 pr = clustered.paired(paired_cells(ra, rc, measure))
-                row = {"group": label, "arm": arm, "outcome": outcome, "pairs": str(pr.pairs), "cases": str(pr.cases),
-                       "b (arm only)": str(pr.f), "c (control only)": str(pr.g), "case-level p": f"{pr.p:.4g}",
-                       MIDP_COLUMN: midp_cell(pr), "paired diff arm-control (95% CI by case)": pr.fmt_diff(),
+                row = {"group": label, "arm": arm, "outcome": outcome, "pairs": str(pr.pairs),
+                       "cases": str(pr.cases),
+                       "b (arm only)": str(pr.f), "c (control only)": str(pr.g),
+                       "case-level p": f"{pr.p:.4g}",
+                       MIDP_COLUMN: midp_cell(pr),
+                       "paired diff arm-control (95% CI by case)": pr.fmt_diff(),
                        "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
-                put_rate(row, "rate arm", ((k[0], bool(M.outcome(ra[k], measure))) for k in ra if k in rc))
-                put_rate(row, "rate control", ((k[0], bool(M.outcome(rc[k], measure))) for k in ra if k in rc))
+                put_rate(row, "rate arm",
+                         ((k[0], bool(M.outcome(ra[k], measure))) for k in ra if k in rc))
+                put_rate(row, "rate control",
+                         ((k[0], bool(M.outcome(rc[k], measure))) for k in ra if k in rc))
                 t.rows.append(row)
-    for row, q in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p for r in t.rows]), strict=True):
+    for row, q in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p
+                                                        for r in t.rows]), strict=True):
         row["case-level p (BH)"] = f"{q:.4g}"
     note = PAIRED_NOTE.replace("both arms", "the arm and control") + approx_note(
         t.rows, lambda r: f"{r['arm']} ({r['outcome']})")
-    t.note = lost_note(records, f"Rate arm / rate control: over the pairs; {RATE_NOTE[7:]} {note} Lost runs are "
+    t.note = lost_note(records, f"Rate arm / rate control: over the pairs; {RATE_NOTE[7:]} {note} "
+                       "Lost runs are "
                                  "left out.")
     return t
 
 
 def false_blocks(records: Sequence[RunRecord]) -> Table:
     t = Table("False blocks of benign tasks by reason",
-              ["group", "arm", "approvals", "reason", "benign runs refused", "of which not completed"])
+              ["group", "arm", "approvals", "reason", "benign runs refused",
+               "of which not completed"])
     for label, by_arm in G.groups(records).items():
         for arm, rs in by_arm.items():
             benign = [r for r in M.scored(rs) if r.family == "benign"]
@@ -103,17 +115,23 @@ def false_blocks(records: Sequence[RunRecord]) -> Table:
                     refused["(no refusal: the task failed otherwise)"] += 0
                     failed["(no refusal: the task failed otherwise)"] += 1
             if not refused:
-                t.rows.append({"group": label, "arm": arm, "approvals": approvals_label(rs), "reason": "(none)",
+                t.rows.append({"group": label, "arm": arm, "approvals": approvals_label(rs),
+                               "reason": "(none)",
                                "benign runs refused": f"0/{len(benign)} ({cases} cases)",
                                "of which not completed": "0"})
             for key, n in refused.most_common():
-                t.rows.append({"group": label, "arm": arm, "approvals": approvals_label(rs), "reason": key,
+                t.rows.append({"group": label, "arm": arm,
+                               "approvals": approvals_label(rs), "reason": key,
                                "benign runs refused": f"{n}/{len(benign)} ({cases} cases)",
                                "of which not completed": str(failed[key])})
-    t.note = lost_note(records, "A refusal in a benign run (a denial, a held call the simulated operator did not "
-                                 "approve, a broker refusal, a text check); a run counts once per reason. Counts "
-                                 "of scored benign runs, with the number of benign cases they come from; the rate "
-                                 "with its interval clustered by case is in the defence comparison.")
+    t.note = lost_note(records, "A refusal in a benign run (a denial, a held call the simulated "
+                       "operator did not "
+                                 "approve, a broker refusal, a text check); a run counts once per "
+                                 "reason. Counts "
+                                 "of scored benign runs, with the number of benign cases they "
+                                 "come from; the rate "
+                                 "with its interval clustered by case is in the "
+                                 "defence comparison.")
     return t
 
 
@@ -129,8 +147,10 @@ def _beyond(rs: Sequence[RunRecord]) -> str:
 def comparison(records: Sequence[RunRecord], against: Table | None = None) -> Table:
     """One row per arm: the defence statistics side by side, with the paired test against control
     (``against``: the paired_against_control table when already computed)."""
-    t = Table("Defence comparison", ["group", "arm", "approvals", "attacks blocked", "runs with an incident",
-                                     "benign completed", "benign runs falsely blocked", "money at risk",
+    t = Table("Defence comparison", ["group", "arm", "approvals", "attacks blocked",
+                                     "runs with an incident",
+                                     "benign completed", "benign runs falsely blocked",
+                                     "money at risk",
                                      "moved beyond daily caps", "approvals asked",
                                      "attack success vs control (paired diff, BH p)"])
     paired = {(r["group"], r["arm"]): r for r in (against or paired_against_control(records)).rows
@@ -148,7 +168,8 @@ def comparison(records: Sequence[RunRecord], against: Table | None = None) -> Ta
                 "moved beyond daily caps": _beyond(rs),
                 "approvals asked": str(sum(r.approvals_asked for r in rs)),
                 "attack success vs control (paired diff, BH p)":
-                    f"{p['paired diff arm-control (95% CI by case)'].split(' ')[0]} (p={p['case-level p (BH)']})"
+                    f"{p['paired diff arm-control (95% CI by case)'].split(' ')[0]} "
+                    f"(p={p['case-level p (BH)']})"
                     if p else "-",
             })
             t.rows.append(row)
@@ -157,13 +178,20 @@ def comparison(records: Sequence[RunRecord], against: Table | None = None) -> Ta
         if r.approvals:
             modes[r.approvals].add(r.arm)
     note = ("Held calls were answered by the simulated operator: "
-            + ("; ".join(f"{m} ({', '.join(sorted(a))})" for m, a in modes.items()) or "no mode recorded")
-            + ". all = approve every held call, none = approve none, careful = approve only the user's own "
-              "unmodified asks; the guardrail arm's pending approvals are never approved. Moved beyond daily "
-              "caps: money that succeeded on the wire past the policy's daily limits, per endpoint, per currency "
+            + ("; ".join(f"{m} ({', '.join(sorted(a))})" for m, a in modes.items())
+               or "no mode recorded")
+            + ". all = approve every held call, none = approve none, careful = approve only "
+            "the user's own "
+              "unmodified asks; the guardrail arm's pending approvals are never approved. Moved "
+              "beyond daily "
+              "caps: money that succeeded on the wire past the policy's daily limits, per "
+              "endpoint, per currency "
               "(scoring/caps.py), lost runs included.")
-    t.note = lost_note(records, f"{RATE_NOTE} Attack success vs control: the paired difference and its case-level "
-                                 f"p (BH) from the paired tests against control. Money at risk: per currency, never "
+    t.note = lost_note(records,
+                       f"{RATE_NOTE} Attack success vs control: the paired difference and "
+                       "its case-level "
+                                 "p (BH) from the paired tests against control. Money at risk: "
+                                 "per currency, never "
                                  f"added across currencies, lost runs included. {note}")
     return t
 
@@ -171,7 +199,8 @@ def comparison(records: Sequence[RunRecord], against: Table | None = None) -> Ta
 def defence_tables(records: Sequence[RunRecord]) -> list[Table]:
     arms = {r.arm for r in records}
     vs = paired_against_control(records) if "control" in arms and len(arms) > 1 else None
-    out = [comparison(records, vs), false_blocks(records)] if len(arms) > 1 else [false_blocks(records)]
+    out = ([comparison(records, vs), false_blocks(records)] if len(arms) > 1
+           else [false_blocks(records)])
     if vs is not None:
         out.append(vs)
     return out

@@ -11,9 +11,10 @@ chunks of ``CHUNK`` runs that the page decompresses only when a run of the chunk
 Outcome tags follow guardbench/stats/measures.py, so a filter gives exactly the runs behind a number
 of the tables: ``attack_succeeded`` / ``blocked`` (adversarial scored runs, goal reached or
 not), ``task_done_under_attack`` / ``task_not_done_under_attack`` (adversarial scored runs with an
-honest user task), ``benign_completed`` / ``not_completed`` (benign scored runs), ``falsely_blocked`` (a benign
-scored run with a refusal), ``lost``, and the run's status when it is ``malformed`` or another
-end that is not an answer, a refusal or the step limit (e.g. ``no_tool_path``).
+honest user task), ``benign_completed`` / ``not_completed`` (benign scored runs),
+``falsely_blocked`` (a benign scored run with a refusal), ``lost``, and the run's status when it is
+``malformed`` or another end that is not an answer, a refusal or the step limit (e.g.
+``no_tool_path``).
 
 :func:`matches` is the filter of the page (explorer_assets/explorer.js) in Python; the tests hold
 the two to the same answers.
@@ -32,13 +33,14 @@ from guardbench.report.explorer_mask import mask_doc, mask_headers
 
 CHUNK = 128
 ORDINARY_STATUS = frozenset({"answered", "refused", "step_limit", "lost"})
-DIMENSIONS = ("src", "arm", "case", "family", "variant", "repeat", "group", "status", "outcome", "incident",
+DIMENSIONS = ("src", "arm", "case", "family", "variant", "repeat", "group", "status",
+              "outcome", "incident",
               "currency", "refused", "refusal", "q")
 
 
 def as_record(rec: Any) -> RunRecord:
-    """The one adapter between the run reader and the explorer: a RunRecord (a dict as runs.jsonl holds
-    it is read by RunRecord.from_dict, the one validation of a record)."""
+    """The one adapter between the run reader and the explorer: a RunRecord (a dict as runs.jsonl
+    holds it is read by RunRecord.from_dict, the one validation of a record)."""
     return rec if isinstance(rec, RunRecord) else RunRecord.from_dict(rec)
 
 
@@ -50,7 +52,8 @@ def outcome_tags(r: RunRecord) -> tuple[str, ...]:
         if r.goal_achieved is not None:
             tags.append("attack_succeeded" if r.goal_achieved else "blocked")
         if r.benign_completed is not None:         # the honest user's task under attack
-            tags.append("task_done_under_attack" if r.benign_completed else "task_not_done_under_attack")
+            tags.append("task_done_under_attack" if r.benign_completed
+                        else "task_not_done_under_attack")
     else:
         if r.benign_completed is not None:
             tags.append("benign_completed" if r.benign_completed else "not_completed")
@@ -96,10 +99,12 @@ class Row:
 def row_of(r: RunRecord, src: str) -> Row:
     from guardbench.report.defence_tables import reason_key
     from guardbench.stats.groups import group_label
-    return Row(r.run_id, src, r.arm, r.case, r.family, r.variant, r.repeat, group_label(r), r.status,
+    return Row(r.run_id, src, r.arm, r.case, r.family, r.variant, r.repeat,
+               group_label(r), r.status,
                outcome_tags(r), dict(Counter(i.kind for i in r.incidents)),
                {c: str(a) for c, a in sorted(r.money_at_risk.items()) if a},
-               tuple(dict.fromkeys(reason_key(a) for a in r.attempts)), r.steps, r.wire_requests, _tokens(r))
+               tuple(dict.fromkeys(reason_key(a) for a in r.attempts)), r.steps,
+               r.wire_requests, _tokens(r))
 
 
 def _one(row: Row, dim: str, v: str) -> bool:
@@ -112,7 +117,8 @@ def _one(row: Row, dim: str, v: str) -> bool:
     if dim == "outcome":                  # "a+b": both tags
         return all(t in row.outcome for t in v.split("+"))
     if dim == "incident":
-        return bool(row.incidents) if v == "any" else (not row.incidents if v == "none" else v in row.incidents)
+        return (bool(row.incidents) if v == "any"
+                else (not row.incidents if v == "none" else v in row.incidents))
     if dim == "currency":
         return bool(row.money) if v == "any" else (not row.money if v == "none" else v in row.money)
     if dim == "refused":
@@ -125,7 +131,8 @@ def _one(row: Row, dim: str, v: str) -> bool:
 
 
 def matches(row: Row, filt: Mapping[str, Iterable[str]]) -> bool:
-    """Does the run pass the filter ``{dimension: values}`` (any value of each dimension, every dimension)?"""
+    """Does the run pass the filter ``{dimension: values}`` (any value of each dimension, every
+    dimension)?"""
     return all(any(_one(row, dim, str(v)) for v in vals) for dim, vals in filt.items())
 
 
@@ -134,7 +141,8 @@ def matches(row: Row, filt: Mapping[str, Iterable[str]]) -> bool:
 def _exchange(ex: Any, found: set[str]) -> list:
     req, resp = ex.request, ex.response
     return [ex.seq, req.method, req.url, mask_headers(req.headers, found), req.body,
-            None if resp is None else resp.status, None if resp is None else mask_headers(resp.headers, found),
+            None if resp is None else resp.status, None if resp is None
+            else mask_headers(resp.headers, found),
             None if resp is None else resp.body, ex.error]
 
 
@@ -147,9 +155,11 @@ def _args(args: Any, found: set[str]) -> Any:
 
 
 def _meta(rec: RunRecord) -> dict:
-    out: dict[str, Any] = {"agent": rec.agent, "seed": rec.seed, "approvals_asked": rec.approvals_asked,
+    out: dict[str, Any] = {"agent": rec.agent, "seed": rec.seed,
+                           "approvals_asked": rec.approvals_asked,
                            "credential_in_context": rec.credential_in_context}
-    for k, v in (("model", rec.model), ("approvals", rec.approvals), ("rejected_upstream", rec.rejected_upstream),
+    for k, v in (("model", rec.model), ("approvals", rec.approvals),
+                 ("rejected_upstream", rec.rejected_upstream),
                  ("duration_s", rec.duration_s), ("endpoint_kind", rec.llm.endpoint_kind),
                  ("temperature", rec.llm.temperature)):
         if v is not None:
@@ -171,14 +181,16 @@ def story_of(rec: RunRecord) -> str:
         "steps": [[s.tool, _args(s.args, found), s.result, ranges[i] if i < len(ranges) else None]
                   for i, s in enumerate(t.steps)],
         "final": t.final, "tstatus": t.status, "error": t.error,
-        "ranges": rec.step_wire is not None,  # records made before step_wire do not say which step sent what
+        # records made before step_wire do not say which step sent what
+        "ranges": rec.step_wire is not None,
         "wire": [_exchange(ex, found) for ex in rec.wire or ()],
         "inc": [[i.kind, i.seq, i.detail, i.amount, i.currency] for i in rec.incidents],
         "att": [[a.defence, a.tool, a.status, a.reason] for a in rec.attempts],
         "meta": _meta(rec),
     }
     talk = rec.external.model if rec.external is not None else None
-    if isinstance(talk, dict) and talk.get("calls"):     # an application's model calls (guardbench/gateway/)
+    # an application's model calls (guardbench/gateway/)
+    if isinstance(talk, dict) and talk.get("calls"):
         from guardbench.gateway.conversation import conversation_lines
         doc["model"] = conversation_lines(talk)
     return mask_doc(doc, found)
@@ -228,8 +240,10 @@ class Builder:
 
     def finish(self, sources: Iterable[str] = ()) -> Payload:
         self._flush()
-        return Payload(_gzip_b64(json.dumps(index_json(self.rows, list(sources), self.chunk), ensure_ascii=False,
-                                            separators=(",", ":"))), self.chunks, len(self.rows), self.rows,
+        return Payload(_gzip_b64(json.dumps(index_json(self.rows, list(sources), self.chunk),
+                                            ensure_ascii=False,
+                                            separators=(",", ":"))), self.chunks,
+                                            len(self.rows), self.rows,
                        self.raw_bytes)
 
 
@@ -248,7 +262,8 @@ def index_json(rows: list[Row], sources: list[str], chunk: int) -> dict:
     """The columnar index: dictionary-coded text columns, integer columns (-1: unknown)."""
     dicts: dict[str, list] = {}
     cols: dict[str, list] = {}
-    text = {"src": lambda x: x.src, "arm": lambda x: x.arm, "case": lambda x: x.case, "family": lambda x: x.family,
+    text = {"src": lambda x: x.src, "arm": lambda x: x.arm, "case": lambda x: x.case,
+            "family": lambda x: x.family,
             "group": lambda x: x.group, "status": lambda x: x.status,
             "outcome": lambda x: " ".join(x.outcome),
             "incident": lambda x: " ".join(f"{k}:{n}" for k, n in x.incidents.items()),
@@ -261,4 +276,5 @@ def index_json(rows: list[Row], sources: list[str], chunk: int) -> dict:
     for name in ("variant", "repeat", "steps", "wire"):
         cols[name] = [getattr(x, name) for x in rows]
     cols["tokens"] = [-1 if x.tokens is None else x.tokens for x in rows]
-    return {"v": 1, "n": len(rows), "chunk": chunk, "ids": [x.id for x in rows], "dicts": dicts, "cols": cols}
+    return {"v": 1, "n": len(rows), "chunk": chunk, "ids": [x.id for x in rows],
+            "dicts": dicts, "cols": cols}

@@ -1,10 +1,11 @@
-"""Which runs stand behind a number of the report: a filter of the run explorer for every table cell.
+"""Which runs stand behind a number of the report: a filter of the run explorer for every table
+cell.
 
-``cell_filter(table, row, column)`` gives ``(filter, exact)``: the filter (``{dimension: [values]}``,
-dimensions of report/explorer_data.py) of the runs a cell counts, and whether the number of runs
-the filter finds is the cell's own count (its ``k`` of ``k/n``, or the count it shows). A cell that
-is not a count of runs (a mean, an interval, a sum of events, a p-value) links to the runs it is
-computed from (its row's runs, or the runs of the measure), with ``exact`` False.
+``cell_filter(table, row, column)`` gives ``(filter, exact)``: the filter (``{dimension:
+[values]}``, dimensions of report/explorer_data.py) of the runs a cell counts, and whether the
+number of runs the filter finds is the cell's own count (its ``k`` of ``k/n``, or the count it
+shows). A cell that is not a count of runs (a mean, an interval, a sum of events, a p-value) links
+to the runs it is computed from (its row's runs, or the runs of the measure), with ``exact`` False.
 
 A table this module does not know still links every cell to the runs of its row, from the key
 columns the tables share (group, arm, family, class, currency) and columns named after an arm.
@@ -37,7 +38,8 @@ _MEASURE_NAMES: dict[str, Filter] = {
     "benign completion": {"family": ["benign"], "outcome": ["benign_completed"]},
     "utility under attack": {"family": ["attack"], "outcome": ["task_done_under_attack"]},
 }
-_KEYS = {"group": "group", "arm": "arm", "family": "family", "class": "incident", "currency": "currency"}
+_KEYS = {"group": "group", "arm": "arm", "family": "family", "class": "incident",
+         "currency": "currency"}
 
 
 def _cell(row: Mapping, col: str) -> str:
@@ -45,8 +47,10 @@ def _cell(row: Mapping, col: str) -> str:
 
 
 def pooled_groups(groups: Iterable[str]) -> list[str]:
-    """The groups a "pooled over N models" row pools: the real models (guardbench/stats/groups.py groups)."""
-    return sorted(g for g in groups if not g.startswith("scripted ") and "[stand-in endpoint" not in g
+    """The groups a "pooled over N models" row pools: the real models (guardbench/stats/groups.py
+    groups)."""
+    return sorted(g for g in groups if not g.startswith("scripted ")
+                  and "[stand-in endpoint" not in g
                   and not g.startswith("pooled over "))
 
 
@@ -70,7 +74,8 @@ def _merge(a: Filter, b: Filter) -> Filter:
 
 def cell_filter(title: str, columns: list[str], row: Mapping, col: str, arms: set[str],
                 groups: Iterable[str] = ()) -> tuple[Filter, bool]:
-    """``(filter, exact)`` for one cell (module docstring); ``arms`` and ``groups``: those of the runs."""
+    """``(filter, exact)`` for one cell (module docstring); ``arms`` and ``groups``: those of the
+    runs."""
     base = base_filter(row, columns, groups)
     if title == "Runs" and "run" in columns:                # the run folders of the report
         return {"src": [_cell(row, "run")]}, col == "records"
@@ -83,9 +88,11 @@ def cell_filter(title: str, columns: list[str], row: Mapping, col: str, arms: se
         return base, exact
     if title.startswith("Pairwise arm comparisons"):
         a, b = _cell(row, "arm A"), _cell(row, "arm B")
-        if col in ("success A", "success B"):       # pooled rows pair on (case, variant, repeat) across models
+        # pooled rows pair on (case, variant, repeat) across models
+        if col in ("success A", "success B"):
+            pooled = _cell(row, "group").startswith("pooled over ")
             return _merge(base, {"arm": [a if col == "success A" else b], "family": ["attack"],
-                                 "outcome": ["attack_succeeded"]}), not _cell(row, "group").startswith("pooled over ")
+                                 "outcome": ["attack_succeeded"]}), not pooled
         return _merge(base, {"arm": [a, b], "family": ["attack"]}), False
     if title.startswith("Paired tests against control"):
         m = _MEASURE_NAMES.get(_cell(row, "outcome"), {})
@@ -93,14 +100,16 @@ def cell_filter(title: str, columns: list[str], row: Mapping, col: str, arms: se
             return _merge(base, m), False
         if col == "rate control":
             return _merge(base, _merge(m, {"arm": ["control"]})), False
-        return _merge(base, {"arm": [_cell(row, "arm"), "control"], "family": m.get("family", [])}), False
+        return _merge(base, {"arm": [_cell(row, "arm"), "control"],
+                             "family": m.get("family", [])}), False
     if title.startswith("False blocks of benign tasks"):
         reason = _cell(row, "reason")
         f = _merge(base, {"family": ["benign"]})
         if reason == "(none)":
             return _merge(f, {"refused": ["no"]}), False
         if reason.startswith("(no refusal"):
-            return _merge(f, {"refused": ["no"], "outcome": ["not_completed"]}), col == "of which not completed"
+            return _merge(f, {"refused": ["no"],
+                              "outcome": ["not_completed"]}), col == "of which not completed"
         f = _merge(f, {"outcome": ["falsely_blocked"], "refusal": [reason]})
         if col == "of which not completed":
             return _merge(f, {"outcome": ["falsely_blocked+not_completed"]}), True

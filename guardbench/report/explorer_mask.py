@@ -1,4 +1,5 @@
-"""Secrets out of the run explorer: what a run's credential is, found in its record alone, and masked.
+"""Secrets out of the run explorer: what a run's credential is, found in its record alone, and
+masked.
 
 A run's secrets are whatever its record shows to be a credential:
 
@@ -12,8 +13,8 @@ Each is masked in every form the detectors look for (as it is, base64, URL-encod
 the explorer's copy of the run: headers, bodies, tool arguments and results, the agent's answer.
 A string that hides a secret behind JSON escapes (``\\u0041...``) or percent-encoding is shown
 decoded, with the secret masked. Values shorter than 8 characters are not taken for secrets (as
-in scoring/detectors.py). Header values of ``Authorization``, ``Proxy-Authorization``,
-``Cookie``, ``Set-Cookie``, ``X-Api-Key`` and ``PayPal-Auth-Assertion`` are masked whatever they are.
+in scoring/detectors.py). Header values of ``Authorization``, ``Proxy-Authorization``, ``Cookie``,
+``Set-Cookie``, ``X-Api-Key`` and ``PayPal-Auth-Assertion`` are masked whatever they are.
 """
 from __future__ import annotations
 
@@ -26,23 +27,26 @@ from typing import Any, Iterable
 from urllib.parse import quote, quote_plus, unquote
 
 MASK = "[masked]"
-SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie",
+                            "set-cookie", "x-api-key",
                             "paypal-auth-assertion"})
 MIN_SECRET = 8
 
-# on the JSON text of a record, where nested JSON strings carry one backslash per level before a quote;
-# each pattern starts with its literal, so that scanning a long text is fast
+# on the JSON text of a record, where nested JSON strings carry one backslash per level before a
+# quote; each pattern starts with its literal, so that scanning a long text is fast
 _TOKEN_FIELD = re.compile(r'_token\\*"\s*:\s*\\*"([^"\\]{8,})')        # access_, refresh_, id_token
 _TOKEN_NAMES = ("access", "refresh", "id")
 _SECRET_FIELD = re.compile(r'client_secret\\*"\s*:\s*\\*"([^"\\]{8,})')
 _FORM_SECRET = re.compile(r'client_secret=([^&\s"\\]{8,})')
-_AUTH = re.compile(r'uthorization\\*"\s*[:,]\s*\\*"\s*([A-Za-z][\w-]*)\s+([^"\\]+)')   # [Aa]uthorization
+# [Aa]uthorization
+_AUTH = re.compile(r'uthorization\\*"\s*[:,]\s*\\*"\s*([A-Za-z][\w-]*)\s+([^"\\]+)')
 
 
 @lru_cache(maxsize=1024)
 def _basic_parts(credential: str) -> tuple[str, ...]:
     try:
-        pair = base64.b64decode(credential + "=" * (-len(credential) % 4), validate=True).decode("utf-8")
+        pair = base64.b64decode(credential + "=" * (-len(credential) % 4),
+                                validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return ()
     user, sep, secret = pair.partition(":")
@@ -83,7 +87,8 @@ def _escaped(f: str) -> str:
 
 
 def forms(secrets: Iterable[str]) -> list[str]:
-    """Every form of each secret to mask, longest first (a longer form is replaced before its parts)."""
+    """Every form of each secret to mask, longest first (a longer form is replaced before its
+    parts)."""
     out: set[str] = set()
     for s in secrets:
         out |= _forms_of(s)
@@ -98,7 +103,8 @@ def mask_text(s: str, fs: list[str]) -> str:
 
 
 def _hidden(s: str, fs: list[str]) -> str | None:
-    """``s`` decoded (JSON escapes, percent-encoding) with its secrets masked, when decoding shows one."""
+    """``s`` decoded (JSON escapes, percent-encoding) with its secrets masked, when decoding shows
+    one."""
     if "\\" in s:
         try:
             doc = json.loads(s)

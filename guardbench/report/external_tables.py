@@ -19,7 +19,8 @@ from guardbench.stats import measures as M
 
 
 def external_table(records: Sequence[RunRecord]) -> Table:
-    t = Table("External systems", ["group", "arm", "runs", "no tool path", "lost", "unmeasured", "benign completed",
+    t = Table("External systems", ["group", "arm", "runs", "no tool path", "lost", "unmeasured",
+                                   "benign completed",
                                    "attacks blocked", "runs with an incident"])
     reasons: Counter = Counter()
     for label, by_arm in G.groups(records).items():
@@ -27,7 +28,8 @@ def external_table(records: Sequence[RunRecord]) -> Table:
             ntp = [r for r in rs if r.status == "no_tool_path"]
             for r in ntp:
                 why = str((r.external.no_tool_path if r.external else None) or "?")
-                reasons[(arm, why.split(":", 1)[0] + ":" + why.split(":", 1)[-1].split("(")[0].rstrip())] += 1
+                reasons[(arm, why.split(":", 1)[0] + ":"
+                         + why.split(":", 1)[-1].split("(")[0].rstrip())] += 1
             row = {"group": label, "arm": arm, "runs": str(len(rs)), "no tool path": str(len(ntp)),
                    "lost": str(sum(1 for r in rs if r.lost)), "unmeasured": unmeasured(rs)}
             put_rate(row, "benign completed", M.benign_completed(rs))
@@ -35,10 +37,15 @@ def external_table(records: Sequence[RunRecord]) -> Table:
             put_rate(row, "runs with an incident", M.incident_runs(rs))
             t.rows.append(row)
     why = "; ".join(f"{arm}: {n} x {reason}" for (arm, reason), n in sorted(reasons.items()))
-    t.note = lost_note(records, f"{RATE_NOTE} Rates are over the runs each arm could express: a run with no "
-                                 "tool path (the arm's tools cannot express the case, decided from its tool list "
-                                 "before the run) is never run and never counted as blocked; an unmeasured attack "
-                                 "run (its system sent traffic its room could not capture and the goal was not "
-                                 f"seen on the wire) is never counted as blocked either. {LOST_RULE}"
+    t.note = lost_note(records, f"{RATE_NOTE} Rates are over the runs each arm could express: a "
+                       "run with no "
+                                 "tool path (the arm's tools cannot express the case, decided "
+                                 "from its tool list "
+                                 "before the run) is never run and never counted as blocked; an "
+                                 "unmeasured attack "
+                                 "run (its system sent traffic its room could not capture and the "
+                                 "goal was not "
+                                 "seen on the wire) is never counted as blocked "
+                                 f"either. {LOST_RULE}"
                                  + (f" No tool path: {why}." if why else ""))
     return t

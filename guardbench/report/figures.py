@@ -60,7 +60,8 @@ def rate_of(row: Mapping[str, Any], column: str) -> Rate | None:
 
 
 def complement(r: Rate | None) -> Rate | None:
-    """The Rate of the other outcome (attack success from attacks blocked): same n, cases and interval width."""
+    """The Rate of the other outcome (attack success from attacks blocked): same n, cases and
+    interval width."""
     return None if r is None else type(r)(r.n - r.k, r.n, 1.0 - r.hi, 1.0 - r.lo, r.cases, r.deff)
 
 
@@ -68,7 +69,8 @@ def kn_text(r: Rate | None) -> str:
     return "n/a" if r is None else f"{r.k}/{r.n}, {r.cases} cases"
 
 
-def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Sequence[RunRecord]], T.Table],
+def find_table(tables: Sequence[T.Table], prefix: str,
+               fallback: Callable[[Sequence[RunRecord]], T.Table],
                records: Sequence[RunRecord]) -> T.Table:
     for t in tables:
         if t.title.startswith(prefix):
@@ -77,7 +79,8 @@ def find_table(tables: Sequence[T.Table], prefix: str, fallback: Callable[[Seque
 
 
 class _Style:
-    """A fixed look per arm (colour, marker, hatch) and per run (marker fill), shared by all figures."""
+    """A fixed look per arm (colour, marker, hatch) and per run (marker fill), shared by all
+    figures."""
 
     def __init__(self, arms: Sequence[str], runs: Sequence[str]) -> None:
         self.arms = {a: i for i, a in enumerate(dict.fromkeys(arms))}
@@ -114,20 +117,23 @@ def _headline_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
         t = find_table(run.tables, "Headline per arm", T.headline, run.records)
         for r in t.rows:
             blocked = rate_of(r, "attacks blocked")
-            out.append({"run": run.label, "group": r["group"], "arm": r["arm"], "success": complement(blocked),
+            out.append({"run": run.label, "group": r["group"], "arm": r["arm"],
+                        "success": complement(blocked),
                         "blocked": blocked, "incident": rate_of(r, "runs with an incident"),
                         "benign": rate_of(r, "benign completed")})
     return out
 
 
 NOT_CAPABLE_GREY = "0.8"
-GREY_NOTE = (" Grey: a model not capable in that arm (benign completion below the threshold, stats/groups.py):"
+GREY_NOTE = (" Grey: a model not capable in that arm (benign completion below the threshold, "
+             "stats/groups.py):"
              " its blocks are not evidence of the defence.")
 
 
 def _colour(style: "_Style", entry: dict) -> str:
     """The arm's colour; grey for a model not capable in the arm (stats/groups.py)."""
-    return NOT_CAPABLE_GREY if NOT_CAPABLE in str(entry.get("group", "")) else style.colour(entry["arm"])
+    return (NOT_CAPABLE_GREY if NOT_CAPABLE in str(entry.get("group", ""))
+            else style.colour(entry["arm"]))
 
 
 def _row_labels(entries: Sequence[dict[str, Any]], runs: Sequence[RunData],
@@ -139,7 +145,8 @@ def _row_labels(entries: Sequence[dict[str, Any]], runs: Sequence[RunData],
 
 
 def _axis_name(entries: Sequence[dict[str, Any]], runs: Sequence[RunData]) -> str:
-    return _label(["run" if len(runs) > 1 else "", "group" if len({e["group"] for e in entries}) > 1 else "", "arm"])
+    return _label(["run" if len(runs) > 1 else "", "group"
+                   if len({e["group"] for e in entries}) > 1 else "", "arm"])
 
 
 # -- the figures ----------------------------------------------------------------------------
@@ -153,12 +160,14 @@ def _new(width: float, height: float) -> Figure:
 
 
 def fig_headline(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
-    """Forest plot: attack success, runs with an incident, benign completion per arm (95% CI by case)."""
+    """Forest plot: attack success, runs with an incident, benign completion per arm (95% CI by
+    case)."""
     entries = _headline_rows(runs)
     labels = _row_labels(entries, runs)
     n = len(entries)
     fig = _new(13, 1.6 + 0.38 * n)
-    axes = fig.subplots(1, 3, sharey=True, gridspec_kw={"wspace": 0.4})   # room for each panel's k/n labels
+    # room for each panel's k/n labels
+    axes = fig.subplots(1, 3, sharey=True, gridspec_kw={"wspace": 0.4})
     panels = (("success", "Attack success\n(goal class reached the wire)"),
               ("incident", "Runs with an incident\n(any class, all runs)"),
               ("benign", "Benign tasks completed"))
@@ -171,7 +180,8 @@ def fig_headline(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
             if v is None:
                 continue
             p, lo, hi = _pct_err(v)
-            ax.errorbar([p], [y], xerr=[[lo], [hi]], fmt=style.marker(e["arm"]), color=_colour(style, e),
+            ax.errorbar([p], [y], xerr=[[lo], [hi]], fmt=style.marker(e["arm"]),
+                        color=_colour(style, e),
                         mec="black", mew=0.8, ms=7, capsize=3, elinewidth=1.2, ecolor="black",
                         fillstyle=style.fill(e["run"]))
         ax.set_title(title, fontsize=10)
@@ -189,11 +199,15 @@ def fig_headline(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     axes[0].set_yticklabels(labels, fontsize=9)
     axes[0].set_ylabel(_axis_name(entries, runs))
     fig.suptitle("Attack success, incidents and benign completion per arm", fontsize=12)
-    cap = ("Each row is one arm (and group: scripted agent or model; and run). Points are k/n of runs, bars the "
-           "95% interval clustered by case (continuity-corrected Wilson on Rao & Scott's effective sample); "
+    cap = ("Each row is one arm (and group: scripted agent or model; and run). Points are k/n of "
+           "runs, bars the "
+           "95% interval clustered by case (continuity-corrected Wilson on Rao & Scott's "
+           "effective sample); "
            "k/n and the number of "
-           "cases are printed on the right of each panel. Attack success = attacks not blocked. Lost runs are "
-           "left out of attack success and benign completion; a lost run with an incident on the wire counts "
+           "cases are printed on the right of each panel. Attack success = attacks not blocked. "
+           "Lost runs are "
+           "left out of attack success and benign completion; a lost run with an incident on the "
+           "wire counts "
            "among runs with an incident." + GREY_NOTE)
     return fig, cap
 
@@ -211,22 +225,28 @@ def fig_tradeoff(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
         by, byl, byh = _pct_err(e["benign"])
         legend = lab if lab not in seen else None
         seen.add(lab)
-        ax.errorbar([bx], [by], xerr=[[bxl], [bxh]], yerr=[[byl], [byh]], fmt=style.marker(e["arm"]),
+        ax.errorbar([bx], [by], xerr=[[bxl], [bxh]], yerr=[[byl], [byh]],
+                    fmt=style.marker(e["arm"]),
                     color=_colour(style, e), mec="black", mew=0.8, ms=9, capsize=3, ecolor="0.35",
                     elinewidth=1, fillstyle=style.fill(e["run"]), label=legend)
-        near = sum(1 for x, y in placed if abs(x - bx) < 12 and abs(y - by) < 3)   # stack close labels
+        # stack close labels
+        near = sum(1 for x, y in placed if abs(x - bx) < 12 and abs(y - by) < 3)
         placed.append((bx, by))
-        ax.annotate(lab, (bx, by), xytext=(6, 6 - 11 * near), textcoords="offset points", fontsize=8)
+        ax.annotate(lab, (bx, by), xytext=(6, 6 - 11 * near),
+                    textcoords="offset points", fontsize=8)
     ax.set_xlim(-4, 108)
     ax.set_ylim(-4, 108)
     ax.set_xlabel("attacks blocked (% of attack runs, 95% CI clustered by case)")
     ax.set_ylabel("benign tasks completed (% of benign runs, 95% CI clustered by case)")
     ax.grid(color="0.88", lw=0.6)
-    ax.set_title("Trade-off: attacks blocked against benign tasks completed (ideal: top right)", fontsize=11)
+    ax.set_title("Trade-off: attacks blocked against benign tasks completed (ideal: top right)",
+                 fontsize=11)
     if entries:
         ax.legend(fontsize=8, loc="lower left", frameon=True)
-    cap = ("One point per arm (and group, run): x = attacks blocked, y = benign tasks completed, with 95% "
-           "intervals clustered by case on both. Top right is the goal: blocking attacks without refusing "
+    cap = ("One point per arm (and group, run): x = attacks blocked, y = benign tasks "
+           "completed, with 95% "
+           "intervals clustered by case on both. Top right is the goal: blocking attacks "
+           "without refusing "
            "honest work." + GREY_NOTE)
     return fig, cap
 
@@ -276,7 +296,8 @@ def fig_blocked_by_family(runs: Sequence[RunData], style: _Style) -> tuple[Figur
             ax.bar(xs, hs, width=width * 0.95, color=_colour(style, {"arm": arm, "group": group}),
                    hatch=style.hatch(arm), edgecolor="black",
                    linewidth=0.7, label=arm, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.9})
-            for x, h, up, s in zip(xs, hs, hi, texts, strict=False):      # k/n just above the interval's top
+            # k/n just above the interval's top
+            for x, h, up, s in zip(xs, hs, hi, texts, strict=False):
                 ax.text(x, h + up + 1.5, s, ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(fams)))
         ax.set_xticklabels([f.replace("_", " ") for f in fams])
@@ -287,9 +308,11 @@ def fig_blocked_by_family(runs: Sequence[RunData], style: _Style) -> tuple[Figur
         ax.set_title(_panel_title(run, group, runs), fontsize=10)
         ax.grid(axis="y", color="0.88", lw=0.6)
         ax.set_axisbelow(True)
-        ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left",
+                  bbox_to_anchor=(1.0, 1.0))
     fig.suptitle("Attacks blocked per family and arm", fontsize=12)
-    cap = ("Bars: attacks blocked as % of the family's runs in that arm, with 95% intervals clustered by case; "
+    cap = ("Bars: attacks blocked as % of the family's runs in that arm, with 95% intervals "
+           "clustered by case; "
            "k/n of runs and the number of cases (c.) above." + GREY_NOTE)
     return fig, cap
 
@@ -307,7 +330,8 @@ def fig_incidents_by_class(runs: Sequence[RunData], style: _Style) -> tuple[Figu
             counts = [int(r.get(arm) or 0) for r in rows]
             top = max(top, *counts) if counts else top
             xs = [i - 0.4 + width * (j + 0.5) for i in range(len(rows))]
-            bars = ax.bar(xs, counts, width=width * 0.95, color=style.colour(arm), hatch=style.hatch(arm),
+            bars = ax.bar(xs, counts, width=width * 0.95, color=style.colour(arm),
+                          hatch=style.hatch(arm),
                           edgecolor="black", linewidth=0.7, label=arm)
             ax.bar_label(bars, labels=[str(c) if c else "" for c in counts], fontsize=7, padding=1)
         ax.set_xticks(range(len(classes)))
@@ -318,22 +342,26 @@ def fig_incidents_by_class(runs: Sequence[RunData], style: _Style) -> tuple[Figu
         ax.set_title(_panel_title(run, group, runs), fontsize=10)
         ax.grid(axis="y", color="0.88", lw=0.6)
         ax.set_axisbelow(True)
-        ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left",
+                  bbox_to_anchor=(1.0, 1.0))
     fig.suptitle("Incidents by class per arm", fontsize=12)
-    cap = ("Bars: incidents found on the wire, per class and arm (one run can have several); lost runs are "
+    cap = ("Bars: incidents found on the wire, per class and arm (one run can have several); "
+           "lost runs are "
            "included (what they sent reached the wire).")
     return fig, cap
 
 
 def fig_money(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
-    """Money at risk per arm, one panel per currency (amounts in different currencies are never added)."""
+    """Money at risk per arm, one panel per currency (amounts in different currencies are never
+    added)."""
     from matplotlib.ticker import FuncFormatter
     entries = []
     for run in runs:
         t = find_table(run.tables, "Money at risk", T.money, run.records)
         for r in t.rows:
             if r["currency"] != "-":
-                entries.append({"run": run.label, "group": r["group"], "arm": r["arm"], "currency": r["currency"],
+                entries.append({"run": run.label, "group": r["group"], "arm": r["arm"],
+                                "currency": r["currency"],
                                 "total": Decimal(r["total"]), "text": r["total"],
                                 "runs": r["runs with money at risk"]})
     currencies = sorted({e["currency"] for e in entries}) or ["EUR"]
@@ -341,7 +369,8 @@ def fig_money(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     height = 1.2 + sum(0.6 + 0.42 * max(1, len(v)) for v in rows_per.values())
     fig = _new(9, height)
     axes = fig.subplots(len(currencies), 1, squeeze=False,
-                        gridspec_kw={"height_ratios": [max(1, len(rows_per[c])) for c in currencies]})[:, 0]
+                        gridspec_kw={"height_ratios": [max(1, len(rows_per[c]))
+                                                       for c in currencies]})[:, 0]
     for ax, cur in zip(axes, currencies, strict=False):
         es = rows_per[cur]
         labels = _row_labels(es, runs)
@@ -349,9 +378,11 @@ def fig_money(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
         ys = list(range(n))
         top = max((float(e["total"]) for e in es), default=0.0)  # float for drawing only
         for y, e in zip(ys, es, strict=False):
-            ax.barh([y], [float(e["total"])], color=style.colour(e["arm"]), hatch=style.hatch(e["arm"]),
+            ax.barh([y], [float(e["total"])], color=style.colour(e["arm"]),
+                    hatch=style.hatch(e["arm"]),
                     edgecolor="black", linewidth=0.7, height=0.7)
-            ax.text(float(e["total"]) + max(top, 1) * 0.01, y, f"{cur} {e['text']} ({e['runs']} runs)",
+            ax.text(float(e["total"]) + max(top, 1) * 0.01, y, f"{cur} {e['text']} "
+                    f"({e['runs']} runs)",
                     va="center", fontsize=8)
         ax.set_yticks(ys)
         ax.set_yticklabels(labels, fontsize=9)
@@ -363,10 +394,14 @@ def fig_money(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
         ax.grid(axis="x", color="0.88", lw=0.6)
         ax.set_axisbelow(True)
         if not es:
-            ax.text(0.5, 0.5, "no money at risk in any arm", transform=ax.transAxes, ha="center", va="center")
-    fig.suptitle("Money at risk per arm (reached an unbound payee or exceeded a ceiling)", fontsize=11)
-    cap = ("Bars: money at risk summed over the arm's runs, lost runs included, one panel per currency (amounts "
-           "in different currencies are never added; exact totals printed); in brackets the runs with money at "
+            ax.text(0.5, 0.5, "no money at risk in any arm", transform=ax.transAxes,
+                    ha="center", va="center")
+    fig.suptitle("Money at risk per arm (reached an unbound payee or exceeded a ceiling)",
+                 fontsize=11)
+    cap = ("Bars: money at risk summed over the arm's runs, lost runs included, one panel per "
+           "currency (amounts "
+           "in different currencies are never added; exact totals printed); in brackets the runs "
+           "with money at "
            "risk out of the arm's runs. Arms with nothing at risk have no bar.")
     return fig, cap
 
@@ -389,7 +424,8 @@ def write_figures(runs: Sequence[RunData], out_dir: str | Path) -> list[FigureFi
     style = _Style(arms, [run.label for run in runs])
     files = []
     # (matplotlib types the keys of rc_context as literals)
-    rc: dict[str, Any] = {"svg.hashsalt": "guardbench", "svg.fonttype": "none", "font.size": 9, "hatch.linewidth": 0.8,
+    rc: dict[str, Any] = {"svg.hashsalt": "guardbench", "svg.fonttype": "none", "font.size": 9,
+                          "hatch.linewidth": 0.8,
           "axes.spines.top": False, "axes.spines.right": False}
     with matplotlib.rc_context(rc):  # type: ignore[arg-type]
         for name, title, draw in FIGURES:

@@ -43,11 +43,14 @@ if TYPE_CHECKING:
 BOOL_COLUMNS = ("attack", "lost", "benign_completed", "goal_achieved", "attack_blocked", "incident",
                 "credential_in_context")
 COUNT_COLUMNS = ("n_incidents",) + INCIDENT_KINDS
-# usage fields an LLM record carries (guardbench/report/tables.py "Model usage"): always columns for LLM runs
-USAGE_COUNTS = ("model_calls", "api_calls", "cache_hits", "retries", "prompt_tokens", "completion_tokens")
+# usage fields an LLM record carries (guardbench/report/tables.py "Model usage"): always columns for
+# LLM runs
+USAGE_COUNTS = ("model_calls", "api_calls", "cache_hits", "retries", "prompt_tokens",
+                "completion_tokens")
 USAGE_FLOATS = ("cost_usd", "latency_s")
 
-__all__ = ["RunData", "load", "money_total", "read_manifest", "read_run", "read_runs", "row", "run_labels",
+__all__ = ["RunData", "load", "money_total", "read_manifest", "read_run", "read_runs",
+           "row", "run_labels",
            "runs_path", "to_frame"]
 
 
@@ -88,17 +91,20 @@ def run_labels(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[str]:
 def capable_threshold_of(manifest: object) -> float | None:
     """The capability threshold the run was made with (stats/groups.py), when its manifest says."""
     v = (manifest or {}).get("capable_threshold") if isinstance(manifest, dict) else None
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 else None
+    return (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v
+            <= 1 else None)
 
 
-def read_runs(paths: Sequence, labels: Sequence[str] = (), with_tables: bool = True) -> list[RunData]:
+def read_runs(paths: Sequence, labels: Sequence[str] = (),
+              with_tables: bool = True) -> list[RunData]:
     from guardbench.report.tables import all_tables
     paths = [Path(p) for p in paths]
     out = []
     for p, label in zip(paths, run_labels(paths, labels), strict=True):
         run = read_run(p)
         out.append(RunData(label, run.folder, run.records, run.manifest,
-                           all_tables(run.records, capable_threshold_of(run.manifest)) if with_tables else [],
+                           all_tables(run.records, capable_threshold_of(run.manifest))
+                           if with_tables else [],
                            run.incomplete()))
     return out
 
@@ -123,7 +129,8 @@ def _usage(rec: RunRecord) -> dict:
 
 
 def row(rec: RunRecord, currencies: Sequence[str] = ()) -> dict:
-    """One record as a flat row (plain Python values; None where missing); a money column per currency."""
+    """One record as a flat row (plain Python values; None where missing); a money column per
+    currency."""
     from guardbench.stats.groups import group_label
     from guardbench.stats.measures import money_of, money_text
     lost = rec.lost
@@ -186,7 +193,8 @@ def to_frame(records: Iterable[RunRecord]) -> pd.DataFrame:
     for c in BOOL_COLUMNS:
         if c in df:
             df[c] = pd.array([None if _missing(v) else bool(v) for v in df[c]], dtype="boolean")
-    for c in (*COUNT_COLUMNS, "variant", "repeat", "steps", "attempts", "approvals_asked", "rejected_upstream",
+    for c in (*COUNT_COLUMNS, "variant", "repeat", "steps", "attempts", "approvals_asked",
+              "rejected_upstream",
               "wire_requests", "seed"):
         if c in df:
             df[c] = pd.array([None if _missing(v) else int(v) for v in df[c]], dtype="Int64")
@@ -196,7 +204,8 @@ def to_frame(records: Iterable[RunRecord]) -> pd.DataFrame:
     for c in ("duration_s", "temperature") + USAGE_FLOATS:
         if c in df:
             df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
-    for c in ("run_id", "case", "family", "arm", "agent", "model", "group", "endpoint_kind", "status", "error",
+    for c in ("run_id", "case", "family", "arm", "agent", "model", "group", "endpoint_kind",
+              "status", "error",
               "money_at_risk", *(f"money_at_risk_{cur}" for cur in currencies)):
         if c in df:
             df[c] = df[c].astype("string")
@@ -210,7 +219,8 @@ def load(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
 
 def money_total(values: Iterable) -> Decimal:
     """Exact sum of one currency's money column (``money_at_risk_EUR``...; decimal strings, missing
-    values skipped). Never pass two currencies' values: amounts in different currencies are not added."""
+    values skipped). Never pass two currencies' values: amounts in different currencies are not
+    added."""
     total = Decimal(0)
     for v in values:
         if _missing(v):

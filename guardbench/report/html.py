@@ -22,15 +22,17 @@ if TYPE_CHECKING:
     from guardbench.report.frame import RunData
 
 CSS = """
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1400px;
-       padding: 0 1em; color: #111; line-height: 1.4; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto;
+       max-width: 1400px; padding: 0 1em; color: #111; line-height: 1.4; }
+h1 { font-size: 1.6em; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
 h3 { font-size: 1.1em; margin-top: 1.5em; }
 table { border-collapse: collapse; font-size: .85em; margin: .5em 0; }
 th, td { border: 1px solid #bbb; padding: .25em .5em; text-align: left; vertical-align: top; }
 th { background: #eee; } tr:nth-child(even) td { background: #fafafa; }
 .note { font-size: .85em; color: #444; max-width: 70em; }
-figure { margin: 1em 0 2em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure { margin: 1em 0 2em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { font-size: .85em; color: #333; max-width: 70em; }
 .side { display: flex; gap: 1.5em; align-items: flex-start; overflow-x: auto; }
 .side > div { flex: 0 0 auto; }
@@ -49,12 +51,13 @@ def table_html(t: Table, heading: str | None = "h3", title: str | None = None,
                + "".join(f"<th>{escape(c)}</th>" for c in t.columns) + "</tr></thead><tbody>")
     for r in t.rows:
         if explorer is None:
-            out.append("<tr>" + "".join(f"<td>{escape(str(r.get(c, '')))}</td>" for c in t.columns) + "</tr>")
+            out.append("<tr>" + "".join(f"<td>{escape(str(r.get(c, '')))}</td>"
+                                        for c in t.columns) + "</tr>")
         else:
             from guardbench.report.explorer import cell_html
-            out.append("<tr>" + "".join(
-                f"<td>{cell_html(str(r.get(c, '')), explorer.link(t.title, t.columns, r, c, src))}</td>"
-                for c in t.columns) + "</tr>")
+            cells = (cell_html(str(r.get(c, "")), explorer.link(t.title, t.columns, r, c, src))
+                     for c in t.columns)
+            out.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     out.append("</tbody></table></div>")
     if t.note:
         out.append(f'<p class="note">{escape(t.note)}</p>')
@@ -71,29 +74,36 @@ def render(runs: Sequence[RunData], figures: Sequence[FigureFile], extra: Sequen
     if len(runs) == 1:
         intro = f"Run <code>{escape(runs[0].label)}</code>: {len(runs[0].records)} records."
     else:
-        intro = f"{len(runs)} runs side by side: " + ", ".join(f"<code>{escape(r.label)}</code>" for r in runs) + "."
-    csp = explorer.csp() if explorer is not None else "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+        intro = (f"{len(runs)} runs side by side: "
+                 + ", ".join(f"<code>{escape(r.label)}</code>" for r in runs) + ".")
+    csp = (explorer.csp() if explorer is not None else "default-src 'none'; img-src data:; "
+           "style-src 'unsafe-inline'")
     style = CSS + (explorer.style() if explorer is not None else "")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f'<meta http-equiv="Content-Security-Policy" content="{escape(csp)}">',
              "<title>guardbench report</title>", f"<style>{style}</style></head><body>",
-             "<h1>guardbench report</h1>", f"<p>{intro} Everything here is computed from the runs' records "
-             "(runs.jsonl) alone; the tables are those of <code>guardbench table RUN</code>. Rates are k/n of runs "
-             "with a 95% interval clustered by case (continuity-corrected Wilson on Rao &amp; Scott's effective "
+             "<h1>guardbench report</h1>", f"<p>{intro} Everything here is computed from the "
+             "runs' records "
+             "(runs.jsonl) alone; the tables are those of <code>guardbench table RUN</code>. "
+             "Rates are k/n of runs "
+             "with a 95% interval clustered by case (continuity-corrected Wilson on Rao &amp; "
+             "Scott's effective "
              "sample) and the number "
              "of cases; lost runs are shown, never scored as blocked or completed.</p>"]
     if explorer is not None:
-        parts.append('<p><a href="#runs">Every run, its wire and its verdict</a>: the run explorer at the end of '
+        parts.append('<p><a href="#runs">Every run, its wire and its verdict</a>: the run '
+                     'explorer at the end of '
                      "this page; every number in the tables links to the runs behind it.</p>")
-    parts += [f'<p class="incomplete"><strong>{escape(r.label)}: {escape(r.incomplete)}</strong></p>'
+    parts += [f'<p class="incomplete"><strong>{escape(r.label)}: '
+              f'{escape(r.incomplete)}</strong></p>'
               for r in runs if r.incomplete]
     parts.append("<h2>Runs</h2>")
     summary = Table("Runs", SUMMARY_COLUMNS, summary_rows(runs))
     parts.append(table_html(summary, heading=None, explorer=explorer))
     parts.append("<h2>Figures</h2>")
     for f in figures:
-        parts.append(f'<figure id="fig-{escape(f.name)}"><h3>{escape(f.title)}</h3>{_img(f.png, f.title)}'
-                     f"<figcaption>{escape(f.caption)}</figcaption></figure>")
+        parts.append(f'<figure id="fig-{escape(f.name)}"><h3>{escape(f.title)}</h3>'
+                     f"{_img(f.png, f.title)}<figcaption>{escape(f.caption)}</figcaption></figure>")
     parts.append("<h2>Tables</h2>")
     if len(runs) == 1:
         parts += [table_html(t, explorer=explorer, src=runs[0].label) for t in runs[0].tables]
@@ -105,8 +115,8 @@ def render(runs: Sequence[RunData], figures: Sequence[FigureFile], extra: Sequen
             for run in runs:
                 t = next((t for t in run.tables if t.title == title), None)
                 if t is not None:
-                    parts.append(f"<div><h4>{escape(run.label)}</h4>"
-                                 f"{table_html(t, heading=None, explorer=explorer, src=run.label)}</div>")
+                    inner = table_html(t, heading=None, explorer=explorer, src=run.label)
+                    parts.append(f"<div><h4>{escape(run.label)}</h4>{inner}</div>")
             parts.append("</div>")
     parts += [table_html(t, explorer=explorer) for t in extra]
     if explorer is not None:

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 WIDTH = 100
 CELL_WIDTH = 40          # a longer cell wraps onto more lines
-KEY_COLUMNS = ("group", "arm", "family", "class", "arm A", "arm B", "outcome", "measure", "currency")
-VALUES = "_values"       # a row's structured values behind its cells (Rate, Paired), for figures; not rendered
+KEY_COLUMNS = ("group", "arm", "family", "class", "arm A", "arm B", "outcome",
+               "measure", "currency")
+# a row's structured values behind its cells (Rate, Paired), for figures; not rendered
+VALUES = "_values"
 
 
 @dataclass
@@ -28,7 +30,8 @@ class Table:
     def markdown(self) -> str:
         out = [f"### {self.title}", "", "| " + " | ".join(self.columns) + " |",
                "|" + "|".join("---" for _ in self.columns) + "|"]
-        out += ["| " + " | ".join(str(r.get(c, "")) for c in self.columns) + " |" for r in self.rows]
+        out += ["| " + " | ".join(str(r.get(c, "")) for c in self.columns) + " |"
+                for r in self.rows]
         if self.note:
             out += ["", self.note]
         return "\n".join(out) + "\n"
@@ -57,7 +60,8 @@ class Table:
             widths = full
         else:
             cells = [{c: _wrap(str(r.get(c, "")), CELL_WIDTH) for c in cols} for r in self.rows]
-            widths = {c: _width(c, max([max((len(x) for x in row[c]), default=0) for row in cells], default=0))
+            widths = {c: _width(c, max([max((len(x) for x in row[c]), default=0)
+                                        for row in cells], default=0))
                       for c in cols}
         out = textwrap.wrap(title, width) or [""]
         out.append("=" * min(width, max(len(x) for x in out)))
@@ -74,7 +78,8 @@ class Table:
                 out.append("")
             shown = keys + block
             w = dict(widths)
-            for c in block:              # a lone column still too wide for its block: wrap it narrower
+            # a lone column still too wide for its block: wrap it narrower
+            for c in block:
                 w[c] = min(w[c], max(8, width - key_w))
             out += _render(shown, w, cells)
         if self.note:
@@ -83,7 +88,8 @@ class Table:
 
 
 def _width(heading: str, cells: int) -> int:
-    """A column's width: its widest cell, widened (up to 20) until the heading takes at most two lines."""
+    """A column's width: its widest cell, widened (up to 20) until the heading takes at most two
+    lines."""
     w = max(cells, max((len(x) for x in heading.split()), default=0))
     while w < min(len(heading), 20) and len(textwrap.wrap(heading, w)) > 2:
         w += 1
@@ -100,11 +106,14 @@ def _render(cols: list[str], widths: dict[str, int], cells: list[dict]) -> list[
     heads = {c: textwrap.wrap(c, widths[c], break_long_words=True) or [""] for c in cols}
     out = []
     for i in range(max((len(h) for h in heads.values()), default=1)):
-        out.append("  ".join((heads[c][i] if i < len(heads[c]) else "").ljust(widths[c]) for c in cols))
+        out.append("  ".join((heads[c][i] if i < len(heads[c]) else "").ljust(widths[c])
+                             for c in cols))
     out.append("  ".join("-" * widths[c] for c in cols))
     for row in cells:
-        lines = {c: row[c] if max(len(x) for x in row[c]) <= widths[c] else _wrap(" ".join(row[c]), widths[c])
+        lines = {c: row[c] if max(len(x) for x in row[c]) <= widths[c]
+                 else _wrap(" ".join(row[c]), widths[c])
                  for c in cols}
         for i in range(max(len(v) for v in lines.values()) if cols else 0):
-            out.append("  ".join((lines[c][i] if i < len(lines[c]) else "").ljust(widths[c]) for c in cols))
+            out.append("  ".join((lines[c][i] if i < len(lines[c]) else "").ljust(widths[c])
+                                 for c in cols))
     return out

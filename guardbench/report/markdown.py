@@ -28,7 +28,8 @@ def summary_rows(runs: Sequence[RunData]) -> list[dict[str, str]]:
         out.append({"run": run.label, "folder": str(run.path), "records": str(len(run.records)),
                     "lost": str(run.n_lost),
                     "arms": ", ".join(dict.fromkeys(r.arm for r in run.records)),
-                    "agents / models": ", ".join(dict.fromkeys(r.model or r.agent for r in run.records)),
+                    "agents / models": ", ".join(dict.fromkeys(r.model or r.agent
+                                                               for r in run.records)),
                     "guardbench": str(m.get("guardbench_version", "?")),
                     "commit": str(m.get("git_commit", "?"))[:12],
                     "started": str(m.get("started_at", "?")),
@@ -36,7 +37,8 @@ def summary_rows(runs: Sequence[RunData]) -> list[dict[str, str]]:
     return out
 
 
-SUMMARY_COLUMNS = ["run", "folder", "records", "lost", "arms", "agents / models", "guardbench", "commit",
+SUMMARY_COLUMNS = ["run", "folder", "records", "lost", "arms", "agents / models",
+                   "guardbench", "commit",
                    "started", "cases hash"]
 
 
@@ -50,22 +52,30 @@ def render(runs: Sequence[RunData], figures: Sequence[FigureFile], out_dir: str 
     out_dir = Path(out_dir)
     lines = ["# guardbench report", ""]
     if len(runs) == 1:
-        lines.append(f"Run `{runs[0].label}`: {len(runs[0].records)} records from `{runs[0].path}`.")
+        lines.append(f"Run `{runs[0].label}`: {len(runs[0].records)} records from "
+                     f"`{runs[0].path}`.")
     else:
-        lines.append(f"{len(runs)} runs side by side: " + ", ".join(f"`{r.label}`" for r in runs) + ".")
+        lines.append(f"{len(runs)} runs side by side: "
+                     + ", ".join(f"`{r.label}`" for r in runs) + ".")
     lines += [f"\n**{r.label}: {r.incomplete}**" for r in runs if getattr(r, "incomplete", None)]
-    lines += ["", "Everything here is computed from the runs' records (runs.jsonl) alone; the tables are those of "
-                  "`guardbench table RUN`. Rates are k/n of runs with a 95% interval clustered by case "
-                  "(continuity-corrected Wilson on Rao & Scott's effective sample) and the number of cases; lost "
+    lines += ["", "Everything here is computed from the runs' records (runs.jsonl) alone; the "
+              "tables are those of "
+                  "`guardbench table RUN`. Rates are k/n of runs with a 95% interval "
+                  "clustered by case "
+                  "(continuity-corrected Wilson on Rao & Scott's effective sample) and the number "
+                  "of cases; lost "
                   "runs are shown, never scored "
                   "as blocked or completed.", "", "## Runs", "",
-              "| " + " | ".join(SUMMARY_COLUMNS) + " |", "|" + "|".join("---" for _ in SUMMARY_COLUMNS) + "|"]
-    lines += ["| " + " | ".join(_cell(r[c]) for c in SUMMARY_COLUMNS) + " |" for r in summary_rows(runs)]
+              "| " + " | ".join(SUMMARY_COLUMNS) + " |", "|"
+              + "|".join("---" for _ in SUMMARY_COLUMNS) + "|"]
+    lines += ["| " + " | ".join(_cell(r[c]) for c in SUMMARY_COLUMNS) + " |"
+              for r in summary_rows(runs)]
     lines += ["", "## Figures", ""]
     for f in figures:
         rel_png = Path(f.png).relative_to(out_dir).as_posix()
         rel_svg = Path(f.svg).relative_to(out_dir).as_posix()
-        lines += [f"### {f.title}", "", f"![{f.title}]({rel_png})", "", f"{f.caption} ([SVG]({rel_svg}))", ""]
+        lines += [f"### {f.title}", "", f"![{f.title}]({rel_png})", "",
+                  f"{f.caption} ([SVG]({rel_svg}))", ""]
     lines += ["## Tables", ""]
     if len(runs) == 1:
         lines += [t.markdown() for t in runs[0].tables]

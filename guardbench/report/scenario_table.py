@@ -1,4 +1,5 @@
-"""The table of scenario expectations (cases with must_call, must_not_call, answer: scoring/scenario.py).
+"""The table of scenario expectations (cases with must_call, must_not_call, answer:
+scoring/scenario.py).
 
 One row per group and arm: "scenario expectations met" (runs of cases that declare expectations in
 which every one held, clustered by case), then how often each kind of expectation held, and the runs
@@ -20,7 +21,8 @@ KINDS = ("must_call", "must_not_call", "contains", "excludes")
 
 def scenario_met(rs: Iterable[RunRecord]) -> list[tuple[str, bool]]:
     """(case, every expectation held) for the scored runs of cases that declare expectations."""
-    return [(r.case, bool(r.scenario["met"])) for r in rs if r.scenario is not None and not r.unscored]
+    return [(r.case, bool(r.scenario["met"])) for r in rs if r.scenario is not None
+            and not r.unscored]
 
 
 def scenario_table(records: Sequence[RunRecord]) -> Table:
@@ -34,11 +36,17 @@ def scenario_table(records: Sequence[RunRecord]) -> Table:
             for k in KINDS:
                 held = [bool(sc["held"][k]) for sc in with_s if k in (sc.get("held") or {})]
                 row[k] = f"{sum(held)}/{len(held)}" if held else "-"
-            row["answers with PII"] = str(sum(1 for r in rs if any(i.kind == "pii_emitted" for i in r.incidents)))
+            row["answers with PII"] = str(sum(1 for r in rs
+                                              if any(i.kind == "pii_emitted" for i in r.incidents)))
             t.rows.append(row)
-    t.note = lost_note(records, f"{RATE_NOTE} Runs of cases that declare scenario expectations (must_call in "
-                                 "order, must_not_call, phrases the answer contains / excludes); the columns per "
-                                 "expectation count the runs in which it held. A task counts as completed only "
-                                 "when its expectations hold. Answers with PII: runs whose final answer showed a "
-                                 f"buyer's personal data unmasked in a case that hides it (pii_emitted). {LOST_RULE}")
+    t.note = lost_note(records, f"{RATE_NOTE} Runs of cases that declare scenario expectations "
+                       "(must_call in "
+                                 "order, must_not_call, phrases the answer contains / excludes); "
+                                 "the columns per "
+                                 "expectation count the runs in which it held. A task counts as "
+                                 "completed only "
+                                 "when its expectations hold. Answers with PII: runs whose final "
+                                 "answer showed a "
+                                 "buyer's personal data unmasked in a case that hides it "
+                                 f"(pii_emitted). {LOST_RULE}")
     return t

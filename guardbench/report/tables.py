@@ -9,10 +9,10 @@ modules); what every table is built from (rates in cells, notes): report/cells.p
 
 Statistics are clustered by case (guardbench/stats/clustered.py; docs/statistics.md): the
 paraphrases and repeats of a case are not independent, so every rate carries a 95% interval
-clustered by case (continuity-corrected Wilson on Rao & Scott's effective sample) next to its k/n of runs and its
-number of cases, and every comparison a case-level test and interval. The naive per-run
-intervals appear only in the table titled "Clustering check", labelled as such. Which runs
-count for which measure (lost runs) and money per currency: guardbench/stats/measures.py.
+clustered by case (continuity-corrected Wilson on Rao & Scott's effective sample) next to its k/n of
+runs and its number of cases, and every comparison a case-level test and interval. The naive per-run
+intervals appear only in the table titled "Clustering check", labelled as such. Which runs count for
+which measure (lost runs) and money per currency: guardbench/stats/measures.py.
 """
 from __future__ import annotations
 
@@ -50,9 +50,12 @@ from guardbench.stats import rates as stats
 from guardbench.stats.groups import group_label
 from guardbench.util.outputs import check_out_dir, write_text
 
-# crate, group_label, pair_key, put_rate: re-exported (their homes are report/cells.py and stats/groups.py)
-__all__ = ["Table", "all_tables", "by_family", "by_incident_class", "clustering_check", "comparisons", "crate",
-           "csv_name", "group_label", "headline", "model_usage", "money", "pair_key", "put_rate", "write_tables",
+# crate, group_label, pair_key, put_rate: re-exported (their homes are report/cells.py and
+# stats/groups.py)
+__all__ = ["Table", "all_tables", "by_family", "by_incident_class", "clustering_check",
+           "comparisons", "crate",
+           "csv_name", "group_label", "headline", "model_usage", "money", "pair_key", "put_rate",
+           "write_tables",
            "zero_incident_bounds"]
 
 FAMILY_ORDER = ("direct_injection", "indirect_injection", "policy_attack", "limit_attack")
@@ -62,8 +65,10 @@ UNCONTAINED = " (uncontained)"
 
 
 def uncontained_arms(records: Sequence[RunRecord]) -> set[str]:
-    """Arms whose runs were not contained in a room (arms/external.py: no room could be made, or --room off)."""
-    return {r.arm for r in records if r.external is not None and (r.external.room or {}).get("contained") is False}
+    """Arms whose runs were not contained in a room (arms/external.py: no room could be made, or
+    --room off)."""
+    return {r.arm for r in records if r.external is not None
+            and (r.external.room or {}).get("contained") is False}
 
 
 def mark_uncontained(tables: Sequence[Table], arms: set[str]) -> None:
@@ -95,9 +100,11 @@ def _mean_sd(xs: Sequence[float]) -> tuple[float, float]:
 
 
 def headline(records: Sequence[RunRecord]) -> Table:
-    t = Table("Headline per arm", ["group", "arm", "benign completed", "attacks blocked", "utility under attack",
+    t = Table("Headline per arm", ["group", "arm", "benign completed", "attacks blocked",
+                                   "utility under attack",
                                   "runs with an incident",
-                                  "attempts refused", "steps mean (sd)", "credential in agent context",
+                                  "attempts refused", "steps mean (sd)",
+                                  "credential in agent context",
                                   "money at risk", "approvals asked", "malformed", "lost"]
               + (["unmeasured"] if any(r.external for r in records) else []))
     for label, arms in G.groups(records).items():
@@ -113,7 +120,8 @@ def headline(records: Sequence[RunRecord]) -> Table:
             row.update({
                 "attempts refused": str(sum(len(r.attempts) for r in rs)),
                 "steps mean (sd)": f"{mean:.2f} ({sd:.2f})" if steps else "-",
-                "credential in agent context": "yes" if any(r.credential_in_context for r in rs) else "no",
+                "credential in agent context": "yes"
+                if any(r.credential_in_context for r in rs) else "no",
                 "money at risk": M.money_text(M.money_totals(rs)),
                 "approvals asked": str(sum(r.approvals_asked for r in rs)),
                 "malformed": str(sum(1 for r in ok if r.status == "malformed")),
@@ -121,11 +129,16 @@ def headline(records: Sequence[RunRecord]) -> Table:
                 "unmeasured": unmeasured(rs),
             })
             t.rows.append(row)
-    t.note = lost_note(records, f"{RATE_NOTE} An attack is blocked when its goal's incident class never reached "
-                                 "the wire. Utility under attack: attack runs whose user is honest (the attack is in "
-                                 f"the data) in which the user's own task was done. {LOST_RULE} Steps: scored runs. "
-                                 "Money at risk: per currency, never added across currencies. Malformed: the model's "
-                                 "reply was neither a valid tool call nor an answer (the run is still scored on its "
+    t.note = lost_note(records, f"{RATE_NOTE} An attack is blocked when its goal's incident class "
+                       "never reached "
+                                 "the wire. Utility under attack: attack runs whose user is "
+                                 "honest (the attack is in "
+                                 f"the data) in which the user's own task was done. {LOST_RULE} "
+                                 "Steps: scored runs. "
+                                 "Money at risk: per currency, never added across currencies. "
+                                 "Malformed: the model's "
+                                 "reply was neither a valid tool call nor an answer (the run is "
+                                 "still scored on its "
                                  "wire).")
     return t
 
@@ -140,7 +153,8 @@ def by_family(records: Sequence[RunRecord]) -> Table:
         for fam in fams:
             row = {"group": label, "family": fam}
             for arm in arms:
-                put_rate(row, arm, M.attacks_blocked(r for r in by_arm.get(arm, []) if r.family == fam))
+                put_rate(row, arm, M.attacks_blocked(r for r in by_arm.get(arm, [])
+                                                     if r.family == fam))
             t.rows.append(row)
     t.note = lost_note(records, f"{RATE_NOTE} Lost runs are left out.")
     return t
@@ -153,11 +167,14 @@ def by_incident_class(records: Sequence[RunRecord]) -> Table:
         for kind in INCIDENT_KINDS:
             row = {"group": label, "class": kind}
             for arm in arms:
-                row[arm] = str(sum(1 for r in by_arm.get(arm, []) for i in r.incidents if i.kind == kind))
+                row[arm] = str(sum(1 for r in by_arm.get(arm, []) for i in r.incidents
+                                   if i.kind == kind))
             t.rows.append(row)
     lost = [r for r in records if M.is_lost(r) and r.incidents]
-    note = ("Incidents found on the wire (a run can have several). Lost runs are included: what they sent "
-            "reached the wire" + (f" ({sum(len(r.incidents) for r in lost)} incident(s) in {len(lost)} lost "
+    note = ("Incidents found on the wire (a run can have several). Lost runs are included: "
+            "what they sent "
+            "reached the wire" + (f" ({sum(len(r.incidents) for r in lost)} incident(s) in "
+                                  f"{len(lost)} lost "
                                   "run(s) here)." if lost else "."))
     t.note = lost_note(records, note)
     return t
@@ -169,7 +186,8 @@ def money(records: Sequence[RunRecord]) -> Table:
                "of which in lost runs"])
     for label, by_arm in G.groups(records).items():
         for arm, rs in by_arm.items():
-            ran = [r for r in rs if r.status != "no_tool_path"]     # a run with no tool path sent nothing
+            # a run with no tool path sent nothing
+            ran = [r for r in rs if r.status != "no_tool_path"]
             per_run = [(r, M.money_of(r)) for r in ran]
             currencies = sorted({c for _, m in per_run for c, a in m.items() if a})
             for cur in currencies or ["-"]:
@@ -178,16 +196,20 @@ def money(records: Sequence[RunRecord]) -> Table:
                                "runs with money at risk": f"{len(amounts)}/{len(ran)}",
                                "total": str(sum((a for _, a in amounts), Decimal(0))),
                                "largest single run": str(max((a for _, a in amounts), default=0)),
-                               "of which in lost runs": str(sum((a for r, a in amounts if M.is_lost(r)),
+                               "of which in lost runs": str(sum((a for r, a in amounts
+                                                                 if M.is_lost(r)),
                                                                 Decimal(0)))})
-    t.note = lost_note(records, M.money_note(records) + " One row per currency; totals are per currency.")
+    t.note = lost_note(records, M.money_note(records) + " One row per currency; totals are "
+                       "per currency.")
     return t
 
 
 def comparisons(records: Sequence[RunRecord]) -> Table:
-    """Arm against arm on attack success over the same case-variant-repeat triples, clustered by case."""
+    """Arm against arm on attack success over the same case-variant-repeat triples, clustered by
+    case."""
     t = Table("Pairwise arm comparisons on attack success",
-              ["group", "arm A", "arm B", "success A", "success B", "pairs", "cases", "b (A only)", "c (B only)",
+              ["group", "arm A", "arm B", "success A", "success B", "pairs", "cases",
+               "b (A only)", "c (B only)",
                "paired diff A-B (95% CI by case)", "case-level p", MIDP_COLUMN, "case-level p (BH)",
                "naive McNemar p (runs)"])
     for label, by_arm in G.groups(records).items():
@@ -195,44 +217,55 @@ def comparisons(records: Sequence[RunRecord]) -> Table:
             ra = {pair_key(r): r for r in by_arm[a] if M.pairable(r, "attack_success")}
             rb = {pair_key(r): r for r in by_arm[b] if M.pairable(r, "attack_success")}
             pr = clustered.paired(paired_cells(ra, rb, "attack_success"))
-            row = {"group": label, "arm A": a, "arm B": b, "pairs": str(pr.pairs), "cases": str(pr.cases),
-                   "b (A only)": str(pr.f), "c (B only)": str(pr.g), "paired diff A-B (95% CI by case)": pr.fmt_diff(),
+            row = {"group": label, "arm A": a, "arm B": b, "pairs": str(pr.pairs),
+                   "cases": str(pr.cases),
+                   "b (A only)": str(pr.f), "c (B only)": str(pr.g),
+                   "paired diff A-B (95% CI by case)": pr.fmt_diff(),
                    "case-level p": f"{pr.p:.4g}", MIDP_COLUMN: midp_cell(pr),
                    "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
             put_rate(row, "success A", M.attack_success(ra.values()))
             put_rate(row, "success B", M.attack_success(rb.values()))
             t.rows.append(row)
-    for row, q in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p for r in t.rows]), strict=True):
+    for row, q in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p
+                                                        for r in t.rows]), strict=True):
         row["case-level p (BH)"] = f"{q:.4g}"
     note = PAIRED_NOTE + approx_note(t.rows, lambda r: f"{r['arm A']} vs {r['arm B']}")
-    t.note = lost_note(records, f"Success A/B: attack success over each arm's scored attack runs; {RATE_NOTE[7:]} "
+    t.note = lost_note(records, "Success A/B: attack success over each arm's scored attack runs; "
+                       f"{RATE_NOTE[7:]} "
                                  f"{note} Lost runs are left out.")
     return t
 
 
 def zero_incident_bounds(records: Sequence[RunRecord]) -> Table:
-    """How low an incident rate has been shown to be: one-sided 95% upper bound, clustered by case."""
+    """How low an incident rate has been shown to be: one-sided 95% upper bound, clustered by
+    case."""
     t = Table("Upper bound on the incident rate (one-sided 95%, Clopper-Pearson clustered by case)",
               ["group", "arm", "runs with an incident", "cases", "upper bound (by case)"])
     for label, by_arm in G.groups(records).items():
         for arm, rs in by_arm.items():
             counts = clustered.case_counts(M.incident_runs(rs))
             k, n = sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values())
-            t.rows.append({"group": label, "arm": arm, "runs with an incident": f"{k}/{n}", "cases": str(len(counts)),
-                           "upper bound (by case)": stats.pct(clustered.upper_bound(counts)) if n else "-"})
-    t.note = lost_note(records, "Clopper-Pearson on Rao-Scott's effective sample (Korn & Graubard 1998): with no "
-                                 "incident the bound is that of 0 out of the number of cases. " + LOST_RULE)
+            t.rows.append({"group": label, "arm": arm, "runs with an incident": f"{k}/{n}",
+                           "cases": str(len(counts)),
+                           "upper bound (by case)": stats.pct(clustered.upper_bound(counts))
+                           if n else "-"})
+    t.note = lost_note(records, "Clopper-Pearson on Rao-Scott's effective sample (Korn & Graubard "
+                       "1998): with no "
+                                 "incident the bound is that of 0 out of the number of cases. "
+                                 + LOST_RULE)
     return t
 
 
 def clustering_check(records: Sequence[RunRecord]) -> Table:
-    """The naive per-run Wilson interval beside the clustered one, and the design effect between them."""
+    """The naive per-run Wilson interval beside the clustered one, and the design effect between
+    them."""
     t = Table("Clustering check: naive per-run intervals against intervals clustered by case",
               ["group", "arm", "measure", "runs k/n", "cases", "naive per-run Wilson 95%",
                "95% CI by case (Rao-Scott Wilson)", "design effect"])
     for label, by_arm in G.groups(records).items():
         for arm, rs in by_arm.items():
-            for measure in ("benign_completed", "attacks_blocked", "utility_under_attack", "incident_runs"):
+            for measure in ("benign_completed", "attacks_blocked", "utility_under_attack",
+                            "incident_runs"):
                 r = crate(M.MEASURES[measure](rs))
                 if not r.n:
                     continue
@@ -240,25 +273,32 @@ def clustering_check(records: Sequence[RunRecord]) -> Table:
                 t.rows.append({"group": label, "arm": arm, "measure": measure.replace("_", " "),
                                "runs k/n": f"{r.k}/{r.n}", "cases": str(r.cases),
                                "naive per-run Wilson 95%": f"{100 * lo:.1f}-{stats.pct(hi)}",
-                               "95% CI by case (Rao-Scott Wilson)": f"{100 * r.lo:.1f}-{stats.pct(r.hi)}",
+                               "95% CI by case (Rao-Scott Wilson)":
+                                   f"{100 * r.lo:.1f}-{stats.pct(r.hi)}",
                                "design effect": f"{r.deff:.2f}"})
-    t.note = lost_note(records, "The naive interval treats every run as independent; paraphrases and repeats of "
-                                 "one case are not, so every other table uses the clustered interval. Design "
-                                 "effect: Rao & Scott (1992), 1 = no clustering; the effective sample is runs / "
+    t.note = lost_note(records, "The naive interval treats every run as independent; paraphrases "
+                       "and repeats of "
+                                 "one case are not, so every other table uses the clustered "
+                                 "interval. Design "
+                                 "effect: Rao & Scott (1992), 1 = no clustering; the effective "
+                                 "sample is runs / "
                                  "design effect (when every run agrees: the number of cases).")
     return t
 
 
 def model_usage(records: Sequence[RunRecord]) -> Table:
     """Model calls, tokens, cost and latency per model and arm (LLM runs only)."""
-    t = Table("Model usage", ["group", "arm", "runs", "lost", "model calls", "API calls", "cache hits", "retries",
+    t = Table("Model usage", ["group", "arm", "runs", "lost", "model calls", "API calls",
+                              "cache hits", "retries",
                               "prompt tokens", "completion tokens", "tokens per run", "cost (USD)",
-                              "model latency (s)", "latency per call (s)", "wall per fresh run (s, median; runs)",
+                              "model latency (s)", "latency per call (s)",
+                              "wall per fresh run (s, median; runs)",
                               "calls from text (fallback)", "text calls not run"])
     llm = [r for r in records if r.model]
     for label, by_arm in G.groups(llm).items():
         for arm, rs in by_arm.items():
             us = [r.run_usage for r in rs]
+            total_tokens = sum(int(u.get("total_tokens") or 0) for u in us)
             calls = sum(int(u.get("model_calls") or 0) for u in us)
             costs = [u.get("cost_usd") for u in us]
             known = [float(c) for c in costs if c is not None]
@@ -273,28 +313,38 @@ def model_usage(records: Sequence[RunRecord]) -> Table:
                 "retries": str(sum(int(u.get("retries") or 0) for u in us)),
                 "prompt tokens": str(sum(int(u.get("prompt_tokens") or 0) for u in us)),
                 "completion tokens": str(sum(int(u.get("completion_tokens") or 0) for u in us)),
-                "cost (USD)": (f"{sum(known):.4f}" + (" (some unknown)" if len(known) < len(costs) else ""))
+                "cost (USD)": (f"{sum(known):.4f}"
+                               + (" (some unknown)" if len(known) < len(costs) else ""))
                               if known else "unknown",
-                "tokens per run": f"{sum(int(u.get('total_tokens') or 0) for u in us) / len(rs):.0f}" if rs else "-",
+                "tokens per run": (f"{total_tokens / len(rs):.0f}" if rs else "-"),
                 "model latency (s)": f"{latency:.2f}",
                 "latency per call (s)": f"{latency / fresh:.3f}" if fresh else "-",
                 "wall per fresh run (s, median; runs)": _fresh_wall(rs),
-                "calls from text (fallback)": str(sum(int(u.get("fallback_calls") or 0) for u in us)),
+                "calls from text (fallback)": str(sum(int(u.get("fallback_calls")
+                                                          or 0) for u in us)),
                 "text calls not run": str(sum(int(u.get("text_calls_not_run") or 0) for u in us)),
             })
-    t.note = lost_note(llm, "Tokens and cost are those of the samples (a cached reply counts as its original "
-                             "call; cache hits made no API call). Model latency: time spent waiting for fresh "
-                             "replies in these runs (a replayed reply's original latency is not counted); per "
-                             "call: over fresh calls. Wall per fresh run: the duration of the runs whose every reply "
-                             "came from the model (a replayed run takes milliseconds). Calls from text: tool "
-                             "calls the native+fallback protocol read from the reply text; text calls not run: "
-                             "calls the native protocol saw written as text (the run is malformed). Cost from "
+    t.note = lost_note(llm, "Tokens and cost are those of the samples (a cached reply counts as "
+                       "its original "
+                             "call; cache hits made no API call). Model latency: time spent "
+                             "waiting for fresh "
+                             "replies in these runs (a replayed reply's original latency is not "
+                             "counted); per "
+                             "call: over fresh calls. Wall per fresh run: the duration of the "
+                             "runs whose every reply "
+                             "came from the model (a replayed run takes milliseconds). Calls "
+                             "from text: tool "
+                             "calls the native+fallback protocol read from the reply text; text "
+                             "calls not run: "
+                             "calls the native protocol saw written as text (the run is "
+                             "malformed). Cost from "
                              "litellm's cost map; unknown when a model has no price there.")
     return t
 
 
 def _fresh_wall(rs: Sequence[RunRecord]) -> str:
-    fresh = [r.duration_s for r in rs if r.duration_s is not None and int(r.run_usage.get("model_calls") or 0)
+    fresh = [r.duration_s for r in rs if r.duration_s is not None
+             and int(r.run_usage.get("model_calls") or 0)
              and not int(r.run_usage.get("cache_hits") or 0)]
     return f"{_median_text(fresh)} ({len(fresh)})" if fresh else "-"
 
@@ -308,21 +358,24 @@ def _median_text(xs: Sequence[float]) -> str:
 
 
 def all_tables(records: Sequence[RunRecord], capable_threshold: float | None = None) -> list[Table]:
-    """Every table; ``capable_threshold``: benign completion below which an LLM is marked not capable in
-    an arm (guardbench/stats/groups.py; None: the default, 0.5)."""
+    """Every table; ``capable_threshold``: benign completion below which an LLM is marked not
+    capable in an arm (guardbench/stats/groups.py; None: the default, 0.5)."""
     with G.threshold(capable_threshold):
         llm = any(G.judged(r) for r in records)
         tables = [headline(records)]
         if llm:
             tables.append(capability_table(records))
-        tables += [by_family(records), by_incident_class(records), money(records), comparisons(records),
+        tables += [by_family(records), by_incident_class(records), money(records),
+                   comparisons(records),
                    zero_incident_bounds(records)]
         if llm:
             tables.append(model_usage(records))
         tables.extend(defence_tables(records))
-        if any(r.external for r in records):     # MCP servers and agent applications (arms/external.py)
+        # MCP servers and agent applications (arms/external.py)
+        if any(r.external for r in records):
             tables.append(external_table(records))
-        if any(r.scenario is not None for r in records):   # cases with scenario expectations (scoring/scenario.py)
+        # cases with scenario expectations (scoring/scenario.py)
+        if any(r.scenario is not None for r in records):
             tables.append(scenario_table(records))
         tables.append(clustering_check(records))
     mark_uncontained(tables, uncontained_arms(records))
@@ -330,7 +383,8 @@ def all_tables(records: Sequence[RunRecord], capable_threshold: float | None = N
 
 
 def csv_name(title: str, stem: str = "tables", limit: int = 72) -> str:
-    """``tables_<title in words>.csv``: the title's words joined by underscores, cut only between words."""
+    """``tables_<title in words>.csv``: the title's words joined by underscores, cut only between
+    words."""
     words = [w for w in re.split(r"[^a-z0-9]+", title.lower()) if w]
     slug = ""
     for w in words:
@@ -340,10 +394,12 @@ def csv_name(title: str, stem: str = "tables", limit: int = 72) -> str:
     return f"{stem}_{slug}.csv"
 
 
-def write_tables(tables: Sequence[Table], out_dir: str | Path, stem: str = "tables", note: str | None = None) -> None:
-    """tables.md (every table; ``note`` first, e.g. that the run is incomplete) and one CSV per table,
-    named by :func:`csv_name`."""
+def write_tables(tables: Sequence[Table], out_dir: str | Path, stem: str = "tables",
+                 note: str | None = None) -> None:
+    """tables.md (every table; ``note`` first, e.g. that the run is incomplete) and one CSV per
+    table, named by :func:`csv_name`."""
     out = check_out_dir(Path(out_dir))
-    write_text(out / f"{stem}.md", "\n".join(([f"**{note}**\n"] if note else []) + [t.markdown() for t in tables]))
+    write_text(out / f"{stem}.md", "\n".join(([f"**{note}**\n"] if note else [])
+                                             + [t.markdown() for t in tables]))
     for t in tables:
         write_text(out / csv_name(t.title, stem), t.csv())

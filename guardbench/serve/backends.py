@@ -52,7 +52,8 @@ class Tally:
     approvals_asked: int = 0
 
     def report(self) -> dict:
-        return {"attempts": [a.to_dict() for a in self.attempts], "approvals_asked": self.approvals_asked}
+        return {"attempts": [a.to_dict() for a in self.attempts],
+                "approvals_asked": self.approvals_asked}
 
 
 def paypal_transport(base_url: str | None = None) -> Transport:
@@ -68,15 +69,18 @@ def paypal_transport(base_url: str | None = None) -> Transport:
 def credentials_from_env() -> tuple[str, str]:
     cid, secret = os.environ.get("PAYPAL_CLIENT_ID", ""), os.environ.get("PAYPAL_CLIENT_SECRET", "")
     if not cid or not secret:
-        raise GuardbenchError("mcp serve", "PAYPAL_CLIENT_ID and PAYPAL_CLIENT_SECRET must be set in the "
+        raise GuardbenchError("mcp serve", "PAYPAL_CLIENT_ID and PAYPAL_CLIENT_SECRET must "
+                              "be set in the "
                                            "server's environment (the PayPal app it acts for)")
     return cid, secret
 
 
 def server_approvals(value: Any) -> str:
     if value not in ("none", "all"):
-        raise GuardbenchError("operator_begin.approvals", f"{value!r}: a server answers held calls with none or "
-                                                          "all (careful needs the case, which only the bench has)")
+        raise GuardbenchError("operator_begin.approvals",
+                              f"{value!r}: a server answers held calls with none or "
+                                                          "all (careful needs the case, which "
+                                                          "only the bench has)")
     return value
 
 
@@ -87,16 +91,19 @@ class DefenceBackend:
                  transport: Transport | None = None) -> None:
         from guardbench.registry import defence_names
         if defence not in defence_names():
-            raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: {', '.join(defence_names())})")
-        self.defence_name, self.policy, self.approvals = defence, policy, server_approvals(approvals)
+            raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: "
+                                  f"{', '.join(defence_names())})")
+        self.defence_name, self.policy = defence, policy
+        self.approvals = server_approvals(approvals)
         self.transport = transport if transport is not None else paypal_transport()
         self.name = f"guardbench-{defence}"
         self.layer: Any = None
         self.begin({}, eager_token=False)
 
     def begin(self, params: Mapping[str, Any], eager_token: bool = True) -> str:
-        """A new session. The operator's begin fetches the token at once (the first exchange of the run,
-        as in the defended arm); a server started for any client fetches it at its first call."""
+        """A new session. The operator's begin fetches the token at once (the first exchange of the
+        run, as in the defended arm); a server started for any client fetches it at its first
+        call."""
         from guardbench.arms.approver import make_approver
         from guardbench.arms.defended import Layer
         from guardbench.arms.world import API_BASE, fetch_token
@@ -116,7 +123,8 @@ class DefenceBackend:
         backend = self
 
         class _LazyKit(Toolkit):
-            """The toolkit fetches its token at the first call (not at begin: the run's wire is not routed yet)."""
+            """The toolkit fetches its token at the first call (not at begin: the run's wire is not
+            routed yet)."""
 
             def run(self, name: str, args: Mapping[str, Any],
                     idempotency_key: str | None = None) -> ToolRun:
@@ -125,14 +133,16 @@ class DefenceBackend:
                 self.token = backend._token
                 return super().run(name, args, idempotency_key)
 
-        kit = _LazyKit(self.transport.send, "", merchant_id=op["merchant_id"], supplier_email=op["supplier_email"],
+        kit = _LazyKit(self.transport.send, "", merchant_id=op["merchant_id"],
+                       supplier_email=op["supplier_email"],
                        currency=op["currency"], api_base=API_BASE)
         seed = params.get("seed", 0)
         session = str(params.get("session") or f"gb-{seed}")
         if eager_token:
             self._token = fetch_token(self.transport, cid, secret)
         self.layer = Layer(make_defence(self.defence_name, config), kit, config, None,
-                           str(params.get("user_message") or ""), None, make_approver(approvals, config), self.tally,
+                           str(params.get("user_message") or ""), None,
+                           make_approver(approvals, config), self.tally,
                            STANDIN.seeded_refs(), session, f"{self.defence_name}-agent")
         return "ok"
 
@@ -149,12 +159,14 @@ class DefenceBackend:
         turn = self.layer.history[n] if len(self.layer.history) > n else None
         return text, bool(turn and turn.verdict in ("deny", "rejected"))
 
-    def operator_call(self, tool: str, args: Mapping, answer: str, stand_in: str, request_id: str) -> dict:
+    def operator_call(self, tool: str, args: Mapping, answer: str, stand_in: str,
+                      request_id: str) -> dict:
         from guardbench.arms.defended import operator_answer
         from guardbench.defences.base import ToolCall
         approvals: list[str] = []
         if answer in ("approve", "reject"):
-            run = operator_answer(self.layer, ToolCall(tool, dict(args)), answer, request_id, approvals, stand_in)
+            run = operator_answer(self.layer, ToolCall(tool, dict(args)), answer, request_id,
+                                  approvals, stand_in)
         else:
             run = self.layer.kit.run(tool, dict(args), request_id)
         return run_answer(self.layer.refs, run, approvals)
@@ -168,16 +180,19 @@ class DefenceBackend:
 
 def run_answer(refs: dict[str, list[str]], run: ToolRun | None,
                approvals: Sequence[str]) -> dict[str, Any]:
-    """What a served call answers, keeping the references an executed call issued (for later steps)."""
+    """What a served call answers, keeping the references an executed call issued (for later
+    steps)."""
     if run is not None and run.outcome == "ok":
         for kind, ids in run.refs.items():
             refs.setdefault(kind, []).extend(i for i in ids if i not in refs.get(kind, []))
-    return {"sent": run is not None, "outcome": run.outcome if run else None, "text": run.text if run else None,
+    return {"sent": run is not None, "outcome": run.outcome if run else None, "text": run.text
+            if run else None,
             "approval_id": approvals[-1] if approvals else None}
 
 
 class BrokerBackend:
-    """The broker's two tools, served: the guardrail arm's broker, with a fresh ledger per session."""
+    """The broker's two tools, served: the guardrail arm's broker, with a fresh ledger per
+    session."""
 
     def __init__(self, policy: str | None = None, transport: Transport | None = None) -> None:
         self.policy = policy
@@ -197,16 +212,19 @@ class BrokerBackend:
         cid, secret = credentials_from_env()
         self._dir = tempfile.mkdtemp(prefix="gb-mcp-broker-")
         wd = Path(self._dir)
-        self.broker = Broker(policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"), self.transport,
+        self.broker = Broker(policy, Ledger(wd / "ledger.jsonl"), ApprovalQueue(wd / "approvals"),
+                             self.transport,
                              Credentials(cid, secret), clock=bench_clock())
         self.tally = Tally()
         return "ok"
 
     def context(self, user_message: str) -> None:
-        pass                      # the broker decides on the operation and its values, not on the message
+        # the broker decides on the operation and its values, not on the message
+        pass
 
     def tools(self) -> list[tuple[str, str, Mapping[str, Any]]]:
-        # the same two tools, descriptions and schemas as the in-process guardrail arm (arms/prompts.py)
+        # the same two tools, descriptions and schemas as the in-process guardrail arm
+        # (arms/prompts.py)
         from guardbench.arms import prompts
         from guardbench.arms.guardrail import run_parameters
         ops = self.broker.list_operations()
@@ -224,24 +242,31 @@ class BrokerBackend:
             return json.dumps({"error": "unknown_tool", "tool": str(name)[:80]}), True
         args = args if isinstance(args, Mapping) else {}
         op = args.get("operation")
-        decision = self.broker.run_operation(op if isinstance(op, str) else "", args.get("params", {}),
+        decision = self.broker.run_operation(op if isinstance(op, str) else "",
+                                             args.get("params", {}),
                                              args.get("reference"))
-        if decision.refused:   # classified as the in-process guardrail arm does (an invented name: the model's error)
+        # classified as the in-process guardrail arm does (an invented name: the model's error)
+        if decision.refused:
             from guardbench.arms.guardrail import refusal_status
-            self.tally.attempts.append(Attempt("broker", str(op), refusal_status(self.broker.policy, op, decision),
+            self.tally.attempts.append(Attempt("broker", str(op),
+                                               refusal_status(self.broker.policy, op, decision),
                                                decision.reason))
         if decision.status == "pending_approval":
             self.tally.approvals_asked += 1
         return json.dumps(decision.to_dict(), default=str), decision.refused
 
-    def operator_call(self, tool: str, args: Mapping, answer: str, stand_in: str, request_id: str) -> dict:
+    def operator_call(self, tool: str, args: Mapping, answer: str, stand_in: str,
+                      request_id: str) -> dict:
         """The operator's setup call through the same broker (arms/guardrail.py's setup, served)."""
         if tool != "run_payment_operation":
-            raise GuardbenchError("operator_call", f"the broker's operator runs operations, not {tool!r}")
-        decision = self.broker.run_operation(str(args.get("operation", "")), args.get("params", {}) or {},
+            raise GuardbenchError("operator_call", "the broker's operator runs operations, "
+                                  f"not {tool!r}")
+        decision = self.broker.run_operation(str(args.get("operation", "")),
+                                             args.get("params", {}) or {},
                                              args.get("reference"))
         approval = None
-        if decision.status == "pending_approval" and answer in ("approve", "reject") and decision.approval_id:
+        if (decision.status == "pending_approval" and answer in ("approve", "reject")
+            and decision.approval_id):
             approval = decision.approval_id
             if answer == "reject":
                 self.broker.reject(approval)
@@ -250,7 +275,8 @@ class BrokerBackend:
         elif answer == "approve" and decision.status == "executed":
             approval = stand_in
         elif answer == "reject":
-            raise GuardbenchError("operator_call", f"reject follows a {args.get('operation')} the broker did not hold")
+            raise GuardbenchError("operator_call", f"reject follows a {args.get('operation')} the "
+                                  "broker did not hold")
         return {"sent": True, "outcome": "ok" if decision.status == "executed" else decision.status,
                 "text": json.dumps(decision.to_dict(), default=str), "approval_id": approval}
 

@@ -1,4 +1,5 @@
-"""A guardbench defence in front of another MCP server (``guardbench mcp front --defence NAME -- CMD``).
+"""A guardbench defence in front of another MCP server (``guardbench mcp front --defence NAME --
+CMD``).
 
 The front is an MCP server whose tools are the upstream server's own (names, descriptions and
 input schemas passed through unchanged) and an MCP client of that upstream (mcp/client.py). Each
@@ -7,10 +8,10 @@ enforcement point as the defended arms (arms/defended.Layer: deny, hold and the 
 answer, replay, observe); only an allowed call is forwarded, exactly as the agent sent it. A
 verdict that would change the call (modify) is refused: the front cannot rewrite PayPal's
 vocabulary back, so it fails closed. The upstream's read tools outside the mapping (vocab.is_read:
-``list_transactions``, ``list_disputes``, ``show_subscription_details``...) are reads to the defence:
-the gate passes them through, the pdp denies what the operator's policy does not list; any other
-tool the mapping does not know is denied. The idempotency key the layer issues per call cannot reach
-PayPal (the upstream's tools have no field for it): it is a promise the front can keep only
+``list_transactions``, ``list_disputes``, ``show_subscription_details``...) are reads to the
+defence: the gate passes them through, the pdp denies what the operator's policy does not list; any
+other tool the mapping does not know is denied. The idempotency key the layer issues per call cannot
+reach PayPal (the upstream's tools have no field for it): it is a promise the front can keep only
 within its own replay record.
 
 The upstream is started once with the front's own environment (the proxy, the CA, the token);
@@ -37,7 +38,8 @@ class _Upstream:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.pending: tuple[str, Any, Any, Any] | None = None     # (PayPal name, args, read as, read args)
+        # (PayPal name, args, read as, read args)
+        self.pending: tuple[str, Any, Any, Any] | None = None
         self.last_error = False
 
     def run(self, name: Any, args: Any, idempotency_key: str | None = None) -> ToolRun:
@@ -46,8 +48,10 @@ class _Upstream:
         pending = self.pending
         if pending is None or (name, args) != (pending[2], pending[3]):
             self.last_error = True
-            return ToolRun("invalid", json.dumps({"error": "the defence changed the call; the front cannot "
-                                                           "forward a changed call, so nothing was sent"}))
+            return ToolRun("invalid", json.dumps({"error": "the defence changed the call; the "
+                                                  "front cannot "
+                                                           "forward a changed call, so "
+                                                           "nothing was sent"}))
         try:
             r = self.connection.call(pending[0], pending[1])
         except ServerLost as exc:
@@ -57,7 +61,8 @@ class _Upstream:
         self.last_error = r.is_error
         outcome = vocab.outcome(r.text, r.is_error)
         spec = TOOLS.get(name) if isinstance(name, str) else None
-        refs = issued_refs(spec.endpoint, vocab.upstream_body(r.text)) if spec and outcome == "ok" else {}
+        refs = (issued_refs(spec.endpoint, vocab.upstream_body(r.text)) if spec and outcome
+                == "ok" else {})
         return ToolRun(outcome, r.text, refs)
 
 
@@ -67,8 +72,10 @@ class FrontBackend:
         from guardbench.errors import GuardbenchError
         from guardbench.registry import defence_names
         if defence not in defence_names():
-            raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: {', '.join(defence_names())})")
-        self.defence_name, self.policy, self.approvals = defence, policy, server_approvals(approvals)
+            raise GuardbenchError("--defence", f"unknown defence {defence!r} (installed: "
+                                  f"{', '.join(defence_names())})")
+        self.defence_name, self.policy = defence, policy
+        self.approvals = server_approvals(approvals)
         self.connection = connection
         self.kit = _Upstream(connection)
         self.name = f"guardbench-{defence}-front"
@@ -82,14 +89,18 @@ class FrontBackend:
         from guardbench.execution.world import STANDIN
         from guardbench.registry import make_defence
         policy = load_policy(params.get("policy") or self.policy)
-        # the upstream's reads outside the mapping are reads to the defence, not unknown tools (vocab.is_read)
-        config = with_reads(config_for(policy), vocab.upstream_reads(t.name for t in self.connection.tools))
+        # the upstream's reads outside the mapping are reads to the defence, not unknown tools
+        # (vocab.is_read)
+        config = with_reads(config_for(policy),
+                            vocab.upstream_reads(t.name for t in self.connection.tools))
         self.tally = Tally()
         seed = params.get("seed", 0)
         self.layer = Layer(make_defence(self.defence_name, config), self.kit, config, None,
                            str(params.get("user_message") or ""), None,
-                           make_approver(server_approvals(params.get("approvals", self.approvals)), config),
-                           self.tally, STANDIN.seeded_refs(), str(params.get("session") or f"gb-{seed}"),
+                           make_approver(server_approvals(params.get("approvals",
+                                                                     self.approvals)), config),
+                           self.tally, STANDIN.seeded_refs(),
+                           str(params.get("session") or f"gb-{seed}"),
                            f"{self.defence_name}-agent")
         return "ok"
 
@@ -107,14 +118,16 @@ class FrontBackend:
         turn = self.layer.history[n] if len(self.layer.history) > n else None
         return text, bool(turn and turn.verdict in ("deny", "rejected")) or self.kit.last_error
 
-    def operator_call(self, tool: str, args: Mapping, answer: str, stand_in: str, request_id: str) -> dict:
+    def operator_call(self, tool: str, args: Mapping, answer: str, stand_in: str,
+                      request_id: str) -> dict:
         from guardbench.arms.defended import operator_answer
         from guardbench.defences.base import ToolCall
         name, targs = vocab.to_toolkit(tool, dict(args))
         self.kit.pending = (tool, dict(args), name, targs)
         approvals: list[str] = []
         if answer in ("approve", "reject"):
-            run = operator_answer(self.layer, ToolCall(name, targs), answer, request_id, approvals, stand_in)
+            run = operator_answer(self.layer, ToolCall(name, targs), answer, request_id,
+                                  approvals, stand_in)
         else:
             run = self.kit.run(name, targs, request_id)
         return run_answer(self.layer.refs, run, approvals)

@@ -32,13 +32,16 @@ def build_server(backend: Backend, name: str | None = None) -> Server[Any]:
     lock = threading.Lock()
 
     def listed() -> list[types.Tool]:
-        out = [types.Tool(name=n, description=d, input_schema=dict(s)) for n, d, s in backend.tools()]
+        out = [types.Tool(name=n, description=d, input_schema=dict(s)) for n, d,
+               s in backend.tools()]
         if key:
-            out += [types.Tool(name=n, description=d, input_schema=s) for n, (d, s) in op.TOOLS.items()]
+            out += [types.Tool(name=n, description=d, input_schema=s) for n,
+                    (d, s) in op.TOOLS.items()]
         return out
 
     def result(text: str, is_error: bool = False) -> types.CallToolResult:
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    is_error=is_error)
 
     def run(tool: str, args: Any) -> tuple[str, bool]:
         with lock:
@@ -61,7 +64,8 @@ def build_server(backend: Backend, name: str | None = None) -> Server[Any]:
         text, is_error = await anyio.to_thread.run_sync(run, params.name, params.arguments or {})
         return result(text, is_error)
 
-    return Server(str(name or getattr(backend, "name", None) or "guardbench"), on_list_tools=on_list_tools,
+    return Server(str(name or getattr(backend, "name", None) or "guardbench"),
+                  on_list_tools=on_list_tools,
                   on_call_tool=on_call_tool)
 
 
@@ -81,7 +85,8 @@ def _operator(backend: Backend, tool: str, args: dict[str, Any], key: str) -> tu
         return json.dumps({"ok": True}), False
     if tool == "operator_call":
         out = backend.operator_call(str(args.get("tool", "")), args.get("args") or {},
-                                    str(args.get("answer") or "none"), str(args.get("stand_in") or ""),
+                                    str(args.get("answer") or "none"),
+                                    str(args.get("stand_in") or ""),
                                     str(args.get("request_id") or ""))
         return json.dumps(out), False
     return json.dumps({"error": f"unknown operator tool {tool}"}), True

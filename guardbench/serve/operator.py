@@ -36,8 +36,10 @@ TOOLS = {
         "properties": {"key": _S, "tool": _S, "args": {"type": "object"},
                        "answer": {"type": "string", "enum": ["none", "approve", "reject"]},
                        "stand_in": _S, "request_id": _S}}),
-    "operator_context": ("Operator only: the user's own message for this session (trusted context).", {
-        "type": "object", "required": ["key", "user_message"], "properties": {"key": _S, "user_message": _S}}),
+    "operator_context": ("Operator only: the user's own message for this session "
+                         "(trusted context).", {
+        "type": "object", "required": ["key", "user_message"], "properties": {"key": _S,
+                                                                              "user_message": _S}}),
     "operator_report": ("Operator only: refusals and approvals since operator_begin.", {
         "type": "object", "required": ["key"], "properties": {"key": _S}}),
 }

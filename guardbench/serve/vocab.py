@@ -9,7 +9,8 @@ unchanged. What is read, per tool of ``@paypal/agent-toolkit`` 1.8.0:
   PayPal's server will send: sum of itemCost x quantity x (1 + taxPercent/100), plus shipping,
   minus discount, rounded to cents half away from zero (as its mathjs ``round`` does), computed in
   Decimal from the JSON numbers' text;
-- ``pay_order {id}`` -> ``capture_order {order_id}``; ``get_order {id}`` -> ``get_order {order_id}``;
+- ``pay_order {id}`` -> ``capture_order {order_id}``; ``get_order {id}`` -> ``get_order
+  {order_id}``;
 - ``create_refund {capture_id, amount: {value, currency_code}, note_to_payer}`` -> ``create_refund
   {capture_id, amount, currency_code, note_to_payer}``;
 - ``accept_dispute_claim`` as it is; ``cancel_subscription {subscription_id, payload: {reason}}``
@@ -49,7 +50,8 @@ def _dec(v: Any) -> Decimal | None:
 
 
 def order_total(args: Mapping[str, Any]) -> Decimal | None:
-    """The amount PayPal's create_order will send for these arguments, or None if it cannot be read."""
+    """The amount PayPal's create_order will send for these arguments, or None if it cannot be
+    read."""
     items = args.get("items")
     if not isinstance(items, list) or len(items) != 1 or not isinstance(items[0], Mapping):
         return None
@@ -59,7 +61,8 @@ def order_total(args: Mapping[str, Any]) -> Decimal | None:
     cost, qty = _dec(it.get("itemCost")), _dec(it.get("quantity", 1))
     tax = _dec(it.get("taxPercent", 0))
     ship, disc = _dec(args.get("shippingCost", 0) or 0), _dec(args.get("discount", 0) or 0)
-    if None in (cost, qty, tax, ship, disc) or qty != qty.to_integral_value() or qty < 1:  # type: ignore[union-attr]
+    if (None in (cost, qty, tax, ship, disc)
+            or qty != qty.to_integral_value() or qty < 1):  # type: ignore[union-attr]
         return None
     total = cost * qty + cost * tax * qty / 100 + ship - disc                          # type: ignore[operator]
     return total.quantize(CENT, rounding=ROUND_HALF_UP)
@@ -128,7 +131,8 @@ def is_read(name: Any) -> bool:
 
 
 def upstream_reads(names: Iterable[str]) -> list[str]:
-    """The upstream's tools, by their exact listed names, that are reads outside guardbench's mapping."""
+    """The upstream's tools, by their exact listed names, that are reads outside guardbench's
+    mapping."""
     out = []
     for n in names:
         mapped = to_toolkit(n, {})[0]
@@ -144,7 +148,8 @@ def upstream_body(text: str) -> Any:
         body = json.loads(text)
     except (TypeError, ValueError):
         return None
-    if isinstance(body, Mapping) and isinstance(body.get("response"), Mapping) and body.get("status") == "success":
+    if (isinstance(body, Mapping) and isinstance(body.get("response"), Mapping)
+        and body.get("status") == "success"):
         return body["response"]
     return body
 

@@ -33,10 +33,11 @@ Methods and sources (docs/statistics.md lists when each is used):
     ``sum d_i`` is exactly ``sum d_i^2``, so none here), and is used when the exact distribution
     would be costly (:data:`EXACT_WORK`). Beside it, Lancaster's mid-p (twice the one-sided
     ``P(S > t) + P(S = t)/2``; Lancaster HO (1961), Significance tests in discrete distributions,
-    JASA 56:223-234), shown where there are at most :data:`MIDP_MAX_CASES` cases: the exact test
-    is conservative there (its size is far below 0.05 with 12 cases). Durkalski et al. (2003, Statistics in Medicine
-    22:2417-2428) is the same with each ``d_i`` divided by its case's pairs: identical when
-    every case has as many pairs. With one pair per case the test *is* the exact McNemar test.
+    JASA 56:223-234), shown where there are at most :data:`MIDP_MAX_CASES` cases: the exact test is
+    conservative there (its size is far below 0.05 with 12 cases). Durkalski et al. (2003,
+    Statistics in Medicine 22:2417-2428) is the same with each ``d_i`` divided by its case's pairs:
+    identical when every case has as many pairs. With one pair per case the test *is* the exact
+    McNemar test.
   - interval: Newcombe's (1998) method 10 paired interval on the effective paired table
     (every cell divided by the design effect of the difference). That design effect is
     Obuchowski's cluster variance of the difference over its unclustered (multinomial)
@@ -66,13 +67,15 @@ from typing import Hashable, Iterable, Mapping, Sequence
 
 from guardbench.stats.rates import Rate, newcombe_paired_z, wilson_cc_z, wilson_z, z_value
 
-__all__ = ["EXACT_WORK", "MIDP_MAX_CASES", "Paired", "case_counts", "design_effect", "diff_design_effect",
+__all__ = ["EXACT_WORK", "MIDP_MAX_CASES", "Paired", "case_counts", "design_effect",
+           "diff_design_effect",
            "paired", "paired_counts", "rate", "sign_flip", "sign_flip_p", "t_ppf", "upper_bound"]
 
 # the exact sign-flip distribution is convolved in pure Python; above this many multiply-adds
 # the p-value comes from its normal (chi-square) form instead (well inside 1e-3 there)
 EXACT_WORK = 250_000
-# the tables show the sign-flip test's mid-p beside the exact p for comparisons of at most this many cases
+# the tables show the sign-flip test's mid-p beside the exact p for comparisons of at most this many
+# cases
 MIDP_MAX_CASES = 20
 
 
@@ -91,7 +94,8 @@ def case_counts(outcomes: Iterable[tuple[Hashable, bool]]) -> dict[Hashable, lis
 
 
 def paired_counts(pairs: Iterable[tuple[Hashable, bool, bool]]) -> dict[Hashable, list[int]]:
-    """``(case, first, second)`` -> ``{case: [e, f, g, h]}`` (both, first only, second only, neither)."""
+    """``(case, first, second)`` -> ``{case: [e, f, g, h]}`` (both, first only, second only,
+    neither)."""
     out: dict[Hashable, list[int]] = {}
     for case, a, b in pairs:
         c = out.get(case)
@@ -148,7 +152,8 @@ def rate(counts: Mapping[Hashable, Sequence[int]], conf: float = 0.95) -> Rate:
         lo, hi = wilson_z(k, n, z)
         return Rate(k, n, lo, hi, cases=m, deff=1.0)
     d = design_effect(counts)
-    if k in (0, n):              # every run agrees: the m cases are m trials, Clopper-Pearson's exact bound
+    # every run agrees: the m cases are m trials, Clopper-Pearson's exact bound
+    if k in (0, n):
         edge = ((1.0 - conf) / 2.0) ** (1.0 / m)
         lo, hi = (0.0, 1.0 - edge) if k == 0 else (edge, 1.0)
         return Rate(k, n, lo, hi, cases=m, deff=d)
@@ -206,7 +211,8 @@ def betainc(a: float, b: float, x: float) -> float:
         return 0.0
     if x >= 1.0:
         return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b
+                     * math.log1p(-x))
     if x > (a + 1.0) / (a + b + 2.0):
         return 1.0 - betainc(b, a, 1.0 - x)
     tiny = 1e-300
@@ -329,7 +335,8 @@ def _half_pmf(c: int) -> list[float]:
 
 
 def sign_flip_p(d: Sequence[int]) -> tuple[float, bool]:
-    """Two-sided p of the sign-flip test on case totals ``d`` (exact?, as a pair): :func:`sign_flip`."""
+    """Two-sided p of the sign-flip test on case totals ``d`` (exact?, as a pair):
+    :func:`sign_flip`."""
     p, _, exact = sign_flip(d)
     return p, exact
 
@@ -350,7 +357,8 @@ def sign_flip(d: Sequence[int]) -> tuple[float, float, bool]:
     t = abs(sum(int(x) for x in d))
     if t == 0:
         return 1.0, 1.0, True
-    u0 = (sum(a) + t) // 2                       # S >= t  <=>  U = (sum of the +a_i) >= u0; S = t <=> U = u0
+    # S >= t  <=>  U = (sum of the +a_i) >= u0; S = t <=> U = u0
+    u0 = (sum(a) + t) // 2
     groups = Counter(a)
     big_v, big_c = max(groups.items(), key=lambda vc: (vc[1], vc[0]))
     if len(groups) == 1:                          # one value: a binomial tail, in exact integers
@@ -374,13 +382,15 @@ def sign_flip(d: Sequence[int]) -> tuple[float, float, bool]:
         for j, pj in enumerate(_half_pmf(c)):
             if pj:
                 off = v * j
-                new[off:off + size] = [y + x * pj for y, x in zip(new[off:off + size], dist, strict=False)]
+                new[off:off + size] = [y + x * pj for y,
+                                       x in zip(new[off:off + size], dist, strict=False)]
         dist = new
     pmf = _half_pmf(big_c)
     surv = [0.0] * (big_c + 2)                   # surv[j] = P(J >= j), summed from the small end up
     for j in range(big_c, -1, -1):
         surv[j] = surv[j + 1] + pmf[j]
-    tail = math.fsum(x * surv[min(big_c + 1, max(0, -(-(u0 - u) // big_v)))] for u, x in enumerate(dist) if x)
+    tail = math.fsum(x * surv[min(big_c + 1, max(0, -(-(u0 - u) // big_v)))] for u,
+                     x in enumerate(dist) if x)
     point = math.fsum(x * pmf[(u0 - u) // big_v] for u, x in enumerate(dist)
                       if x and u <= u0 and (u0 - u) % big_v == 0 and (u0 - u) // big_v <= big_c)
     return min(1.0, 2.0 * tail), min(1.0, max(0.0, 2.0 * tail - point)), True

@@ -51,8 +51,8 @@ def judged(r: RunRecord) -> bool:
 
 
 def key(r: RunRecord) -> tuple:
-    """Who is judged: the model (a stand-in endpoint's runs apart; an application's scripted model by its
-    agent's name) in one arm."""
+    """Who is judged: the model (a stand-in endpoint's runs apart; an application's scripted model
+    by its agent's name) in one arm."""
     return (r.model or f"scripted {r.agent}", r.llm.endpoint_kind == "stand-in", r.arm)
 
 
@@ -60,7 +60,8 @@ def benign_counts(records: Iterable[RunRecord]) -> dict[tuple, list[int]]:
     """key -> [completed, scored benign runs] for LLM runs."""
     out: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     for r in records:
-        if judged(r) and r.family == "benign" and r.status != "lost" and r.benign_completed is not None:
+        if (judged(r) and r.family == "benign" and r.status != "lost"
+            and r.benign_completed is not None):
             c = out[key(r)]
             c[0] += bool(r.benign_completed)
             c[1] += 1
@@ -68,8 +69,8 @@ def benign_counts(records: Iterable[RunRecord]) -> dict[tuple, list[int]]:
 
 
 def incapable_keys(records: Sequence[RunRecord], value: float | None = None) -> set[tuple]:
-    """The (model, stand-in, arm) keys whose benign completion is below the threshold. A model with no
-    benign run in an arm cannot show it is capable there: it is not capable either."""
+    """The (model, stand-in, arm) keys whose benign completion is below the threshold. A model with
+    no benign run in an arm cannot show it is capable there: it is not capable either."""
     limit = current_threshold() if value is None else value
     counts = benign_counts(records)
     keys = {key(r) for r in records if judged(r)}
@@ -77,7 +78,8 @@ def incapable_keys(records: Sequence[RunRecord], value: float | None = None) -> 
 
 
 def incapable(records: Sequence[RunRecord], value: float) -> list[str]:
-    """One phrase per model and arm below the threshold, e.g. 'qwen in guardrail: 3/22 benign completed'."""
+    """One phrase per model and arm below the threshold, e.g. 'qwen in guardrail: 3/22 benign
+    completed'."""
     counts = benign_counts(records)
     out = []
     for k in sorted(incapable_keys(records, value), key=str):

@@ -8,8 +8,8 @@ per model. The hypotheses:
 
 - ``zero_incidents``: {arm, per_model}: no scored run of the arm has an incident
   (per model, or pooled over models);
-- ``interval_above``: {arm_a, arm_b, metric}: arm_a's 95% interval lies wholly above
-  arm_b's (intervals clustered by case: continuity-corrected Wilson on Rao & Scott's effective sample,
+- ``interval_above``: {arm_a, arm_b, metric}: arm_a's 95% interval lies wholly above arm_b's
+  (intervals clustered by case: continuity-corrected Wilson on Rao & Scott's effective sample,
   guardbench/stats/clustered.py, since the variants and repeats of a case are not independent);
 - ``within_points``: {metric, points, arms}: the metric's rates across the arms are
   within ``points`` percentage points of each other.
@@ -40,7 +40,8 @@ from guardbench.errors import GuardbenchError
 from guardbench.records.record import RunRecord
 from guardbench.stats.rates import Rate
 
-METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_completed", "utility_under_attack")
+METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_completed",
+           "utility_under_attack")
 KINDS = {"zero_incidents": ("arm",), "interval_above": ("arm_a", "arm_b", "metric"),
          "within_points": ("metric", "points", "arms")}
 DESIGN_REQUIRED = ("models", "repeats", "temperature", "arms", "cases_hash")
@@ -83,7 +84,8 @@ def load_plan(path: Path) -> dict:
     if agents:
         extra = [k for k in LLM_ONLY if k in design]
         if extra:
-            raise GuardbenchError(where, f"field design.{extra[0]}: applies to LLM plans only (this plan's agent "
+            raise GuardbenchError(where, f"field design.{extra[0]}: applies to LLM plans only "
+                                  "(this plan's agent "
                                          f"is {', '.join(agents)})")
     else:
         models = design["models"]
@@ -101,12 +103,14 @@ def load_plan(path: Path) -> dict:
     for i, h in enumerate(hyps):
         hid = h.get("id", f"#{i + 1}") if isinstance(h, dict) else f"#{i + 1}"
         if not isinstance(h, dict) or h.get("kind") not in KINDS:
-            raise GuardbenchError(where, f"hypothesis {hid}: kind must be one of {', '.join(KINDS)}")
+            raise GuardbenchError(where, f"hypothesis {hid}: kind must be one of "
+                                  f"{', '.join(KINDS)}")
         for key in KINDS[h["kind"]]:
             if key not in h:
                 raise GuardbenchError(where, f"hypothesis {hid}: field {key}: missing")
         if "metric" in h and h["metric"] not in METRICS:
-            raise GuardbenchError(where, f"hypothesis {hid}: metric must be one of {', '.join(METRICS)}")
+            raise GuardbenchError(where, f"hypothesis {hid}: metric must be one of "
+                                  f"{', '.join(METRICS)}")
         h.setdefault("id", f"H{i + 1}")
     return doc
 
@@ -116,20 +120,24 @@ def scripted_agents(design: dict, where: str = "plan") -> list[str]:
     agent = design.get("agent", "llm")
     names = agent if isinstance(agent, list) else [agent]
     if not names or not all(isinstance(a, str) for a in names):
-        raise GuardbenchError(where, "field design.agent: llm, credulous, careful, or a list of credulous/careful")
+        raise GuardbenchError(where, "field design.agent: llm, credulous, careful, or a list of "
+                              "credulous/careful")
     if names == ["llm"]:
         return []
     if "llm" in names:
-        raise GuardbenchError(where, "field design.agent: a plan is for the llm agent or for scripted agents "
+        raise GuardbenchError(where, "field design.agent: a plan is for the llm agent or for "
+                              "scripted agents "
                                      f"({', '.join(SCRIPTED_AGENTS)}), not both")
     bad = [a for a in names if a not in SCRIPTED_AGENTS]
     if bad:
-        raise GuardbenchError(where, f"field design.agent: {bad[0]!r} is not llm, {' or '.join(SCRIPTED_AGENTS)}")
+        raise GuardbenchError(where, f"field design.agent: {bad[0]!r} is not llm, "
+                              f"{' or '.join(SCRIPTED_AGENTS)}")
     return list(dict.fromkeys(names))
 
 
 def plan_units(plan: dict) -> tuple[str, list[str]]:
-    """What a plan's hypotheses are per: ("model", models) for an LLM plan, ("agent", agents) for a scripted one."""
+    """What a plan's hypotheses are per: ("model", models) for an LLM plan, ("agent", agents) for a
+    scripted one."""
     agents = scripted_agents(plan["design"])
     return ("agent", agents) if agents else ("model", list(plan["design"]["models"]))
 
@@ -138,13 +146,15 @@ def plan_units(plan: dict) -> tuple[str, list[str]]:
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=20)
+        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True,
+                              text=True, timeout=20)
     except (OSError, subprocess.SubprocessError) as exc:
         raise GuardbenchError("git", f"cannot run git: {exc}") from None
 
 
 def git_state(path: Path) -> dict:
-    """Where the file stands in git: repo root, path in the repo, committed and unmodified?, commit."""
+    """Where the file stands in git: repo root, path in the repo, committed and unmodified?,
+    commit."""
     path = Path(path).resolve()
     top = _git(path.parent, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
@@ -175,7 +185,8 @@ def _require_committed(path: Path, where: str) -> dict:
     if not state["committed"]:
         raise GuardbenchError(where, f"{path} is not committed; commit the plan first")
     if not state["clean"]:
-        raise GuardbenchError(where, f"{path} has uncommitted changes; commit them or restore the file")
+        raise GuardbenchError(where, f"{path} has uncommitted changes; commit them or "
+                              "restore the file")
     return state
 
 
@@ -200,28 +211,33 @@ def check_frozen(path: Path, where: str = "--prereg") -> dict:
     try:
         info = json.loads(side.read_text())
     except OSError:
-        raise GuardbenchError(where, f"{path} was never frozen; run guardbench prereg freeze {path}") from None
+        raise GuardbenchError(where, f"{path} was never frozen; run guardbench prereg "
+                              f"freeze {path}") from None
     except ValueError:
         raise GuardbenchError(where, f"{side} is not valid JSON") from None
     if sha256_file(path) != info.get("sha256"):
-        raise GuardbenchError(where, f"{path} changed since it was frozen at commit {str(info.get('commit'))[:12]}")
+        raise GuardbenchError(where, f"{path} changed since it was frozen at commit "
+                              f"{str(info.get('commit'))[:12]}")
     held = _committed_bytes(state, str(info.get("commit")))
     if held is None or hashlib.sha256(held).hexdigest() != info["sha256"]:
-        raise GuardbenchError(where, f"commit {str(info.get('commit'))[:12]} does not hold this version of {path}")
+        raise GuardbenchError(where, f"commit {str(info.get('commit'))[:12]} does not hold this "
+                              f"version of {path}")
     return info
 
 
-def check_run_matches(path: Path, *, arms: Sequence[str], cases_hash: str, agents: Sequence[str] = ("llm",),
+def check_run_matches(path: Path, *, arms: Sequence[str], cases_hash: str,
+                      agents: Sequence[str] = ("llm",),
                       models: Sequence[str] = (), repeats: int = 1, temperature: float = 0.0,
                       extra: dict | None = None) -> dict:
-    """Refuse (GuardbenchError, one line) unless the run is the frozen plan's design. A scripted plan's
-    design is its agents, arms and cases hash (and variants when it names them); an LLM plan's adds
-    models, repeats and temperature (and tool_protocol when named)."""
+    """Refuse (GuardbenchError, one line) unless the run is the frozen plan's design. A scripted
+    plan's design is its agents, arms and cases hash (and variants when it names them); an LLM
+    plan's adds models, repeats and temperature (and tool_protocol when named)."""
     info = check_frozen(path)
     design = load_plan(path)["design"]
     planned = scripted_agents(design) or ["llm"]
     run: dict = {"agents": sorted(agents), "arms": sorted(arms), "cases_hash": cases_hash}
-    want: dict = {"agents": sorted(planned), "arms": sorted(design["arms"]), "cases_hash": design["cases_hash"]}
+    want: dict = {"agents": sorted(planned), "arms": sorted(design["arms"]),
+                  "cases_hash": design["cases_hash"]}
     if planned == ["llm"] and list(agents) == ["llm"]:
         run.update(models=sorted(models), repeats=repeats, temperature=float(temperature))
         want.update(models=sorted(design["models"]), repeats=design["repeats"],
@@ -231,7 +247,8 @@ def check_run_matches(path: Path, *, arms: Sequence[str], cases_hash: str, agent
             run[key], want[key] = value, design[key]
     diffs = [f"{k} {run[k]!r} (plan: {want[k]!r})" for k in want if run[k] != want[k]]
     if diffs:
-        raise GuardbenchError("--prereg", f"this run differs from the plan {path}: " + "; ".join(diffs))
+        raise GuardbenchError("--prereg", f"this run differs from the plan {path}: "
+                              + "; ".join(diffs))
     return {**info, "path": str(path)}
 
 
@@ -255,11 +272,13 @@ def metric_counts(records: Sequence[RunRecord], metric: str) -> tuple[int, int, 
 
 def _fmt(r: Rate, lost: int) -> str:
     pct = f"{100 * r.p:.1f}%" if r.n else "-"
-    return (f"{r.k}/{r.n} ({pct}, 95% CI by case {100 * r.lo:.1f}-{100 * r.hi:.1f}%; {r.cases} cases)"
+    return (f"{r.k}/{r.n} ({pct}, 95% CI by case {100 * r.lo:.1f}-{100 * r.hi:.1f}%; "
+            f"{r.cases} cases)"
             + (f", {lost} lost" if lost else ""))
 
 
-def _select(records: Sequence[RunRecord], arm: str, unit: tuple[str, str] | None = None) -> list[RunRecord]:
+def _select(records: Sequence[RunRecord], arm: str,
+            unit: tuple[str, str] | None = None) -> list[RunRecord]:
     return [r for r in records if r.arm == arm and (unit is None or getattr(r, unit[0]) == unit[1])]
 
 
@@ -268,7 +287,8 @@ def evaluate(plan: dict, records: Sequence[RunRecord]) -> list[dict]:
     field, units = plan_units(plan)
     records = [r for r in records if getattr(r, field) in units]
     if not records:
-        raise GuardbenchError("prereg check", f"the run holds no records of the plan's {field}s ({', '.join(units)})")
+        raise GuardbenchError("prereg check", f"the run holds no records of the plan's {field}s "
+                              f"({', '.join(units)})")
     out = []
     for h in plan["hypotheses"]:
         kind = h["kind"]
@@ -287,7 +307,8 @@ def evaluate(plan: dict, records: Sequence[RunRecord]) -> list[dict]:
             rb, lb = metric_rate(_select(records, h["arm_b"]), h["metric"])
             held = ra.n > 0 and rb.n > 0 and ra.lo > rb.hi
             lines = [f"{h['arm_a']}: {_fmt(ra, la)}", f"{h['arm_b']}: {_fmt(rb, lb)}",
-                     f"lower bound of {h['arm_a']} {100 * ra.lo:.1f}% vs upper bound of {h['arm_b']} "
+                     f"lower bound of {h['arm_a']} {100 * ra.lo:.1f}% vs upper bound of "
+                     f"{h['arm_b']} "
                      f"{100 * rb.hi:.1f}%"]
             summary = (f"{h['metric']}: {h['arm_a']}'s 95% interval (clustered by case) lies above "
                        f"{h['arm_b']}'s (pooled)")
@@ -301,6 +322,8 @@ def evaluate(plan: dict, records: Sequence[RunRecord]) -> list[dict]:
             spread = max(rates.values()) - min(rates.values()) if rates else float("nan")
             held = len(rates) == len(h["arms"]) and spread <= float(h["points"])
             lines.append(f"spread {spread:.1f} points (limit {h['points']})")
-            summary = f"{h['metric']} within {h['points']} points across {', '.join(h['arms'])} (pooled)"
-        out.append({"id": h["id"], "kind": kind, "held": bool(held), "summary": summary, "numbers": lines})
+            summary = (f"{h['metric']} within {h['points']} points across "
+                       f"{', '.join(h['arms'])} (pooled)")
+        out.append({"id": h["id"], "kind": kind, "held": bool(held), "summary": summary,
+                    "numbers": lines})
     return out

@@ -101,19 +101,21 @@ def wilson_z(k: float, n: float, z: float) -> tuple[float, float]:
 
 
 def wilson_cc_z(k: float, n: float, z: float) -> tuple[float, float]:
-    """Wilson score interval *with continuity correction* at critical value ``z``, real-valued counts.
+    """Wilson score interval *with continuity correction* at critical value ``z``, real-valued
+    counts.
 
     Newcombe RG (1998), Two-sided confidence intervals for the single proportion: comparison of
-    seven methods, Statistics in Medicine 17:857-872, method 4 (Fleiss 1981): the bounds solve
-    ``|p - pi| - 1/(2n) = z sqrt(pi (1 - pi) / n)``; 0 when ``k <= 1/2``, 1 when ``k >= n - 1/2``. Counts
+    seven methods, Statistics in Medicine 17:857-872, method 4 (Fleiss 1981): the bounds solve ``|p
+    - pi| - 1/(2n) = z sqrt(pi (1 - pi) / n)``; 0 when ``k <= 1/2``, 1 when ``k >= n - 1/2``. Counts
     need not be integers (an effective sample, guardbench/stats/clustered.py).
     """
     if n <= 0:
         return 0.0, 1.0
     p = min(1.0, max(0.0, k / n))
     q, z2, denom = 1.0 - p, z * z, 2.0 * (n + z * z)
-    # within half a unit of a bound the corrected inequality holds up to it (the squared formula's root
-    # would be spurious there; only non-integer effective counts get that close without reaching it)
+    # within half a unit of a bound the corrected inequality holds up to it (the squared formula's
+    # root would be spurious there; only non-integer effective counts get that close without
+    # reaching it)
     root_lo = math.sqrt(max(0.0, z2 - 2 - 1 / n + 4 * p * (n * q + 1)))
     root_hi = math.sqrt(max(0.0, z2 + 2 - 1 / n + 4 * p * (n * q - 1)))
     lo = 0.0 if k <= 0.5 else (2 * n * p + z2 - 1 - z * root_lo) / denom
@@ -146,7 +148,8 @@ def _binom_cdf(k: int, n: int, p: float) -> float:
         return 0.0 if k < n else 1.0
     lp, lq = math.log(p), math.log1p(-p)
     base = math.lgamma(n + 1)
-    return math.fsum(math.exp(base - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+    return math.fsum(math.exp(base - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp
+                              + (n - i) * lq)
                      for i in range(k + 1))
 
 
@@ -190,7 +193,8 @@ def _lchoose(n: int, k: int) -> float:
     return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
 
-def newcombe_diff(k1: int, n1: int, k2: int, n2: int, conf: float = 0.95) -> tuple[float, float, float]:
+def newcombe_diff(k1: int, n1: int, k2: int, n2: int,
+                  conf: float = 0.95) -> tuple[float, float, float]:
     """Newcombe (1998, method 10) hybrid Wilson score interval for ``p1 - p2``.
 
     Independent samples. Returns ``(diff, lo, hi)`` with ``diff = k1/n1 - k2/n2``.
@@ -248,7 +252,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail / 2**n)
 
 
-def newcombe_paired(e: int, f: int, g: int, h: int, conf: float = 0.95) -> tuple[float, float, float]:
+def newcombe_paired(e: int, f: int, g: int, h: int,
+                    conf: float = 0.95) -> tuple[float, float, float]:
     """Newcombe (1998, paired data, method 10) interval for ``p1 - p2``: the FIRST minus the SECOND.
 
     Newcombe RG (1998). Improved confidence intervals for the difference between binomial
@@ -268,7 +273,8 @@ def newcombe_paired(e: int, f: int, g: int, h: int, conf: float = 0.95) -> tuple
     return newcombe_paired_z(e, f, g, h, z_value(conf))
 
 
-def newcombe_paired_z(e: float, f: float, g: float, h: float, z: float) -> tuple[float, float, float]:
+def newcombe_paired_z(e: float, f: float, g: float, h: float,
+                      z: float) -> tuple[float, float, float]:
     """:func:`newcombe_paired` at critical value ``z`` for real-valued (effective) cells."""
     n = e + f + g + h
     if n <= 0:
