@@ -6,8 +6,10 @@ started once, on a fresh port (another when a program took that one first; in a 
 relayed from here to the same one inside), and each run is one POST to its endpoint. Either way
 it runs inside the run's room when there is one, with the outside world's environment and the
 model gateway's variables. A process that exits non-zero, writes what is not the contract's JSON,
-or outlives ``timeouts.run`` is killed (its process group) and the run is lost: ``AppLost``, with
-the tail of its stderr.
+or takes longer than ``timeouts.run`` of its own time is killed (its process group) and the run is
+lost: ``AppLost``, with the tail of its stderr. Its own time is the wall time less the time the
+gateway's model took to answer it (guardbench's side: a local model may take minutes a call, and
+that is not the application hanging).
 """
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ import json
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from guardbench.arms.external import ExternalWorld, placeholders
@@ -27,6 +31,8 @@ from guardbench.util.processes import free_port, listener_is_ours, started, stop
 
 # an application whose port another program took first gets this many ports in all
 PORT_ATTEMPTS = 3
+# how often the application's own time is read while it runs (seconds)
+OWN_TIME_SLICE = 1.0
 
 
 class PortTaken(RunLost):
@@ -85,18 +91,36 @@ class AppProcess:
             except OSError as exc:
                 raise AppLost(f"{self.name}: cannot start {argv[0]!r}: {exc}") from None
             try:
-                out, _ = proc.communicate(json.dumps(payload).encode(),
-                                          timeout=self.spec.run_timeout)
+                out = self._communicate(proc, json.dumps(payload).encode())
             except subprocess.TimeoutExpired:
                 _kill(proc)
-                raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s (killed)",
-                              _tail(err)) from None
+                raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s of its "
+                              "own time (killed)", _tail(err)) from None
             finally:
                 # ended: only forgotten; still running (timed out, interrupted): stopped
                 _kill(proc)
             if proc.returncode != 0:
                 raise AppLost(f"{self.name}: exited with status {proc.returncode}", _tail(err))
             return answer(self.name, out, _tail(err))
+
+    def own_time(self) -> Callable[[], float]:
+        """A clock of the application's own time from now: wall time less the model's."""
+        t0, m0 = time.monotonic(), self.models.model_seconds()
+        return lambda: time.monotonic() - t0 - (self.models.model_seconds() - m0)
+
+    def _communicate(self, proc: subprocess.Popen, data: bytes) -> bytes:
+        """The process's stdout once it exits; TimeoutExpired when its own time runs out."""
+        own, first = self.own_time(), True
+        while True:
+            left = self.spec.run_timeout - own()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, self.spec.run_timeout)
+            try:
+                out, _ = proc.communicate(data if first else None,
+                                          timeout=min(left, OWN_TIME_SLICE))
+                return out
+            except subprocess.TimeoutExpired:
+                first = False
 
     def _start(self) -> None:
         room = self.outside.open_room()
@@ -162,17 +186,39 @@ class AppProcess:
             self._start()
         parts = urlsplit(self.url or "")
         body = json.dumps(payload).encode()
-        conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80,
-                                          timeout=self.spec.run_timeout)
+        conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80)
+        got: dict[str, Any] = {}
+
+        def post() -> None:
+            try:
+                conn.request("POST", parts.path or "/", body,
+                             {"Content-Type": "application/json"})
+                got["resp"] = resp = conn.getresponse()
+                got["data"] = resp.read()
+            except (OSError, http.client.HTTPException) as exc:
+                got["exc"] = exc
+
+        own = self.own_time()
+        worker = threading.Thread(target=post, name="gb-app-post", daemon=True)
+        worker.start()
         try:
-            conn.request("POST", parts.path or "/", body, {"Content-Type": "application/json"})
-            resp = conn.getresponse()
-            data = resp.read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise AppLost(f"{self.name}: POST {parts.path}: {type(exc).__name__}: {exc}",
-                          _tail(self._log)) from None
+            while worker.is_alive():
+                left = self.spec.run_timeout - own()
+                if left <= 0:
+                    if conn.sock is not None:          # its answer would come too late: cut it
+                        conn.sock.shutdown(socket.SHUT_RDWR)
+                    worker.join(5.0)
+                    raise AppLost(f"{self.name}: no answer within {self.spec.run_timeout:g} s of "
+                                  "its own time", _tail(self._log))
+                worker.join(min(left, OWN_TIME_SLICE))
         finally:
             conn.close()
+        if "exc" in got:
+            exc = got["exc"]
+            raise AppLost(f"{self.name}: POST {parts.path}: {type(exc).__name__}: {exc}",
+                          _tail(self._log))
+        resp = got["resp"]
+        data = got["data"]
         if resp.status != 200:
             raise AppLost(f"{self.name}: POST {parts.path} answered HTTP {resp.status}",
                           _tail(self._log))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,10 +57,28 @@ class Conversation:
     # a relayed call that still failed after its retries
     failed: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # seconds the model took to answer, and the start of each answer still being made
+    _model_s: float = field(default=0.0, repr=False)
+    _waiting: dict[int, float] = field(default_factory=dict, repr=False)
 
     def add(self, call: Call) -> None:
         with self._lock:
             self.calls.append(call)
+
+    def waiting(self, key: int, started: float | None) -> None:
+        """The model starts (``started``: a monotonic time) or ends (None) answering ``key``."""
+        with self._lock:
+            if started is not None:
+                self._waiting[key] = started
+            elif key in self._waiting:
+                self._model_s += time.monotonic() - self._waiting.pop(key)
+
+    def model_seconds(self) -> float:
+        """The time the model has taken so far, answers in progress included: time the
+        application spent waiting on guardbench's side, not its own."""
+        now = time.monotonic()
+        with self._lock:
+            return self._model_s + sum(now - t for t in self._waiting.values())
 
     def steps(self) -> list[Step]:
         """Each tool call the model made, once, in order, with the application's result for it."""

@@ -56,6 +56,11 @@ class ArmGateway:
     def environment(self) -> dict[str, str]:
         return self.gateway().environment(self.spec.model)
 
+    def model_seconds(self) -> float:
+        """The run's model time so far (the application's waits on guardbench's side)."""
+        gw = self._gw if os.getpid() == self._pid else None
+        return gw.model_seconds() if gw is not None else 0.0
+
     def serve_room(self, room: Any) -> None:
         """A run's fresh room is made (arms/external.py calls this): from now on the gateway serves
         the room's own listener at GATEWAY_PORT (127.0.0.1 inside it), with the same key and the

@@ -146,6 +146,7 @@ class Gateway:
         if talk.failed:
             call.error = talk.failed
             return 502, f"the model could not be reached: {talk.failed}", call
+        talk.waiting(id(call), time.monotonic())
         try:
             reply = model.reply(request)
         except ModelFailed as exc:
@@ -154,11 +155,19 @@ class Gateway:
         except Exception as exc:  # noqa: BLE001 - a model that failed must not stop the gateway
             call.error = f"{type(exc).__name__}: {exc}"
             return 500, f"the gateway's model failed: {call.error}", call
+        finally:
+            talk.waiting(id(call), None)
         call.reply = reply
         why = getattr(model, "no_tool_path", None)
         if why and not talk.no_tool_path:
             talk.no_tool_path = why
         return 200, reply, call
+
+    def model_seconds(self) -> float:
+        """The current run's model time so far (Conversation.model_seconds); 0 between runs."""
+        with self._lock:
+            talk = self._talk
+        return talk.model_seconds() if talk is not None else 0.0
 
     @property
     def model_name(self) -> str:

@@ -63,6 +63,9 @@ def bridge(outer: socket.socket, connect: Callable[[], socket.socket]) -> None:
         # nothing listens inside (yet): the client sees it closed
         outer.close()
         return
+    # the timeout was the connect's: a relayed connection waits as long as its two ends do (an
+    # application's answer may take minutes when its model is slow)
+    inner.settimeout(None)
     back = threading.Thread(target=pipe, args=(inner, outer), daemon=True)
     back.start()
     pipe(outer, inner)

@@ -6,6 +6,8 @@ Model traffic never reaches the PayPal wire; the explorer shows the conversation
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +142,29 @@ def test_the_tables_name_the_application_not_the_scripted_agent_alone(credulous)
     res = run_cli(["table", credulous])
     ok(res)
     assert "scripted credulous]" not in res.output and "shop-agent-http (its model: scripted" in res.output
+
+
+@pytest.mark.parametrize("spec", [SHOP, SHOP_HTTP], ids=["stdin", "http"])
+def test_the_models_time_is_not_the_applications(tmp_path, spec):
+    """timeouts.run bounds the application's own time: a model slower than that budget (a local one
+    takes minutes a call) does not lose the run, as the application is waiting on guardbench's side
+    (arms/app_process.py). Two calls of 2.5 s each against a run budget of 3 s: answered, and the
+    wall time shows the model's 5 s were spent. An application hanging on its own is still cut at
+    3 s (tests/arms/test_app_arm.py, the hang mode)."""
+    with tempfile.TemporaryDirectory(prefix="gb-slow-model-") as apps:
+        Path(apps).chmod(0o755)          # the room's user runs the application from here
+        slow = Path(apps) / spec.name
+        slow.write_text(spec.read_text().replace("timeouts: {start: 60, run: 120}",
+                                                 "timeouts: {start: 60, run: 3}"))
+        for sibling in spec.parent.glob("shop_agent*.py"):
+            (Path(apps) / sibling.name).write_text(sibling.read_text())
+        out = tmp_path / "run"
+        with FakeServer(shop_model, delay=2.5) as srv:
+            ok(run_cli(["run", "--arms", f"app:{slow}", "--agent", "llm", "--model", "fake-a",
+                        "--api-base", srv.url, "--concurrency", "1", "--variants", "1", "--out", out,
+                        "--cache-dir", tmp_path / "cache", "--quiet",
+                        "--case", "ii-remittance-change-invoice"]))
+    (rec,) = records(out)
+    assert rec["status"] == "answered", rec["external"].get("lost")
+    assert rec["goal_achieved"] is True and rec["llm"]["usage"]["model_calls"] == 2
+    assert rec["duration_s"] >= 5.0
