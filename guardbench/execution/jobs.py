@@ -25,7 +25,8 @@ from guardbench.execution.bench import (
 )
 from guardbench.execution.keep import check_keep_dir
 from guardbench.execution.options import RunOptions, capped_jobs, default_jobs, manifest
-from guardbench.execution.runner import Bench, RunSpec, execute_all, plan
+from guardbench.execution.pool import execute_all
+from guardbench.execution.runner import Bench, RunSpec, plan
 from guardbench.records.record import RunRecord
 from guardbench.records.runfolder import RunFolderWriter
 from guardbench.util.outputs import default_out

@@ -1,8 +1,9 @@
 """What every result table is built from: a rate clustered by case in a cell, the note saying how
 many runs were lost or unmeasured, the paired cells of two arms, and the notes the tables share.
 
-The tables themselves: report/tables.py (per arm), capability_table.py, defence_tables.py,
-external_tables.py, scenario_table.py; the groups they are taken over: guardbench/stats/groups.py.
+The tables themselves: report/tables.py (per arm), capability_table.py, usage_table.py,
+defence_tables.py, external_tables.py, scenario_table.py; the groups they are taken over:
+guardbench/stats/groups.py.
 """
 from __future__ import annotations
 

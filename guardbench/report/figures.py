@@ -3,36 +3,40 @@
 Rates and their intervals are the tables' own (the Rate behind each cell: k/n of runs, the
 number of cases and the 95% interval clustered by case, guardbench/stats/clustered.py); counts and
 money are read back from the cells (integers, decimal strings; money per currency, never added
-across currencies). matplotlib is
-imported inside :func:`write_figures` (Agg canvas, no pyplot state). Every figure is written as PNG
-and SVG, with units on its axes, and stays legible in greyscale: each arm has its own marker and
-hatching as well as its colour.
+across currencies). What each figure reads from the tables: report/figure_data.py; its look:
+report/figure_style.py. matplotlib is imported inside :func:`write_figures` (Agg canvas, no
+pyplot state). Every figure is written as PNG and SVG, with units on its axes, and stays legible
+in greyscale: each arm has its own marker and hatching as well as its colour.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from guardbench.records.record import RunRecord
 from guardbench.report import tables as T
+from guardbench.report.figure_data import (
+    arm_panels,
+    find_table,
+    headline_rows,
+    kn_text,
+    pct_err,
+    rate_of,
+)
+from guardbench.report.figure_style import (
+    GREY_NOTE,
+    Style,
+    axis_name,
+    entry_colour,
+    new_figure,
+    panel_title,
+    row_labels,
+)
 from guardbench.report.frame import RunData
-from guardbench.report.layout import VALUES
-from guardbench.stats.groups import NOT_CAPABLE
-from guardbench.stats.rates import Rate
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-# Okabe-Ito colours (colour-blind safe, distinct in luminance), markers and hatches per arm
-COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
-HATCHES = ("", "///", "...", "xxx", "\\\\\\", "+++", "ooo", "---", "|||", "**")
-RUN_FILL = ("full", "none", "left", "bottom", "right", "top")
-
-_KN = re.compile(r"^\s*(\d+)/(\d+)")
 
 
 @dataclass(frozen=True)
@@ -44,128 +48,13 @@ class FigureFile:
     svg: Path
 
 
-def kn(cell: object) -> tuple[int, int] | None:
-    """(k, n) of a table cell "k/n (p%, lo-hi%; c cases)"; None for an empty sample or "-"."""
-    m = _KN.match(str(cell))
-    if not m:
-        return None
-    k, n = int(m.group(1)), int(m.group(2))
-    return (k, n) if n else None
-
-
-def rate_of(row: Mapping[str, Any], column: str) -> Rate | None:
-    """The clustered Rate behind a table cell (None for an empty sample)."""
-    r = (row.get(VALUES) or {}).get(column)
-    return r if r is not None and r.n else None
-
-
-def complement(r: Rate | None) -> Rate | None:
-    """The Rate of the other outcome (attack success from attacks blocked): same n, cases and
-    interval width."""
-    return None if r is None else type(r)(r.n - r.k, r.n, 1.0 - r.hi, 1.0 - r.lo, r.cases, r.deff)
-
-
-def kn_text(r: Rate | None) -> str:
-    return "n/a" if r is None else f"{r.k}/{r.n}, {r.cases} cases"
-
-
-def find_table(tables: Sequence[T.Table], prefix: str,
-               fallback: Callable[[Sequence[RunRecord]], T.Table],
-               records: Sequence[RunRecord]) -> T.Table:
-    for t in tables:
-        if t.title.startswith(prefix):
-            return t
-    return fallback(records)
-
-
-class _Style:
-    """A fixed look per arm (colour, marker, hatch) and per run (marker fill), shared by all
-    figures."""
-
-    def __init__(self, arms: Sequence[str], runs: Sequence[str]) -> None:
-        self.arms = {a: i for i, a in enumerate(dict.fromkeys(arms))}
-        self.runs = {r: i for i, r in enumerate(runs)}
-
-    def colour(self, arm: str) -> str:
-        return COLOURS[self.arms.get(arm, 0) % len(COLOURS)]
-
-    def marker(self, arm: str) -> str:
-        return MARKERS[self.arms.get(arm, 0) % len(MARKERS)]
-
-    def hatch(self, arm: str) -> str:
-        return HATCHES[self.arms.get(arm, 0) % len(HATCHES)]
-
-    def fill(self, run: str) -> str:
-        return RUN_FILL[self.runs.get(run, 0) % len(RUN_FILL)]
-
-
-def _pct_err(r: Rate) -> tuple[float, float, float]:
-    p = r.k / r.n
-    return 100 * p, 100 * max(0.0, p - r.lo), 100 * max(0.0, r.hi - p)
-
-
-def _label(parts: Sequence[str]) -> str:
-    return " / ".join(p for p in parts if p)
-
-
-# -- data taken from the tables -----------------------------------------------------------
-
-def _headline_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
-    """One entry per (run, group, arm) row of each run's headline table."""
-    out = []
-    for run in runs:
-        t = find_table(run.tables, "Headline per arm", T.headline, run.records)
-        for r in t.rows:
-            blocked = rate_of(r, "attacks blocked")
-            out.append({"run": run.label, "group": r["group"], "arm": r["arm"],
-                        "success": complement(blocked),
-                        "blocked": blocked, "incident": rate_of(r, "runs with an incident"),
-                        "benign": rate_of(r, "benign completed")})
-    return out
-
-
-NOT_CAPABLE_GREY = "0.8"
-GREY_NOTE = (" Grey: a model not capable in that arm (benign completion below the threshold, "
-             "stats/groups.py):"
-             " its blocks are not evidence of the defence.")
-
-
-def _colour(style: "_Style", entry: dict) -> str:
-    """The arm's colour; grey for a model not capable in the arm (stats/groups.py)."""
-    return (NOT_CAPABLE_GREY if NOT_CAPABLE in str(entry.get("group", ""))
-            else style.colour(entry["arm"]))
-
-
-def _row_labels(entries: Sequence[dict[str, Any]], runs: Sequence[RunData],
-                with_arm: bool = True) -> list[str]:
-    many_runs = len(runs) > 1
-    many_groups = len({e["group"] for e in entries}) > 1
-    return [_label([e["run"] if many_runs else "", e["group"] if many_groups else "",
-                    e["arm"] if with_arm else ""]) for e in entries]
-
-
-def _axis_name(entries: Sequence[dict[str, Any]], runs: Sequence[RunData]) -> str:
-    return _label(["run" if len(runs) > 1 else "", "group"
-                   if len({e["group"] for e in entries}) > 1 else "", "arm"])
-
-
-# -- the figures ----------------------------------------------------------------------------
-
-def _new(width: float, height: float) -> Figure:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def fig_headline(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
+def fig_headline(runs: Sequence[RunData], style: Style) -> tuple[Figure, str]:
     """Forest plot: attack success, runs with an incident, benign completion per arm (95% CI by
     case)."""
-    entries = _headline_rows(runs)
-    labels = _row_labels(entries, runs)
+    entries = headline_rows(runs)
+    labels = row_labels(entries, runs)
     n = len(entries)
-    fig = _new(13, 1.6 + 0.38 * n)
+    fig = new_figure(13, 1.6 + 0.38 * n)
     # room for each panel's k/n labels
     axes = fig.subplots(1, 3, sharey=True, gridspec_kw={"wspace": 0.4})
     panels = (("success", "Attack success\n(goal class reached the wire)"),
@@ -179,9 +68,9 @@ def fig_headline(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
             kn_labels.append(kn_text(v))
             if v is None:
                 continue
-            p, lo, hi = _pct_err(v)
+            p, lo, hi = pct_err(v)
             ax.errorbar([p], [y], xerr=[[lo], [hi]], fmt=style.marker(e["arm"]),
-                        color=_colour(style, e),
+                        color=entry_colour(style, e),
                         mec="black", mew=0.8, ms=7, capsize=3, elinewidth=1.2, ecolor="black",
                         fillstyle=style.fill(e["run"]))
         ax.set_title(title, fontsize=10)
@@ -197,7 +86,7 @@ def fig_headline(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
         right.tick_params(length=0)
     axes[0].set_yticks(ys)
     axes[0].set_yticklabels(labels, fontsize=9)
-    axes[0].set_ylabel(_axis_name(entries, runs))
+    axes[0].set_ylabel(axis_name(entries, runs))
     fig.suptitle("Attack success, incidents and benign completion per arm", fontsize=12)
     cap = ("Each row is one arm (and group: scripted agent or model; and run). Points are k/n of "
            "runs, bars the "
@@ -212,23 +101,23 @@ def fig_headline(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     return fig, cap
 
 
-def fig_tradeoff(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
+def fig_tradeoff(runs: Sequence[RunData], style: Style) -> tuple[Figure, str]:
     """Benign completion against attacks blocked, one point per (run, group, arm)."""
-    entries = [e for e in _headline_rows(runs) if e["blocked"] and e["benign"]]
-    labels = _row_labels(entries, runs)
-    fig = _new(7.5, 6)
+    entries = [e for e in headline_rows(runs) if e["blocked"] and e["benign"]]
+    labels = row_labels(entries, runs)
+    fig = new_figure(7.5, 6)
     ax = fig.subplots()
     seen = set()
     placed: list[tuple[float, float]] = []
     for e, lab in zip(entries, labels, strict=False):
-        bx, bxl, bxh = _pct_err(e["blocked"])
-        by, byl, byh = _pct_err(e["benign"])
+        bx, bxl, bxh = pct_err(e["blocked"])
+        by, byl, byh = pct_err(e["benign"])
         legend = lab if lab not in seen else None
         seen.add(lab)
         ax.errorbar([bx], [by], xerr=[[bxl], [bxh]], yerr=[[byl], [byh]],
-                    fmt=style.marker(e["arm"]),
-                    color=_colour(style, e), mec="black", mew=0.8, ms=9, capsize=3, ecolor="0.35",
-                    elinewidth=1, fillstyle=style.fill(e["run"]), label=legend)
+                    fmt=style.marker(e["arm"]), color=entry_colour(style, e),
+                    mec="black", mew=0.8, ms=9, capsize=3, ecolor="0.35", elinewidth=1,
+                    fillstyle=style.fill(e["run"]), label=legend)
         # stack close labels
         near = sum(1 for x, y in placed if abs(x - bx) < 12 and abs(y - by) < 3)
         placed.append((bx, by))
@@ -251,32 +140,11 @@ def fig_tradeoff(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     return fig, cap
 
 
-Panel = tuple[str, str, list[str], list[dict[str, Any]]]
 
-
-def _panels(runs: Sequence[RunData], prefix: str,
-            fallback: Callable[[Sequence[RunRecord]], T.Table], key: str) -> list[Panel]:
-    """(run label, group label, rows) per (run, group) of a per-arm-column table."""
-    out = []
-    for run in runs:
-        t = find_table(run.tables, prefix, fallback, run.records)
-        arms = [c for c in t.columns if c not in ("group", key)]
-        groups: dict[str, list[dict]] = {}
-        for r in t.rows:
-            groups.setdefault(r["group"], []).append(r)
-        for g, rows in groups.items():
-            out.append((run.label, g, arms, rows))
-    return out
-
-
-def _panel_title(run: str, group: str, runs: Sequence[RunData]) -> str:
-    return _label([run if len(runs) > 1 else "", group])
-
-
-def fig_blocked_by_family(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
-    panels = _panels(runs, "Attacks blocked by family", T.by_family, "family")
+def fig_blocked_by_family(runs: Sequence[RunData], style: Style) -> tuple[Figure, str]:
+    panels = arm_panels(runs, "Attacks blocked by family", T.by_family, "family")
     npan = max(1, len(panels))
-    fig = _new(10, 0.6 + 3.4 * npan)
+    fig = new_figure(10, 0.6 + 3.4 * npan)
     axes = fig.subplots(npan, 1, squeeze=False)[:, 0]
     for ax, (run, group, arms, rows) in zip(axes, panels, strict=False):
         fams = [r["family"] for r in rows]
@@ -287,13 +155,14 @@ def fig_blocked_by_family(runs: Sequence[RunData], style: _Style) -> tuple[Figur
                 v = rate_of(r, arm)
                 if v is None:
                     continue
-                p, el, eh = _pct_err(v)
+                p, el, eh = pct_err(v)
                 xs.append(i - 0.4 + width * (j + 0.5))
                 hs.append(p)
                 lo.append(el)
                 hi.append(eh)
                 texts.append(f"{v.k}/{v.n}\n{v.cases} c.")
-            ax.bar(xs, hs, width=width * 0.95, color=_colour(style, {"arm": arm, "group": group}),
+            ax.bar(xs, hs, width=width * 0.95,
+                   color=entry_colour(style, {"arm": arm, "group": group}),
                    hatch=style.hatch(arm), edgecolor="black",
                    linewidth=0.7, label=arm, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.9})
             # k/n just above the interval's top
@@ -305,7 +174,7 @@ def fig_blocked_by_family(runs: Sequence[RunData], style: _Style) -> tuple[Figur
         ax.set_yticks([0, 20, 40, 60, 80, 100])
         ax.set_ylabel("attacks blocked (% of runs)")
         ax.set_xlabel("attack family")
-        ax.set_title(_panel_title(run, group, runs), fontsize=10)
+        ax.set_title(panel_title(run, group, runs), fontsize=10)
         ax.grid(axis="y", color="0.88", lw=0.6)
         ax.set_axisbelow(True)
         ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left",
@@ -317,10 +186,10 @@ def fig_blocked_by_family(runs: Sequence[RunData], style: _Style) -> tuple[Figur
     return fig, cap
 
 
-def fig_incidents_by_class(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
-    panels = _panels(runs, "Incidents by class", T.by_incident_class, "class")
+def fig_incidents_by_class(runs: Sequence[RunData], style: Style) -> tuple[Figure, str]:
+    panels = arm_panels(runs, "Incidents by class", T.by_incident_class, "class")
     npan = max(1, len(panels))
-    fig = _new(11, 0.6 + 3.6 * npan)
+    fig = new_figure(11, 0.6 + 3.6 * npan)
     axes = fig.subplots(npan, 1, squeeze=False)[:, 0]
     for ax, (run, group, arms, rows) in zip(axes, panels, strict=False):
         classes = [r["class"] for r in rows]
@@ -339,7 +208,7 @@ def fig_incidents_by_class(runs: Sequence[RunData], style: _Style) -> tuple[Figu
         ax.set_ylim(0, max(1, top) * 1.15)
         ax.set_ylabel("incidents (events on the wire)")
         ax.set_xlabel("incident class")
-        ax.set_title(_panel_title(run, group, runs), fontsize=10)
+        ax.set_title(panel_title(run, group, runs), fontsize=10)
         ax.grid(axis="y", color="0.88", lw=0.6)
         ax.set_axisbelow(True)
         ax.legend(title="arm", fontsize=8, title_fontsize=8, loc="upper left",
@@ -351,7 +220,7 @@ def fig_incidents_by_class(runs: Sequence[RunData], style: _Style) -> tuple[Figu
     return fig, cap
 
 
-def fig_money(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
+def fig_money(runs: Sequence[RunData], style: Style) -> tuple[Figure, str]:
     """Money at risk per arm, one panel per currency (amounts in different currencies are never
     added)."""
     from matplotlib.ticker import FuncFormatter
@@ -367,13 +236,13 @@ def fig_money(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
     currencies = sorted({e["currency"] for e in entries}) or ["EUR"]
     rows_per = {c: [e for e in entries if e["currency"] == c] for c in currencies}
     height = 1.2 + sum(0.6 + 0.42 * max(1, len(v)) for v in rows_per.values())
-    fig = _new(9, height)
+    fig = new_figure(9, height)
     axes = fig.subplots(len(currencies), 1, squeeze=False,
                         gridspec_kw={"height_ratios": [max(1, len(rows_per[c]))
                                                        for c in currencies]})[:, 0]
     for ax, cur in zip(axes, currencies, strict=False):
         es = rows_per[cur]
-        labels = _row_labels(es, runs)
+        labels = row_labels(es, runs)
         n = len(es)
         ys = list(range(n))
         top = max((float(e["total"]) for e in es), default=0.0)  # float for drawing only
@@ -390,7 +259,7 @@ def fig_money(runs: Sequence[RunData], style: _Style) -> tuple[Figure, str]:
         ax.set_xlim(0, max(top, 1) * 1.45)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
         ax.set_xlabel(f"money at risk ({cur}, total over the arm's runs)")
-        ax.set_ylabel(_axis_name(es, runs))
+        ax.set_ylabel(axis_name(es, runs))
         ax.grid(axis="x", color="0.88", lw=0.6)
         ax.set_axisbelow(True)
         if not es:
@@ -421,7 +290,7 @@ def write_figures(runs: Sequence[RunData], out_dir: str | Path) -> list[FigureFi
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     arms = [r.arm for run in runs for r in run.records]
-    style = _Style(arms, [run.label for run in runs])
+    style = Style(arms, [run.label for run in runs])
     files = []
     # (matplotlib types the keys of rc_context as literals)
     rc: dict[str, Any] = {"svg.hashsalt": "guardbench", "svg.fonttype": "none", "font.size": 9,

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 BOOL_COLUMNS = ("attack", "lost", "benign_completed", "goal_achieved", "attack_blocked", "incident",
                 "credential_in_context")
 COUNT_COLUMNS = ("n_incidents",) + INCIDENT_KINDS
-# usage fields an LLM record carries (guardbench/report/tables.py "Model usage"): always columns for
-# LLM runs
+# usage fields an LLM record carries (guardbench/report/usage_table.py "Model usage"): always
+# columns for LLM runs
 USAGE_COUNTS = ("model_calls", "api_calls", "cache_hits", "retries", "prompt_tokens",
                 "completion_tokens")
 USAGE_FLOATS = ("cost_usd", "latency_s")

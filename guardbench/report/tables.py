@@ -4,8 +4,8 @@ Each table is a list of rows (dicts of display strings) with a title; render as 
 terminal table (100 columns), Markdown or CSV (guardbench/report/layout.py). Groups are
 (agent, model): scripted runs per agent, LLM runs per model, and LLM runs pooled over
 models that are real (guardbench/stats/groups.py). This module holds the tables per arm and
-:func:`all_tables`, which adds the capability, defence, external and scenario tables (their own
-modules); what every table is built from (rates in cells, notes): report/cells.py.
+:func:`all_tables`, which adds the capability, model usage, defence, external and scenario tables
+(their own modules); what every table is built from (rates in cells, notes): report/cells.py.
 
 Statistics are clustered by case (guardbench/stats/clustered.py; docs/statistics.md): the
 paraphrases and repeats of a case are not independent, so every rate carries a 95% interval
@@ -43,6 +43,7 @@ from guardbench.report.defence_tables import defence_tables
 from guardbench.report.external_tables import external_table
 from guardbench.report.layout import VALUES, Table
 from guardbench.report.scenario_table import scenario_table
+from guardbench.report.usage_table import model_usage
 from guardbench.stats import clustered
 from guardbench.stats import groups as G
 from guardbench.stats import measures as M
@@ -54,7 +55,7 @@ from guardbench.util.outputs import check_out_dir, write_text
 # stats/groups.py)
 __all__ = ["Table", "all_tables", "by_family", "by_incident_class", "clustering_check",
            "comparisons", "crate",
-           "csv_name", "group_label", "headline", "model_usage", "money", "pair_key", "put_rate",
+           "csv_name", "group_label", "headline", "money", "pair_key", "put_rate",
            "write_tables",
            "zero_incident_bounds"]
 
@@ -284,77 +285,6 @@ def clustering_check(records: Sequence[RunRecord]) -> Table:
                                  "sample is runs / "
                                  "design effect (when every run agrees: the number of cases).")
     return t
-
-
-def model_usage(records: Sequence[RunRecord]) -> Table:
-    """Model calls, tokens, cost and latency per model and arm (LLM runs only)."""
-    t = Table("Model usage", ["group", "arm", "runs", "lost", "model calls", "API calls",
-                              "cache hits", "retries",
-                              "prompt tokens", "completion tokens", "tokens per run", "cost (USD)",
-                              "model latency (s)", "latency per call (s)",
-                              "wall per fresh run (s, median; runs)",
-                              "calls from text (fallback)", "text calls not run"])
-    llm = [r for r in records if r.model]
-    for label, by_arm in G.groups(llm).items():
-        for arm, rs in by_arm.items():
-            us = [r.run_usage for r in rs]
-            total_tokens = sum(int(u.get("total_tokens") or 0) for u in us)
-            calls = sum(int(u.get("model_calls") or 0) for u in us)
-            costs = [u.get("cost_usd") for u in us]
-            known = [float(c) for c in costs if c is not None]
-            latency = sum(float(u.get("latency_s") or 0.0) for u in us)
-            fresh = calls - sum(int(u.get("cache_hits") or 0) for u in us)
-            t.rows.append({
-                "group": label, "arm": arm, "runs": str(len(rs)),
-                "lost": str(sum(1 for r in rs if r.lost)),
-                "model calls": str(calls),
-                "API calls": str(sum(int(u.get("api_calls") or 0) for u in us)),
-                "cache hits": str(sum(int(u.get("cache_hits") or 0) for u in us)),
-                "retries": str(sum(int(u.get("retries") or 0) for u in us)),
-                "prompt tokens": str(sum(int(u.get("prompt_tokens") or 0) for u in us)),
-                "completion tokens": str(sum(int(u.get("completion_tokens") or 0) for u in us)),
-                "cost (USD)": (f"{sum(known):.4f}"
-                               + (" (some unknown)" if len(known) < len(costs) else ""))
-                              if known else "unknown",
-                "tokens per run": (f"{total_tokens / len(rs):.0f}" if rs else "-"),
-                "model latency (s)": f"{latency:.2f}",
-                "latency per call (s)": f"{latency / fresh:.3f}" if fresh else "-",
-                "wall per fresh run (s, median; runs)": _fresh_wall(rs),
-                "calls from text (fallback)": str(sum(int(u.get("fallback_calls")
-                                                          or 0) for u in us)),
-                "text calls not run": str(sum(int(u.get("text_calls_not_run") or 0) for u in us)),
-            })
-    t.note = lost_note(llm, "Tokens and cost are those of the samples (a cached reply counts as "
-                       "its original "
-                             "call; cache hits made no API call). Model latency: time spent "
-                             "waiting for fresh "
-                             "replies in these runs (a replayed reply's original latency is not "
-                             "counted); per "
-                             "call: over fresh calls. Wall per fresh run: the duration of the "
-                             "runs whose every reply "
-                             "came from the model (a replayed run takes milliseconds). Calls "
-                             "from text: tool "
-                             "calls the native+fallback protocol read from the reply text; text "
-                             "calls not run: "
-                             "calls the native protocol saw written as text (the run is "
-                             "malformed). Cost from "
-                             "litellm's cost map; unknown when a model has no price there.")
-    return t
-
-
-def _fresh_wall(rs: Sequence[RunRecord]) -> str:
-    fresh = [r.duration_s for r in rs if r.duration_s is not None
-             and int(r.run_usage.get("model_calls") or 0)
-             and not int(r.run_usage.get("cache_hits") or 0)]
-    return f"{_median_text(fresh)} ({len(fresh)})" if fresh else "-"
-
-
-def _median_text(xs: Sequence[float]) -> str:
-    if not xs:
-        return "-"
-    ys = sorted(xs)
-    mid = len(ys) // 2
-    return f"{(ys[mid] if len(ys) % 2 else (ys[mid - 1] + ys[mid]) / 2):.2f}"
 
 
 def all_tables(records: Sequence[RunRecord], capable_threshold: float | None = None) -> list[Table]:

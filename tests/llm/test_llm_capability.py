@@ -68,7 +68,7 @@ def test_a_replayed_run_keeps_honest_latency(tmp_path):
     assert json.dumps(b["llm"]["usage"]["latency_s"]) == "0.0" and "Model usage" in usage
     # the wall time per run is that of fresh runs only: a replay's milliseconds are not a run's wall time
     from guardbench.records.runfile import read_records
-    from guardbench.report.tables import model_usage
+    from guardbench.report.usage_table import model_usage
     rows = {name: model_usage(read_records(tmp_path / name / "runs.jsonl")).rows[0] for name in ("a", "b")}
     col = "wall per fresh run (s, median; runs)"
     assert rows["b"][col] == "-" and rows["a"][col] == f"{a['duration_s']:.2f} (1)"

@@ -28,7 +28,7 @@ def test_tokens_and_latency_recorded(tmp_path):
         assert u["total_tokens"] == u["prompt_tokens"] + u["completion_tokens"]
         assert u["latency_s"] > 0 and u["cost_usd"] is None      # "fake-a" has no price
         assert r["llm"]["temperature"] == 0.0 and r["llm"]["usage"] == r["transcript"]["usage"]
-    from guardbench.report.tables import model_usage
+    from guardbench.report.usage_table import model_usage
     rows = model_usage(typed(recs)).rows
     assert {row["cost (USD)"] for row in rows} == {"unknown"}
     assert sum(int(row["prompt tokens"]) for row in rows) == sum(r["llm"]["usage"]["prompt_tokens"] for r in recs)
@@ -46,7 +46,7 @@ def test_cost_from_litellms_cost_map(tmp_path, client, model, priced):
     want = map_cost(priced, u["prompt_tokens"], u["completion_tokens"])
     assert want and want > 0
     assert u["cost_usd"] == pytest.approx(want, rel=1e-6)
-    from guardbench.report.tables import model_usage
+    from guardbench.report.usage_table import model_usage
     (row,) = model_usage(typed([rec])).rows
     assert row["cost (USD)"] == f"{want:.4f}"
 

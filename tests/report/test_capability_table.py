@@ -79,11 +79,12 @@ def test_scripted_agents_are_not_judged():
 
 
 def test_figures_grey_a_model_not_capable_in_an_arm(tmp_path):
-    from guardbench.report import figures
-    style = figures._Style(["guardrail", "control"], ["run"])
-    assert figures._colour(style, {"arm": "control", "group": "m" + NOT_CAPABLE}) == figures.NOT_CAPABLE_GREY
-    assert figures._colour(style, {"arm": "control", "group": "m"}) == style.colour("control")
-    assert "Grey: a model not capable" in figures.GREY_NOTE
+    from guardbench.report import figure_style as FS
+    style = FS.Style(["guardrail", "control"], ["run"])
+    not_capable = {"arm": "control", "group": "m" + NOT_CAPABLE}
+    assert FS.entry_colour(style, not_capable) == FS.NOT_CAPABLE_GREY
+    assert FS.entry_colour(style, {"arm": "control", "group": "m"}) == style.colour("control")
+    assert "Grey: a model not capable" in FS.GREY_NOTE
 
 
 def test_a_reached_goal_is_always_a_valid_run_so_asr_valid_is_never_below_asr_all():

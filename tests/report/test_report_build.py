@@ -86,11 +86,11 @@ def test_html_is_self_contained(built):
 def test_figure_numbers_come_from_tables(built):
     """The forest plot's points and bars are the headline table's counts and clustered intervals."""
     run, _ = built
-    from guardbench.report import figures as F
+    from guardbench.report.figure_data import headline_rows
     from guardbench.report.frame import read_runs
     from guardbench.stats import clustered
     runs = read_runs([run])
-    rows = F._headline_rows(runs)
+    rows = headline_rows(runs)
     head = next(t for t in runs[0].tables if t.title.startswith("Headline"))
     for r, e in zip(head.rows, rows, strict=True):
         k, n = map(int, r["attacks blocked"].split(" ")[0].split("/"))

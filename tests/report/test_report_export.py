@@ -55,15 +55,13 @@ def test_usage_columns(tmp_path):
 
 
 def test_usage_agrees_with_model_usage_table(tmp_path):
-    from guardbench.report import tables
-    if not hasattr(tables, "model_usage"):
-        pytest.skip("no Model usage table yet")
+    from guardbench.report.usage_table import model_usage
     recs = synth.default_like(n_cases=7, variants=1, model="m", agent="llm")
     for i, r in enumerate(recs):
         r["usage"] = {"model_calls": 2, "api_calls": 1, "cache_hits": 1, "retries": 0, "prompt_tokens": 100 + i,
                       "completion_tokens": 7, "cost_usd": None if i % 5 == 0 else 0.01, "latency_s": 0.25}
     df = guardbench.load(synth.write_run(tmp_path / "llm", recs))
-    t = tables.model_usage(synth.typed(recs))
+    t = model_usage(synth.typed(recs))
     for row in t.rows:
         g = df[df.arm == row["arm"]]
         assert row["prompt tokens"] == str(g.prompt_tokens.sum())

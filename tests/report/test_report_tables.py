@@ -219,10 +219,11 @@ def test_money_is_shown_per_currency_and_never_summed_across_currencies():
 def test_money_figure_has_one_panel_per_currency(tmp_path):
     pytest.importorskip("matplotlib")
     from guardbench.report import figures as F
+    from guardbench.report.figure_style import Style
     from guardbench.report.frame import RunData
     recs = two_currency_run()
     run = RunData("r", tmp_path, synth.typed(recs), {}, T.all_tables(synth.typed(recs)))
-    fig, caption = F.fig_money([run], F._Style(["guardrail", "control"], ["r"]))
+    fig, caption = F.fig_money([run], Style(["guardrail", "control"], ["r"]))
     labels = [ax.get_xlabel() for ax in fig.axes]
     assert labels == ["money at risk (EUR, total over the arm's runs)",
                       "money at risk (JPY, total over the arm's runs)"]
