@@ -100,11 +100,15 @@ def test_a_real_model_is_named_and_its_median_tokens_per_run_shown(tmp_path: Pat
             for i, (p, c, w) in enumerate([(1000, 20, 30.0), (3000, 40, 90.0), (2000, 10, 60.0)])]
     recs.append(record("b9", "benign", "openai-agents-toolkit", agent="llm", model=model,
                        status="no_tool_path", usage={}, duration_s=0.0))
+    # every answer from the response cache: its tokens count, its 1 s of wall is not the model's
+    recs.append(record("b8", "benign", "openai-agents-toolkit", agent="llm", model=model, benign_ok=True,
+                       usage={"prompt_tokens": 2000, "completion_tokens": 10, "cache_hits": 1,
+                              "api_calls": 0}, duration_s=1.0))
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     row = cells(script().main(str(tmp_path)), "openai-agents", "PayPal's Python toolkit (undefended)")
-    assert row[2] == model and row[3] == "4" and row[9] == "1"
-    assert row[11] == "60.0"                                     # the median wall of the three that ran
-    assert row[12] == str(sorted([1020, 3040, 2010])[1])         # the median of prompt + completion
+    assert row[2] == model and row[3] == "5" and row[9] == "1"
+    assert row[11] == "60.0"                                     # the median wall of the three fresh runs
+    assert row[12] == "2010"                                     # median of 1020, 2010, 2010, 3040
 
 
 def test_an_empty_folder_is_refused_in_one_line(tmp_path: Path):
