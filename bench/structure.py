@@ -228,6 +228,15 @@ def _annotation_gaps(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -
     return untyped, incomplete
 
 
+def _class_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for node in body:
+        out.append(node)
+        if isinstance(node, ast.If):
+            out += _class_level(node.body) + _class_level(node.orelse)
+    return out
+
+
 def annotations(modules: dict[str, Path]) -> tuple[int, list[str], list[str]]:
     """(functions, the unannotated ones, the partly annotated ones), as `module:line name`."""
     total = 0
@@ -235,7 +244,9 @@ def annotations(modules: dict[str, Path]) -> tuple[int, list[str], list[str]]:
     incomplete: list[str] = []
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        methods = {id(f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+        # a class's functions, those under an `if` in its body too (`if TYPE_CHECKING:`)
+        methods = {id(f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                   for f in _class_level(c.body)}
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 total += 1
