@@ -51,6 +51,7 @@ ARMS="$ARMS" THREADS="${THREADS:-2}" CTX="${CTX:-16384}" GB="$GB" PYTHON="$PY" b
   --quiet "$@"
 STATUS=$?
 set -e
+"$PY" scripts/frameworks_local_finish.py "$OUT/runs"      # the README: what an app's model was sent, and did
 "$PY" scripts/frameworks_table.py "$OUT/runs" > "$OUT/matrix.md"
 echo "frameworks_local.sh: $OUT/matrix.md (sweep exit status $STATUS)"
 exit "$STATUS"
