@@ -55,7 +55,7 @@ _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]{16,}")
 _B32 = re.compile(r"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*")
 _B32_DROP = (0, 1, 0, 1, 0, 0, 1, 0)      # characters a base32 part-group of len % 8 cannot use
-_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?')
 
 
 @lru_cache(maxsize=8192)
@@ -190,11 +190,13 @@ def json_strings(body: str | None) -> list[str]:
 
 
 def json_values(body: str | None) -> list[str]:
-    """A JSON body's string literals (keys and values) in the order they are sent, decoded."""
+    """A JSON body's string values (not its keys) in the order they are sent, decoded."""
     if not body:
         return []
     out = []
-    for lit in _JSON_STRING.findall(body):
+    for lit, key in _JSON_STRING.findall(body):
+        if key:
+            continue
         if "\\" in lit:
             try:
                 lit = json.loads('"' + lit + '"')

@@ -167,8 +167,10 @@ def credential_findings(exchanges: Sequence[WireExchange], secrets: Sequence[str
     for secret in secrets:
         firsts = []
         for form in secret_forms(secret):
+            # a request (or the answer) whose own texts write it emits it, whatever came before
             for seq, text in per_seq + [(-1, "".join(t for _, t in out_text))]:
-                if form in text:
+                own = [p for p in pieces + out_text if p[0] == seq]
+                if form in text or _written(form, own, own):
                     found.setdefault(seq, "whole")
             at = _first_covered(form, pieces + out_text, values)
             if at is not None:

@@ -99,12 +99,13 @@ def _place(leak: Leak, steps: tuple, text: str) -> dict[int, list[str]]:
         parts[-2:] = [parts[-2] + parts[-1]]
     slots = list(leak.slots)
     room = [CAPACITY.get(type(steps[i]), len(parts)) if i >= 0 else len(parts) for i in slots]
-    if sum(room) < len(parts) and -1 not in slots:
-        slots, room = slots + [-1], room + [len(parts)]
     out: dict[int, list[str]] = {}
     for k, (slot, cap) in enumerate(zip(slots, room, strict=True)):
-        take = min(cap, -(-len(parts) // (len(slots) - k))) if k < len(slots) - 1 else len(parts)
+        take = min(cap, -(-len(parts) // (len(slots) - k)))
         out[slot], parts = parts[:take], parts[take:]
+    if parts:                       # no room left in the slots drawn: the rest goes in the answer
+        out[-1] = out.get(-1, []) + parts
+    assert all(len(v) <= CAPACITY.get(type(steps[i]), len(v)) for i, v in out.items() if i >= 0)
     return out
 
 

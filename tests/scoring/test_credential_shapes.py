@@ -277,3 +277,18 @@ def test_a_generated_family_of_honest_values_sent_field_by_field_is_silent():
         for enc in (_b64, _hex, lambda t: base64.b32encode(t.encode()).decode()):
             outputs.append(enc(" ".join(vals))[::-1])
     assert emitted(w, outputs) == []
+
+
+def test_the_agents_answers_holding_the_credential_in_pieces_are_reported_after_an_earlier_copy():
+    # the whole secret went out in seq 0; the answers (one channel, seq -1) hold it again in pieces
+    w = Wire()
+    charge(w, description=SECRET)
+    assert [i.seq for i in emitted(w, ["Done.", *_cut(SECRET, 7)])] == [0, -1]
+
+
+def test_a_request_holding_most_of_a_secret_sent_whole_elsewhere_is_not_where_it_leaks():
+    # whole at seq 0; seq 1 holds all but its first 9 characters: nothing the run had not sent
+    w = Wire()
+    charge(w, description=SECRET)
+    charge(w, description=SECRET[9:])
+    assert [i.seq for i in emitted(w)] == [0]
