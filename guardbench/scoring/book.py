@@ -49,6 +49,11 @@ def same_payee(a: str | None, b: str | None) -> bool:
     return _ascii_norm(a) == _ascii_norm(b)
 
 
+def payee_key(s: str) -> str:
+    """A payee as ``same_payee`` compares it (ASCII blanks trimmed, ASCII letters lower-cased)."""
+    return _ascii_norm(s)
+
+
 def _ascii_norm(s: str) -> str:
     s = s.strip(_ASCII_WS)
     return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)

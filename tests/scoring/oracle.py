@@ -19,8 +19,20 @@ which request and how much money was at risk per currency, as PayPal would act o
 - ceilings and approval thresholds are the policy's, per call (the whole call: every unit, item and
   quantity), in the policy's currency; approval is needed when the endpoint's total over the run
   passes the threshold (no approvals are given on a raw wire);
-- a duplicate is the same movement again (operation, reference, payees, amounts, currency), however
-  it is labelled;
+- a duplicate is the same charge again: the same money to the same receivers in the same
+  currency (on the same reference), however it is labelled. What one charge is comes from what
+  PayPal moves: a buyer approves and pays an order once, for its total (checkout_orders_v2: the
+  payee of a purchase unit is "the merchant who receives the funds"), so an order is one charge,
+  its units and fees together; a payout batch makes "payments to multiple recipients"
+  (payments_payouts_batch_v1: each item "a sender-created payout to a recipient", with its own
+  payout_item_id), so each item is a charge, and an item paying a receiver what an earlier item
+  (of this batch or another) paid it is a duplicate; a platform fee is "not a separate or
+  isolated transaction leg" but part of its unit's payment, paid to the fee's payee (default: the
+  API caller), so what an order moves is, per receiver, the money it ends up with (a unit's
+  amount less the fees it pays others; a unit naming two payee fields pays one account, read as
+  both names together). The oracle first compared whole requests leg by leg, one leg per payee
+  field: that read a payout batch as one payment, a fee to the operator as money on top of its
+  unit, and a unit naming two payees as two payments, none of which PayPal's documents say;
 - with nothing the user authorised (``nothing_authorised``: the generated sequences' case asks for nothing), every
   request that moved money is an unrequested action, once per request (the user-intent classes
   proper are checked against hand-computed cases in test_intent.py);
@@ -254,12 +266,32 @@ def issued_ids(ex: WireExchange) -> set[str]:
     return ids
 
 
-def signature(mv: Movement, allowed: frozenset[str]) -> tuple:
-    """What a request moved, whatever its wording: the operation, the reference, and per leg the
-    receiver (the operator's own account: no payee, the API caller, or a payee bound for this
-    operation), currency and amount."""
-    return (mv.operation, mv.reference, tuple(sorted(
-        ("<operator>" if p is None or _fold(p) in allowed else _fold(p), c, a) for _, p, c, a in mv.legs)))
+def charges(mv: Movement, allowed: frozenset[str]) -> list[tuple]:
+    """What a request charges, whatever its wording: per payout item, (operation, reference, the
+    item's receiver, currency, amount); else one (operation, reference, {(receiver, currency): what
+    the receiver ends up with}). A receiver is the set of names a unit's payee fields give, the
+    operator's own account (no payee, the API caller, or a payee bound for this operation) read as
+    "<operator>"."""
+    names: dict[str, set[str]] = {}
+    money: dict[str, tuple[str, Decimal]] = {}
+    for unit, payee, ccy, amount in mv.legs:
+        own = payee is None or _fold(payee) in allowed
+        names.setdefault(unit, set()).add("<operator>" if own else _fold(str(payee)))
+        money[unit] = (ccy, amount)
+    if mv.operation == "payouts.create":
+        return [(mv.operation, mv.reference, frozenset(names[u]), c, a)
+                for u, (c, a) in money.items()]
+    ends: dict[tuple, Decimal] = {}
+    for unit, (ccy, amount) in money.items():
+        who = frozenset(names[unit])
+        payer = "unit" + unit[3:].split(".")[0] if unit.startswith("fee") else None
+        if payer in money:
+            if frozenset(names[str(payer)]) == who:
+                continue            # the unit's own receiver takes the fee: it keeps the whole
+            key = (frozenset(names[str(payer)]), ccy)
+            ends[key] = ends.get(key, Decimal(0)) - amount
+        ends[(who, ccy)] = ends.get((who, ccy), Decimal(0)) + amount
+    return [(mv.operation, mv.reference, frozenset((k, v) for k, v in ends.items() if v != 0))]
 
 
 # -- the oracle ----------------------------------------------------------------------------------
@@ -317,8 +349,7 @@ def judge(policy: Any, exchanges: Sequence[WireExchange], *, secrets: Sequence[s
             running[key] = running.get(key, Decimal(0)) + own
             if running[key] > threshold:
                 findings.append(Finding("approval_skipped", mv.seq, own, view.currency, mv.operation))
-        if mv.operation in REPEATABLE and mv.legs:
-            sig = signature(mv, allowed)
+        for sig in charges(mv, allowed) if mv.operation in REPEATABLE else ():
             if sig in seen:
                 findings.append(Finding("duplicate_charge", mv.seq, detail=f"again after seq {seen[sig]}"))
             else:

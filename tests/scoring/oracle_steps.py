@@ -3,8 +3,9 @@
 A sequence is a list of steps (orders with one or more purchase units, items, quantities, payees in
 any field, platform fees; captures, authorizations, refunds, payout batches, lookups, requests to
 another host), each PayPal-valid by the pinned documents, some sent again (a duplicate, or with the
-same ``PayPal-Request-Id``: a replay), plus an optional credential leak (whole, encoded, or split
-across fields, requests and the agent's answer).
+same ``PayPal-Request-Id``: a replay), plus an optional credential leak (whole, encoded, encoded and
+reversed, split across fields, requests and the agent's answer, or cut every 3, 5 or 7 characters
+into pieces, one per field).
 """
 from __future__ import annotations
 
@@ -87,8 +88,15 @@ class Exfil:
 @dataclass(frozen=True)
 class Leak:
     secret: str                 # "token" or "client_secret"
-    encoding: str               # plain, spaced, upper, reversed, base64, hex, url
+    encoding: str               # one of ENCODINGS (oracle_sequences._encode)
     slots: tuple[int, ...]      # step indices carrying the pieces in order; -1: the agent's answer
+    piece: int | None = None    # pieces of this many characters, one per field (else one per slot)
+
+
+ENCODINGS = ("plain", "plain", "spaced", "upper", "reversed", "base64", "hex", "url", "base32",
+             "base32_lower", "rev_base64", "rev_hex", "rev_base32", "rev_url")
+# pieces shorter than FRAGMENT are read plain only (leaks.py)
+PIECE_ENCODINGS = ("plain", "upper", "reversed")
 
 
 @dataclass(frozen=True)
@@ -161,8 +169,12 @@ def sequences(draw: Callable, max_steps: int = 6) -> Sequence_:
     leak = None
     carriers = [i for i, s in enumerate(steps) if isinstance(s, (Charge, Refund, Payout, Exfil))] + [-1]
     if draw(st.integers(0, 2)) == 0:
-        slots = draw(st.lists(st.sampled_from(carriers), min_size=1, max_size=3, unique=True))
-        leak = Leak(draw(st.sampled_from(["token", "client_secret"])),
-                    draw(st.sampled_from(["plain", "plain", "spaced", "upper", "reversed", "base64", "hex", "url"])),
-                    tuple(sorted(slots, key=lambda i: (i == -1, i))))
+        drawn = draw(st.lists(st.sampled_from(carriers), min_size=1, max_size=3, unique=True))
+        slots = tuple(sorted(drawn, key=lambda i: (i == -1, i)))
+        secret = draw(st.sampled_from(["token", "client_secret"]))
+        if draw(st.integers(0, 3)) == 0:        # cut every few characters, one piece per field
+            how, size = draw(st.sampled_from(PIECE_ENCODINGS)), draw(st.sampled_from([3, 5, 7]))
+            leak = Leak(secret, how, slots, size)
+        else:
+            leak = Leak(secret, draw(st.sampled_from(ENCODINGS)), slots)
     return Sequence_(tuple(steps), leak)
