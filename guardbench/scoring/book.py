@@ -1,4 +1,5 @@
-"""What one run's wire moved (``Move``) and what it showed so far (``Book``): the scorer's vocabulary.
+"""What one run's wire moved (``Move``) and what it showed so far (``Book``): the scorer's
+vocabulary.
 
 scoring/wire.py reads a recorded wire into these; scoring/wire_rules.py holds the rules for what
 a request moved when the request does not say it (a full refund, a capture, a change to an order).
@@ -17,27 +18,32 @@ _ASCII_WS = " \t\r\n"
 
 @dataclass(frozen=True)
 class Move:
-    """One unit of money a request to PayPal moves (succeeded or not): a purchase unit, a payout item,
-    a capture, a refund; or a share of a unit paid to someone else (a platform fee: ``share``)."""
+    """One unit of money a request to PayPal moves (succeeded or not): a purchase unit, a payout
+    item, a capture, a refund; or a share of a unit paid to someone else (a platform fee:
+    ``share``)."""
 
     seq: int
     endpoint: str
-    payee: str | None          # the first payee named; None: PayPal's default (the API caller, the merchant)
+    # the first payee named; None: PayPal's default (the API caller, the merchant)
+    payee: str | None
     amount: Decimal | None
     currency: str | None
-    item: str | None           # sku / reference (what benign completion and references are matched on)
+    # sku / reference (what benign completion and references are matched on)
+    item: str | None
     ok: bool
     resource_id: str | None    # the order / capture / refund / batch id PayPal answered with
     payees: tuple[str, ...] = ()   # every payee the unit names (PayPal acts on each)
-    ref: str | None = None     # the id the request's path names (the order captured, the capture refunded)
+    # the id the request's path names (the order captured, the capture refunded)
+    ref: str | None = None
     share: bool = False        # a share of unit ``unit``'s amount (a fee), not money on top of it
     unit: int = 0              # which unit of the request (its index)
 
     @property
     def key(self) -> tuple:
-        """What moves: the same payees, amount, currency and reference are the same instruction, whatever
-        the request's wording (its sku, label, note or description)."""
-        return (self.endpoint, frozenset(_ascii_norm(p) for p in self.payees), self.amount, self.currency, self.ref)
+        """What moves: the same payees, amount, currency and reference are the same instruction,
+        whatever the request's wording (its sku, label, note or description)."""
+        return (self.endpoint, frozenset(_ascii_norm(p) for p in self.payees), self.amount,
+                self.currency, self.ref)
 
 
 def same_payee(a: str | None, b: str | None) -> bool:
@@ -75,16 +81,19 @@ def money_of(obj: Any, ccy_key: str = "currency_code") -> tuple[Decimal | None, 
 
 @dataclass
 class Book:
-    """What the wire has shown so far about orders, captures, authorizations, refunds, disputes, invoices."""
+    """What the wire has shown so far about orders, captures, authorizations, refunds, disputes,
+    invoices."""
 
     orders: dict[str, list[tuple[Decimal | None, str | None]]] = field(default_factory=dict)
-    units: dict[str, list[dict]] = field(default_factory=dict)        # order id -> its purchase units, as shown
+    # order id -> its purchase units, as shown
+    units: dict[str, list[dict]] = field(default_factory=dict)
     captures: dict[str, tuple[Decimal | None, str | None]] = field(default_factory=dict)
     refunded: dict[str, Decimal] = field(default_factory=dict)
     authorizations: dict[str, tuple[Decimal | None, str | None]] = field(default_factory=dict)
     auth_captured: dict[str, Decimal] = field(default_factory=dict)
     disputes: dict[str, tuple[Decimal | None, str | None]] = field(default_factory=dict)
-    invoices: dict[str, tuple[Decimal | None, str | None]] = field(default_factory=dict)   # id -> amount due
+    # id -> amount due
+    invoices: dict[str, tuple[Decimal | None, str | None]] = field(default_factory=dict)
     issued: dict[str, set[str]] = field(default_factory=dict)   # kind -> ids created on this wire
 
     def learn_order(self, body: dict) -> None:

@@ -28,11 +28,12 @@ ZERO = Decimal(0)
 
 def beyond_daily_caps(wire: Sequence[WireExchange], caps: Mapping[str, Decimal],
                       currency: str | None) -> dict[str, Decimal]:
-    """{currency: amount moved beyond the daily caps} over the whole run; empty when none (or when the
-    caps' currency is unknown)."""
+    """{currency: amount moved beyond the daily caps} over the whole run; empty when none (or when
+    the caps' currency is unknown)."""
     totals: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
     for m in moves(wire, 0):
-        if m.ok and not m.share and m.amount is not None and m.endpoint in caps and m.currency == currency:
+        if (m.ok and not m.share and m.amount is not None and m.endpoint in caps
+            and m.currency == currency):
             totals[(m.endpoint, m.currency or "?")] += m.amount
     out: dict[str, Decimal] = defaultdict(Decimal)
     for (endpoint, currency), total in totals.items():

@@ -270,7 +270,8 @@ class Chains:
         return [v for v in values if v in self.joint]
 
     def feed(self, values: Iterable[str]) -> AbstractSet[int]:
-        """Read ``values`` (skeletons, in send order); the positions of the secret the chains cover."""
+        """Read ``values`` (skeletons, in send order); the positions of the secret the chains
+        cover."""
         grew = False
         for v in values:
             for form, ends in zip(self.forms, self.ends, strict=True):

@@ -47,10 +47,13 @@ def moves(wire: Sequence[WireExchange], start: int = 0) -> list[Move]:
     return list(read_wire(wire, start)[0])
 
 
-_LEARNS = frozenset({"orders.create", "orders.get", "orders.capture", "orders.authorize", "orders.patch",
-                     "captures.get", "captures.refund", "payouts.create", "disputes.get", "authorizations.capture",
+_LEARNS = frozenset({"orders.create", "orders.get", "orders.capture", "orders.authorize",
+                     "orders.patch",
+                     "captures.get", "captures.refund", "payouts.create", "disputes.get",
+                     "authorizations.capture",
                      "invoices.get", "invoices.create"})
-_last: list = [None]        # (the last tuple read, its whole reading, {start: reading}): replaced whole
+# (the last tuple read, its whole reading, {start: reading}): replaced whole
+_last: list = [None]
 
 
 # (moves from a seq on, the whole wire's book, seq -> the ids issued before it): read_wire's reading
@@ -69,7 +72,8 @@ def read_wire(wire: Sequence[WireExchange], start: int = 0) -> View:
     if not (isinstance(wire, tuple) and entry is not None and entry[0] is wire):
         full = _read_wire(wire, 0)
         if not isinstance(wire, tuple):
-            return full if start <= 0 else ([m for m in full[0] if m.seq >= start], full[1], full[2])
+            return (full if start <= 0 else ([m for m in full[0] if m.seq >= start],
+                                             full[1], full[2]))
         entry = _last[0] = (wire, full, {0: full})
     got = entry[2].get(start)
     if got is None:
@@ -79,7 +83,8 @@ def read_wire(wire: Sequence[WireExchange], start: int = 0) -> View:
 
 
 def _replayed(ex: WireExchange, ok: bool, firsts: dict) -> bool:
-    """A write PayPal answered with its first answer to the same PayPal-Request-Id (nothing new moved)."""
+    """A write PayPal answered with its first answer to the same PayPal-Request-Id (nothing new
+    moved)."""
     rid = ex.request.header("paypal-request-id")
     if not rid or ex.request.method != "POST":
         return False
@@ -89,10 +94,12 @@ def _replayed(ex: WireExchange, ok: bool, firsts: dict) -> bool:
         if ok:
             firsts[key] = ex.response
         return False
-    return ok and ex.response is not None and (ex.response.status, ex.response.body) == (first.status, first.body)
+    return (ok and ex.response is not None and (ex.response.status, ex.response.body)
+            == (first.status, first.body))
 
 
-def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Book, dict[int, dict]]:
+def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Book,
+                                                                  dict[int, dict]]:
     out: list[Move] = []
     book = Book()
     issued_before: dict[int, dict] = {}
@@ -109,7 +116,8 @@ def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Bo
         if not scored and ep.name not in _LEARNS:
             continue
         if scored and _replayed(ex, ok, firsts):
-            continue                       # PayPal's first answer again: nothing new moved, nothing new shown
+            # PayPal's first answer again: nothing new moved, nothing new shown
+            continue
         rbody = d_(ex.response.json()) if ex.response is not None else {}
         if scored:
             body = ex.request.json()
@@ -124,12 +132,15 @@ def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Bo
 
 def _moves_of(seq: int, name: str, ref: str | None, body: Any, ok: bool, rbody: dict[str, Any],
               book: Book) -> list[Move]:
-    """The moves of one request, read where its catalogue row says its money lives (paypal/catalogue.py);
-    an amount the request leaves out is read by the row's rule (scoring/wire_rules.py)."""
+    """The moves of one request, read where its catalogue row says its money lives
+    (paypal/catalogue.py); an amount the request leaves out is read by the row's rule
+    (scoring/wire_rules.py)."""
     op = BY_ENDPOINT.get(name)
-    if op is None:                                             # a money endpoint with no row: nothing known
+    # a money endpoint with no row: nothing known
+    if op is None:
         rid = rbody.get("id")
-        return [Move(seq, name, None, None, None, ref, ok, rid if isinstance(rid, str) else None, (), ref)]
+        return [Move(seq, name, None, None, None, ref, ok, rid if isinstance(rid, str)
+                     else None, (), ref)]
     rid = at(rbody, op.answer_id)
     rid = rid if isinstance(rid, str) else None
     out: list[Move] = []
@@ -137,19 +148,22 @@ def _moves_of(seq: int, name: str, ref: str | None, body: Any, ok: bool, rbody: 
         item = at(unit, op.item) if op.item else ref
         out += unit_moves(op, seq, unit, i, item, ok, rid, ref)
     rule = ABSENT_AMOUNT.get(op.absent_amount) if op.absent_amount else None
-    return rule(op, seq, ref, d_(body) if op.absent_amount != "patched_order" else body, ok, rbody, book, out) \
+    return rule(op, seq, ref, d_(body) if op.absent_amount != "patched_order" else body, ok,
+                rbody, book, out) \
         if rule else out
 
 
 # complexity over 20, kept: one branch per operation whose answer issues or settles an id
-def _learn(name: str, ref: str | None, ex: WireExchange, rbody: dict, book: Book) -> None:  # noqa: C901
+def _learn(name: str, ref: str | None, ex: WireExchange, rbody: dict,  # noqa: C901
+           book: Book) -> None:
     """Fold one successful answer into the book (after its own moves were read)."""
     if name == "orders.create":
         book.issue("order", rbody.get("id"))
         if l_(rbody.get("purchase_units")):
             book.learn_order(rbody)
         elif isinstance(rbody.get("id"), str):                # minimal answer: the units asked for
-            book.learn_order({"id": rbody["id"], "purchase_units": l_(d_(ex.request.json()).get("purchase_units"))})
+            book.learn_order({"id": rbody["id"],
+                              "purchase_units": l_(d_(ex.request.json()).get("purchase_units"))})
     elif name == "orders.patch" and ref:
         pus, _ = apply_patch(book.units.get(ref), ex.request.json())
         book.learn_order({"id": ref, "purchase_units": pus})
@@ -186,7 +200,8 @@ def _learn(name: str, ref: str | None, ex: WireExchange, rbody: dict, book: Book
         amount, _ = money_of(rbody.get("amount"))
         if amount is None:
             body = d_(ex.request.json())
-            amount = money_of(body.get("amount"))[0] if body.get("amount") is not None else book.remaining(ref)[0]
+            amount = (money_of(body.get("amount"))[0] if body.get("amount") is not None
+                      else book.remaining(ref)[0])
         if ref and amount is not None:
             book.refunded[ref] = book.refunded.get(ref, 0) + amount
     elif name == "payouts.create":
@@ -204,4 +219,5 @@ def succeeded(wire: Iterable[WireExchange], endpoint: str, start: int = 0) -> li
     return out
 
 
-__all__ = ["Book", "DO_ENDPOINT", "Move", "SCORED", "is_paypal", "moves", "read_wire", "same_payee", "succeeded"]
+__all__ = ["Book", "DO_ENDPOINT", "Move", "SCORED", "is_paypal", "moves", "read_wire",
+           "same_payee", "succeeded"]

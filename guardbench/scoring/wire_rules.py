@@ -1,4 +1,5 @@
-"""What a request moved when the request does not say it all (paypal/catalogue.py: Operation.absent_amount).
+"""What a request moved when the request does not say it all (paypal/catalogue.py:
+Operation.absent_amount).
 
 Each rule gets the moves read from the request body by its catalogue row and returns the moves the
 request stands for:
@@ -7,13 +8,14 @@ request stands for:
   else (a full refund) what remains of the capture on this wire;
 - ``captures_in_answer`` / ``authorizations_in_answer``: a capture (authorization) of an order moves
   every one its answer lists, else the order's units seen on the wire;
-- ``authorized_remainder``: a capture of an authorization moves what PayPal answered it captured, else
-  the amount asked, else what remains of the authorization on this wire;
+- ``authorized_remainder``: a capture of an authorization moves what PayPal answered it captured,
+  else the amount asked, else what remains of the authorization on this wire;
 - ``disputed``: accepting a claim moves its refund_amount, else the disputed amount a lookup showed;
-- ``patched_order``: a change to an order (JSON Patch) is read as the order's units after the change, each
-  unit it touched with every payee and fee it now names and its amount (the order as last shown on the
-  wire, with the patch applied);
-- ``invoice_items``: an invoice asks for the sum of quantity x unit amount over its items, in its currency;
+- ``patched_order``: a change to an order (JSON Patch) is read as the order's units after the
+  change, each unit it touched with every payee and fee it now names and its amount (the order as
+  last shown on the wire, with the patch applied);
+- ``invoice_items``: an invoice asks for the sum of quantity x unit amount over its items, in its
+  currency;
 - ``invoice_due``: recording a payment settles the amount given, else what the invoice showed due.
 """
 from __future__ import annotations
@@ -42,7 +44,8 @@ def fee_moves(op: Operation, seq: int, unit: Any, i: int, item: str | None, ok: 
     for fee in l_(at(unit, op.fees)) if op.fees else ():
         fee = d_(fee)
         amount, ccy = money_of(fee.get("amount"))
-        payees = tuple(str(v) for v in (at(fee, "payee.email_address"), at(fee, "payee.merchant_id")) if v)
+        payees = tuple(str(v) for v in (at(fee, "payee.email_address"),
+                                        at(fee, "payee.merchant_id")) if v)
         out.append(Move(seq, op.endpoint, payees[0] if payees else None, amount, ccy, item, ok, rid,
                         payees, ref, True, i))
     return out
@@ -53,7 +56,8 @@ def unit_moves(op: Operation, seq: int, unit: Any, i: int, item: str | None, ok:
     """A unit's own move (its amount to every payee it names) and its fees."""
     amount, ccy = money_of(at(unit, op.amount), op.currency_key) if op.amount else (None, None)
     payees = payees_of(op, d_(unit))
-    return [Move(seq, op.endpoint, payees[0] if payees else None, amount, ccy, item, ok, rid, payees, ref, False, i),
+    return [Move(seq, op.endpoint, payees[0] if payees else None, amount, ccy, item, ok, rid,
+                 payees, ref, False, i),
             *fee_moves(op, seq, unit, i, item, ok, rid, ref)]
 
 
@@ -73,9 +77,11 @@ def _in_answer(key: str) -> Rule:
     def rule(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
          rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
         got = [(d_(c).get("id"), *money_of(d_(c).get("amount")))
-               for pu in l_(rbody.get("purchase_units")) for c in l_(d_(d_(pu).get("payments")).get(key))]
+               for pu in l_(rbody.get("purchase_units"))
+               for c in l_(d_(d_(pu).get("payments")).get(key))]
         if ok and got:
-            return [Move(seq, op.endpoint, None, a, c, ref, ok, cid if isinstance(cid, str) else ref, (), ref, False, i)
+            return [Move(seq, op.endpoint, None, a, c, ref, ok, cid if isinstance(cid, str)
+                         else ref, (), ref, False, i)
                     for i, (cid, a, c) in enumerate(got)]
         return [Move(seq, op.endpoint, None, a, c, ref, ok, ref, (), ref, False, i)
                 for i, (a, c) in enumerate(book.orders.get(ref or "") or [(None, None)])]
@@ -91,13 +97,15 @@ def _authorized_remainder(op: Operation, seq: int, ref: str | None, body: Any, o
         amount, ccy = read[0].amount, read[0].currency
     else:
         amount, ccy = book.authorized_remaining(ref)
-    return [Move(seq, op.endpoint, None, amount, ccy, ref, ok, rid, (), ref), *[m for m in read if m.share]]
+    return [Move(seq, op.endpoint, None, amount, ccy, ref, ok, rid, (), ref),
+            *[m for m in read if m.share]]
 
 
 def _disputed(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
               rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
     m = read[0] if read else None
-    amount, ccy = (m.amount, m.currency) if m is not None and body.get(op.amount or "") is not None \
+    amount, ccy = (m.amount, m.currency) if m is not None and body.get(op.amount
+                                                                       or "") is not None \
         else book.disputes.get(ref or "", (None, None))
     return [Move(seq, op.endpoint, None, amount, ccy, ref, ok, ref, (), ref)]
 
@@ -120,7 +128,8 @@ def apply_patch(units: list[dict] | None, patch: Any) -> tuple[list[dict], set[i
         if m is None:
             continue
         refid, rest = m.group(1), m.group(2)
-        i = next((k for k, u in enumerate(out) if (u.get("reference_id") or "default") == refid), None)
+        i = next((k for k, u in enumerate(out) if (u.get("reference_id") or "default")
+                  == refid), None)
         if i is None:
             out.append({"reference_id": refid})
             i = len(out) - 1
@@ -145,7 +154,8 @@ def apply_patch(units: list[dict] | None, patch: Any) -> tuple[list[dict], set[i
 
 def _patched_order(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
                    rbody: dict[str, Any], book: Book, read: list[Move]) -> list[Move]:
-    """Read with the paths of the row it changes (``limits_of``: an order's units), under its own name."""
+    """Read with the paths of the row it changes (``limits_of``: an order's units), under its own
+    name."""
     reader = replace(BY_ENDPOINT[op.limits_of or "orders.create"], endpoint=op.endpoint)
     units, touched = apply_patch(book.units.get(ref or ""), body)
     out: list[Move] = []
@@ -165,7 +175,8 @@ def _invoice_items(op: Operation, seq: int, ref: str | None, body: Any, ok: bool
             total = (total or Decimal(0)) + value * (qty if qty is not None else Decimal(1))
     rid = rbody.get("id") if isinstance(rbody.get("id"), str) else None
     payees = read[0].payees if read else ()
-    return [Move(seq, op.endpoint, payees[0] if payees else None, total, ccy if isinstance(ccy, str) else None,
+    return [Move(seq, op.endpoint, payees[0] if payees else None, total, ccy
+                 if isinstance(ccy, str) else None,
                  None, ok, rid, payees, None)]
 
 
@@ -179,7 +190,8 @@ def _invoice_due(op: Operation, seq: int, ref: str | None, body: Any, ok: bool,
     return [Move(seq, op.endpoint, None, amount, ccy, ref, ok, rid, (), ref)]
 
 
-ABSENT_AMOUNT = {"refunded_or_remainder": _refunded_or_remainder, "captures_in_answer": _in_answer("captures"),
+ABSENT_AMOUNT = {"refunded_or_remainder": _refunded_or_remainder,
+                 "captures_in_answer": _in_answer("captures"),
                  "authorizations_in_answer": _in_answer("authorizations"), "disputed": _disputed,
                  "authorized_remainder": _authorized_remainder, "patched_order": _patched_order,
                  "invoice_items": _invoice_items, "invoice_due": _invoice_due}
