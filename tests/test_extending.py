@@ -86,6 +86,8 @@ def package_copy(tmp: Path) -> Path:
     shutil.copytree(ROOT / "guardbench", root / "guardbench", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "specs", root / "specs")
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
+    (root / "tests").mkdir()                     # a test a recipe adds: the tests' own line length
+    shutil.copy(ROOT / "tests" / "ruff.toml", root / "tests" / "ruff.toml")
     (root / "cases").mkdir()
     return root
 
