@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import sys
 from collections import Counter
 from pathlib import Path
@@ -36,7 +37,10 @@ def md(t, drop=("group",), keep=None) -> str:
 
 
 def first_table(path: Path) -> str:
-    text = path.read_text()
+    return first_table_of(path.read_text())
+
+
+def first_table_of(text: str) -> str:
     m = re.search(r"(\|.*\|\n\|[-| ]+\|\n(?:\|.*\|\n)+)", text)
     return m.group(1).rstrip() if m else ""
 
@@ -106,6 +110,7 @@ def headline() -> str:
         "",
         *guardrail_misses(recs),
         *frameworks_headline(),
+        *frameworks_local(),
         "Every other table (the careful agent, each defence, a local model, PayPal's own MCP server, the agent "
         "frameworks, conformance, the bypass suite, the adaptive attacker) is in "
         "[results/README.md](results/README.md).",
@@ -113,6 +118,32 @@ def headline() -> str:
 
 
 FRAMEWORKS = ROOT / "results/frameworks/matrix.md"
+FRAMEWORKS_LOCAL = ROOT / "results/frameworks-local"
+
+
+def frameworks_local() -> list[str]:
+    """The framework matrix's local-model subset, from its records: honest tasks done, and the median
+    tokens a run took with PayPal's toolkit and through the broker."""
+    runs = FRAMEWORKS_LOCAL / "runs" / "runs.jsonl"
+    if not runs.exists():
+        return []
+    recs = [r for r in read_records(runs, slim=True) if r.status != "no_tool_path"]
+    honest = [r for r in recs if r.family == "benign" and r.benign_completed is not None]
+    done = sum(bool(r.benign_completed) for r in honest)
+
+    def tokens(shape: str) -> str:
+        counted = [int(r.run_usage.get("prompt_tokens") or 0) + int(r.run_usage.get("completion_tokens") or 0)
+                   for r in recs if r.arm.endswith("-" + shape)]
+        return f"{statistics.median(counted):,.0f}" if counted else "-"
+    models = ", ".join(sorted({str(r.model) for r in recs}))
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from frameworks_local_finish import replies
+    counts = [sum(c[i] for c in replies(FRAMEWORKS_LOCAL / "runs").values()) for i in (2, 3)]
+    return [f"With a local model as the apps' model ({models}, `results/frameworks-local`, "
+            f"{len(recs)} runs): {done}/{len(honest)} honest tasks done; the model made {counts[0]} native "
+            f"tool calls and wrote {counts[1]} calls as text, which no framework runs; a run took a median of "
+            f"{tokens('toolkit')} tokens with PayPal's Python toolkit (its tool descriptions) and "
+            f"{tokens('mcp-broker')} through guardbench's broker.", ""]
 
 
 def guardrail_misses(recs: list) -> list[str]:
@@ -227,6 +258,12 @@ def section() -> str:
                 "framework's own dispatch path with PayPal's Python toolkit and through its own MCP client, undefended "
                 "and defended, in rooms, the scripted worst-case model behind the gateway:", "",
                 first_table(FRAMEWORKS), ""]
+    local = FRAMEWORKS_LOCAL / "matrix.md"
+    if local.exists():
+        rows = local.read_text().split("## Per app and tools", 1)[-1]
+        out += ["The same apps with a local model (`results/frameworks-local`, `scripts/frameworks_local.sh`; its "
+                "run folder's README.md names the server and hardware and counts the model's native and text "
+                "tool calls):", "", first_table_of(rows), ""]
     conf = ROOT / "results/conformance/conformance.json"
     if conf.exists():
         s = json.loads(conf.read_text())["summary"]
