@@ -62,6 +62,8 @@ def disclosures(kept: list[str], sent: list[Sent]) -> dict[int, tuple[str | None
     read = [(seq, host, texts, leaks.read(texts), leaks.value_skeletons(values))
             for seq, host, texts, values in sent]
     found: dict[int, tuple[str | None, bool]] = {}     # seq -> (host, its own texts hold it)
+    if not read:                    # nothing sent and nothing said: nothing is out
+        return found
     for s in kept:
         chains, content = leaks.Chains(s), leaks.content(s)
         so_far: set[int] = set()

@@ -292,3 +292,10 @@ def test_a_request_holding_most_of_a_secret_sent_whole_elsewhere_is_not_where_it
     charge(w, description=SECRET)
     charge(w, description=SECRET[9:])
     assert [i.seq for i in emitted(w)] == [0]
+
+
+def test_a_run_that_sent_nothing_and_said_nothing_emits_nothing():
+    """No request after the setup and no answer (a run whose agent did nothing, a bypass vector's
+    empty wire): nothing is out, and the detector says so instead of failing."""
+    assert emitted(Wire()) == []
+    assert emitted(Wire(), ["", ""]) == []
