@@ -208,7 +208,7 @@ class McpArm(Arm):
     def prepare(self, case: Case, variant: int, world: World) -> Prepared:
         self._after_fork()
         seed, agent_kind, recorder = world.seed, world.agent_kind, world.recorder
-        deadline = time.monotonic() + self.spec.run_timeout
+        started = time.monotonic()
         stray = self.outside.begin_run(world)
         prepared = Prepared(session=empty_session(self.name, case, variant, seed),
                             world=world, setup_seq=0,
@@ -242,7 +242,7 @@ class McpArm(Arm):
             if self.spec.operator == "guardbench":
                 self._operator(conn, "operator_context", {"user_message": user})
             prepared.session = self._session(conn, prepared, case, variant, seed, style, user,
-                                             data, refs, deadline)
+                                             data, refs, time.monotonic() - started)
         except ServerLost as exc:
             lose(prepared, exc.reason, exc.stderr)
             self._drop()
@@ -368,7 +368,7 @@ class McpArm(Arm):
     def _session(self, conn: Connection, prepared: Prepared, case: Case, variant: int, seed: int,
                  style: str | None,
                  user: str, data: str | None, refs: dict[str, list[str]],
-                 deadline: float) -> Session:
+                 spent: float) -> Session:
         from guardbench.arms import prompts
         from guardbench.arms.defended import SYSTEM
         op = self.policy.operator
@@ -376,12 +376,11 @@ class McpArm(Arm):
                "currency": op["currency"],
                "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
         assert self._tools is not None
-        tools = bound_tools(conn, prepared, self._tools, self._descriptions, deadline, self.name,
+        tools = bound_tools(conn, prepared, self._tools, self._descriptions, spent, self.name,
                             self.spec.run_timeout)
         tools.append(read_data_tool(data))
-        system = prompts.GUARDRAIL if style == "broker" else SYSTEM.format(settings=json.dumps(ctx,
-                                                                                               indent=2,
-                                                                                               sort_keys=True))
+        settings = json.dumps(ctx, indent=2, sort_keys=True)
+        system = prompts.GUARDRAIL if style == "broker" else SYSTEM.format(settings=settings)
         action_map = (mapped_actions(self.spec.actions, op["currency"]) if style == "mapped"
                       else None)
         return Session(arm=self.name, case=case, variant=variant, system_prompt=system,

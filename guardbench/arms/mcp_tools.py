@@ -4,7 +4,7 @@ Which of a case's actions the server's tools cannot express (then the run is ``n
 the tool call that carries out an action in each tool style (``broker``: guardbench's own
 ``run_payment_operation``; ``toolkit``: PayPal's agent toolkit; ``mapped``: the spec's
 ``actions``, mcp/mapping.py); and the agent's tools, each bound to the run's connection, its
-deadline and its loss.
+budget of the server's own time and its loss.
 """
 from __future__ import annotations
 
@@ -69,25 +69,33 @@ def mapped_actions(actions: Mapping[str, ActionMap], currency: str) -> ActionCal
 
 
 def bound_tools(conn: Connection, prepared: Prepared, tools: Mapping[str, dict],
-                descriptions: Mapping[str, str], deadline: float, name: str,
+                descriptions: Mapping[str, str], spent: float, name: str,
                 run_timeout: float) -> list[Tool]:
     """The server's tools for the agent: each call goes to the server within what is left of the
-    run's time; once the run is lost (the server failed, or time ran out) every call says so."""
+    run's time; once the run is lost (the server failed, or time ran out) every call says so.
+
+    The run's time is the server's own: ``spent`` (its setup) and the time its calls take. The
+    agent's time between calls (its model's: a local model may take minutes) is not the
+    server's."""
+    used = [spent]
+
     def bind(tool: str) -> Callable[[dict], str]:
         def call(args: dict) -> str:
             if prepared.lost:
                 return lost_text(prepared)
-            left = deadline - time.monotonic()
+            left = run_timeout - used[0]
             if left <= 0:
-                lose(prepared, f"{name}: the run took longer than "
-                     f"{run_timeout:g} s",
-                     conn.stderr_tail())
+                lose(prepared, f"{name}: the run took longer than {run_timeout:g} s of the "
+                     "server's time", conn.stderr_tail())
                 return lost_text(prepared)
+            t0 = time.monotonic()
             try:
                 return conn.call(tool, args, timeout=left).text
             except ServerLost as exc:
                 lose(prepared, exc.reason, exc.stderr)
                 return lost_text(prepared)
+            finally:
+                used[0] += time.monotonic() - t0
         return call
 
     return [Tool(n, descriptions.get(n, ""), schema, bind(n)) for n, schema in tools.items()]
