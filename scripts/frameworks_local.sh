@@ -21,23 +21,13 @@
 # (default 2) as local_model.sh; CTX (default 16384: PayPal's Python toolkit alone describes its tools in about
 # 12,800 tokens, over local_model.sh's 8192). Writes only DIR.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-GB="${GB:-guardbench}"
-if ! command -v "$GB" >/dev/null 2>&1 && [[ -x .venv/bin/guardbench ]]; then
-  GB=.venv/bin/guardbench
-fi
-PY="${PYTHON:-$( [[ -x .venv/bin/python ]] && echo .venv/bin/python || echo python3 )}"
-if [[ "${1:-}" != "--out" || -z "${2:-}" ]]; then
-  echo "error: usage: bash scripts/frameworks_local.sh --out DIR [guardbench run options...]" >&2
-  exit 2
-fi
-OUT=$2; shift 2
+source "$(dirname "$0")/frameworks_prelude.sh"
+frameworks_out frameworks_local.sh "$@"
+shift 2
 FW=(${FRAMEWORKS:-openai-agents langgraph})
 SHAPES=(${SHAPES:-toolkit mcp-broker})
 SUBSET=(${CASES:-usd-benign-charge-pro usd-benign-show-order usd-ii-listing-annual-prepay})
-bash scripts/frameworks.sh "${FW[@]}"
-[[ -d examples/paypal-mcp/node_modules/@paypal ]] \
-  || (cd examples/paypal-mcp && npm ci --no-audit --no-fund --loglevel=error)
+frameworks_ready "${FW[@]}"
 ARMS=""
 for fw in "${FW[@]}"; do
   for s in "${SHAPES[@]}"; do ARMS+="${ARMS:+,}app:examples/$fw/$s.yaml"; done

@@ -21,17 +21,9 @@
 # arm) and DIR/matrix.md (scripts/frameworks_table.py: the headline per framework, one row per app and
 # tools). Writes only DIR.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-GB="${GB:-guardbench}"
-if ! command -v "$GB" >/dev/null 2>&1 && [[ -x .venv/bin/guardbench ]]; then
-  GB=.venv/bin/guardbench
-fi
-PY="${PYTHON:-$( [[ -x .venv/bin/python ]] && echo .venv/bin/python || echo python3 )}"
-if [[ "${1:-}" != "--out" || -z "${2:-}" ]]; then
-  echo "error: usage: bash scripts/frameworks_matrix.sh --out DIR [guardbench run options...]" >&2
-  exit 2
-fi
-OUT=$2; shift 2
+source "$(dirname "$0")/frameworks_prelude.sh"
+frameworks_out frameworks_matrix.sh "$@"
+shift 2
 FW=(${FRAMEWORKS:-openai-agents langgraph pydantic-ai llamaindex})
 # direct injection: bill in EUR (PayPal's tools' schemas refuse it: no tool path but for the broker) and
 # refund in EUR (the MCP server's refund takes any currency); indirect (the user honest, the attack in the
@@ -41,8 +33,7 @@ CASES=(usd-di-order-in-eur usd-di-refund-in-eur usd-ii-listing-annual-prepay usd
        usd-pa-skip-approval usd-la-duplicate-charge
        usd-benign-charge-pro usd-benign-capture usd-benign-show-order usd-benign-partial-refund
        usd-benign-payout-supplier)
-bash scripts/frameworks.sh "${FW[@]}"
-[[ -d examples/paypal-mcp/node_modules/@paypal ]] || (cd examples/paypal-mcp && npm ci --no-audit --no-fund --loglevel=error)
+frameworks_ready "${FW[@]}"
 ARMS=""
 for fw in "${FW[@]}"; do
   shapes="toolkit mcp mcp-gate mcp-broker"

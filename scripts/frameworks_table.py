@@ -110,18 +110,9 @@ def replayed(r: RunRecord) -> bool:
     return int(usage.get("cache_hits") or 0) > 0 and int(usage.get("api_calls") or 0) == 0
 
 
-def tokens(r: RunRecord) -> int | None:
-    """The model's prompt plus completion tokens in a run (its usage), None when it counted none."""
-    usage = r.run_usage
-    counted = [usage.get(k) for k in ("prompt_tokens", "completion_tokens")]
-    if all(v is None for v in counted):
-        return None
-    return sum(int(v or 0) for v in counted)
-
-
 def median_tokens(records: list[RunRecord]) -> str:
     """The median tokens a run took, over the runs that counted any ("-": a scripted model counts none)."""
-    counted = [t for t in map(tokens, records) if t is not None]
+    counted = [r.tokens_used for r in records if r.tokens_used is not None]
     return f"{statistics.median(counted):.0f}" if counted else "-"
 
 

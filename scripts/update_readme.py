@@ -132,8 +132,7 @@ def frameworks_local() -> list[str]:
     done = sum(bool(r.benign_completed) for r in honest)
 
     def tokens(shape: str) -> str:
-        counted = [int(r.run_usage.get("prompt_tokens") or 0) + int(r.run_usage.get("completion_tokens") or 0)
-                   for r in recs if r.arm.endswith("-" + shape)]
+        counted = [r.tokens_used for r in recs if r.arm.endswith("-" + shape) and r.tokens_used is not None]
         return f"{statistics.median(counted):,.0f}" if counted else "-"
     models = ", ".join(sorted({str(r.model) for r in recs}))
     sys.path.insert(0, str(ROOT / "scripts"))

@@ -177,8 +177,8 @@ class AppArm(Arm):
         prepared.session.context = {"merchant_id": op["merchant_id"],
                                     "supplier_email": op["supplier_email"],
                                     "currency": op["currency"],
-                                    "catalogue": {k: str(p) for k,
-                                                  p in self.policy.catalogue.items()}}
+                                    "catalogue": {k: str(p)
+                                                  for k, p in self.policy.catalogue.items()}}
         prepared.session.tools = []
         return prepared
 

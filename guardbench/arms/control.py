@@ -42,8 +42,8 @@ def operator_context(policy: Policy, token: str) -> dict:
         "supplier_email": policy.operator["supplier_email"],
         "currency": policy.operator["currency"],
         "catalogue": {sku: str(price) for sku, price in policy.catalogue.items()},
-        "limits": {name: {k: str(v) for k, v in op.limits.items()} for name,
-                   op in policy.operations.items()
+        "limits": {name: {k: str(v) for k, v in op.limits.items()}
+                   for name, op in policy.operations.items()
                    if op.limits},
         "approval_over": {name: str(op.approval_over) for name, op in policy.operations.items()
                           if op.approval_over is not None},

@@ -97,8 +97,8 @@ _LIMIT_WORDS = {"per_call_max": "at most {v} per call",
 def limit_text(limits: Mapping[str, Any]) -> str:
     """{'per_call_max': '250.00', ...} as words: 'at most 250.00 per call, at most 2000.00 in 24
     hours'."""
-    return ", ".join(_LIMIT_WORDS.get(k, k.replace("_", " ") + " {v}").format(v=v) for k,
-                     v in limits.items())
+    return ", ".join(_LIMIT_WORDS.get(k, k.replace("_", " ") + " {v}").format(v=v)
+                     for k, v in limits.items())
 
 
 def settings_text(context: Mapping[str, Any]) -> str:
@@ -128,8 +128,8 @@ def control_prompt(context: Mapping[str, Any]) -> str:
 
 def hardened_prompt(context: Mapping[str, Any]) -> str:
     limits = "; ".join(f"{op}: {limit_text(lim)}" for op, lim in context.get("limits", {}).items())
-    approvals = "; ".join(f"{op} above {amt}" for op,
-                          amt in context.get("approval_over", {}).items())
+    approvals = "; ".join(f"{op} above {amt}"
+                          for op, amt in context.get("approval_over", {}).items())
     return control_prompt(context) + RULES.format(
         merchant_id=context["merchant_id"], supplier_email=context["supplier_email"],
         currency=context["currency"], api_base=context["api_base"], limits=limits or "none",
@@ -171,8 +171,8 @@ def operations_text(operations: Iterable[Mapping[str, Any]],
         schema = op.get("parameters") or {}
         props = schema.get("properties") or {}
         req = set(schema.get("required") or ())
-        params = "; ".join(_param_text(n, s, n in req, prices or {}) for n,
-                           s in props.items()) or "none"
+        params = "; ".join(_param_text(n, s, n in req, prices or {})
+                           for n, s in props.items()) or "none"
         ref = op.get("reference")
         ref_text = (f"reference: required, {ref['description']}" if isinstance(ref, Mapping)
                     else "reference: none (leave it out)")

@@ -49,8 +49,8 @@ _SHAPE = {cc: "aann" + _expand(b) for cc, b in _BBAN.items()}
 _LENGTH = {cc: len(s) for cc, s in _SHAPE.items()}
 _PATTERN = {cc: re.compile("".join(_CLASS[k] for k in s)) for cc, s in _SHAPE.items()}
 # the structure with look-alike letters allowed where digits belong: a cheap first test
-_LOOSE = {cc: re.compile("".join({"n": "[0-9OIL]"}.get(k, _CLASS[k]) for k in s)) for cc,
-          s in _SHAPE.items()}
+_LOOSE = {cc: re.compile("".join({"n": "[0-9OIL]"}.get(k, _CLASS[k]) for k in s))
+          for cc, s in _SHAPE.items()}
 _DIGIT_LOOKALIKE = str.maketrans("OIL", "011")
 # a country's two letters at a word start and two check digits, then enough characters for the
 # longest IBAN; what may stand between the characters of an IBAN; what a digit may be written as
@@ -60,8 +60,8 @@ _D = "[0-9oOiIlL]"
 _START = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]{_S}[A-Za-z]{_S}{_D}{_S}{_D}")
 _TAIL = re.compile(rf"(?:{_S}[A-Za-z0-9]){{10,30}}")
 _DROP = str.maketrans("", "", SEPARATORS)
-_AS_NUMBER = str.maketrans({c: str(i) for i,
-                            c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ", start=10)})
+_AS_NUMBER = str.maketrans({c: str(i)
+                            for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ", start=10)})
 
 
 def checksum_ok(iban: str) -> bool:
@@ -82,8 +82,8 @@ def _readings(s: str, shape: str) -> list[str]:
     """The ways ``s`` may be read when look-alike letters stand for digits: O as 0, I and L as 1
     where the structure wants a digit; where it takes a letter or a digit, either (every combination
     when there are few such letters, else all of them as digits)."""
-    digits = "".join(c.translate(_DIGIT_LOOKALIKE) if k == "n" else c for c,
-                     k in zip(s, shape, strict=True))
+    digits = "".join(c.translate(_DIGIT_LOOKALIKE) if k == "n" else c
+                     for c, k in zip(s, shape, strict=True))
     either = [i for i, (c, k) in enumerate(zip(digits, shape, strict=True)) if k == "c"
               and c in "OIL"]
     if len(either) > 6:

@@ -108,15 +108,15 @@ def req(endpoint: str, body: Any = None, ref: str | None = None, headers: dict |
 
 def with_request_id(request: WireRequest, rid: str) -> WireRequest:
     """``request`` with its PayPal-Request-Id set to ``rid``."""
-    headers = tuple((k, rid) if k.lower() == "paypal-request-id" else (k, v) for k,
-                    v in request.headers)
+    headers = tuple((k, rid) if k.lower() == "paypal-request-id" else (k, v)
+                    for k, v in request.headers)
     return WireRequest(request.method, request.url, headers, request.body)
 
 
 def unique_request_ids(probes: list[Probe], prefix: str) -> list[Probe]:
     """One PayPal-Request-Id per probe, so a stateful server never replays one for another."""
-    return [replace(p, request=with_request_id(p.request, f"gb-{prefix}-{i:04d}")) for i,
-            p in enumerate(probes, 1)]
+    return [replace(p, request=with_request_id(p.request, f"gb-{prefix}-{i:04d}"))
+            for i, p in enumerate(probes, 1)]
 
 
 # --- complete bodies, and mutating one -----------------------------------------------

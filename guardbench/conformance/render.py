@@ -254,8 +254,8 @@ def markdown(report: Report) -> str:
         keys = ["exchanges", "conforming", "nonconforming", "no_route", "out_of_scope",
                 "outside_host",
                 "responses", "responses_conforming"]
-        md += md_table(["arm"] + keys, [[arm] + [c.get(k, 0) for k in keys] for arm,
-                                        c in run["by_arm"].items()])
+        md += md_table(["arm"] + keys, [[arm] + [c.get(k, 0) for k in keys]
+                                        for arm, c in run["by_arm"].items()])
     fails = report.failures()
     md += ["", "## Failures", ""]
     if fails:

@@ -25,8 +25,8 @@ def grid(header: list[str], rows: list[list], indent: str = "", width: int = WID
     widths = [max(d, len(h)) for d, h in zip(data, header, strict=True)]
     # headings wrap to their data
     if len(indent) + sum(widths) + 2 * (len(widths) - 1) > width:
-        widths = [max(d, max((len(w) for w in h.split()), default=0)) for d,
-                  h in zip(data, header, strict=True)]
+        widths = [max(d, max((len(w) for w in h.split()), default=0))
+                  for d, h in zip(data, header, strict=True)]
     blocks: list[list[int]] = []
     for i in range(1, len(header)):
         if (blocks and len(indent) + sum(widths[j] + 2 for j in [0] + blocks[-1])
@@ -41,8 +41,8 @@ def grid(header: list[str], rows: list[list], indent: str = "", width: int = WID
             out.append("")
         heads = [textwrap.wrap(header[i], widths[i]) or [""] for i in cols]
         for k in range(max((len(h) for h in heads), default=0)):
-            out.append(indent + "  ".join(_cell(h[k] if k < len(h) else "", widths[i], i) for h,
-                                          i in zip(heads, cols,
+            out.append(indent + "  ".join(_cell(h[k] if k < len(h) else "", widths[i], i)
+                                          for h, i in zip(heads, cols,
                                                                                                      strict=True)))
         out.append(indent + "  ".join("-" * widths[i] for i in cols))
         out += [indent + "  ".join(_cell(r[i], widths[i], i) for i in cols) for r in cells]

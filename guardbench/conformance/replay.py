@@ -57,8 +57,8 @@ def known_gaps() -> list[dict]:
 
 
 def _token_headers(req: WireRequest, token: str) -> tuple:
-    return tuple((k, f"Bearer {token}") if k.lower() == "authorization" else (k, v) for k,
-                 v in req.headers)
+    return tuple((k, f"Bearer {token}") if k.lower() == "authorization" else (k, v)
+                 for k, v in req.headers)
 
 
 class _World:

@@ -231,8 +231,8 @@ class RecordingProxy:
                     return
                 method = event.method.decode("ascii", "replace").upper()
                 target = event.target.decode("utf-8", "replace")
-                headers = [(k.decode("latin-1"), v.decode("latin-1")) for k,
-                           v in event.headers.raw_items()]
+                headers = [(k.decode("latin-1"), v.decode("latin-1"))
+                           for k, v in event.headers.raw_items()]
                 if room:       # a process in a room cannot steer guardbench's own routing
                     headers = [(k, v) for k, v in headers if k.lower() not in INTERNAL_HEADERS]
                 if method == "CONNECT" and authority is None and dialled is None:

@@ -334,6 +334,18 @@ class RunRecord:
         transcript's)."""
         return self.llm.usage or self.transcript.usage
 
+    @property
+    def tokens_used(self) -> int | None:
+        """The tokens the run's model took (its total, else prompt plus completion); None when
+        it counted none (a scripted model)."""
+        u = self.run_usage
+        if "prompt_tokens" not in u and "total_tokens" not in u:
+            return None
+        total = u.get("total_tokens")
+        if isinstance(total, (int, float)) and total:
+            return int(total)
+        return int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
+
     def slimmed(self) -> "RunRecord":
         """The record without its wire and its transcript's steps (what tables keep in memory)."""
         if self.wire is None:

@@ -64,16 +64,6 @@ def outcome_tags(r: RunRecord) -> tuple[str, ...]:
     return tuple(tags)
 
 
-def _tokens(r: RunRecord) -> int | None:
-    u = r.run_usage
-    if not isinstance(u, Mapping) or ("prompt_tokens" not in u and "total_tokens" not in u):
-        return None
-    total = u.get("total_tokens")
-    if isinstance(total, (int, float)) and total:
-        return int(total)
-    return int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
-
-
 @dataclass(frozen=True)
 class Row:
     """One run as the explorer's table holds it."""
@@ -104,7 +94,7 @@ def row_of(r: RunRecord, src: str) -> Row:
                outcome_tags(r), dict(Counter(i.kind for i in r.incidents)),
                {c: str(a) for c, a in sorted(r.money_at_risk.items()) if a},
                tuple(dict.fromkeys(reason_key(a) for a in r.attempts)), r.steps,
-               r.wire_requests, _tokens(r))
+               r.wire_requests, r.tokens_used)
 
 
 def _one(row: Row, dim: str, v: str) -> bool:

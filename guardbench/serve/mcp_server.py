@@ -35,8 +35,8 @@ def build_server(backend: Backend, name: str | None = None) -> Server[Any]:
         out = [types.Tool(name=n, description=d, input_schema=dict(s)) for n, d,
                s in backend.tools()]
         if key:
-            out += [types.Tool(name=n, description=d, input_schema=s) for n,
-                    (d, s) in op.TOOLS.items()]
+            out += [types.Tool(name=n, description=d, input_schema=s)
+                    for n, (d, s) in op.TOOLS.items()]
         return out
 
     def result(text: str, is_error: bool = False) -> types.CallToolResult:

@@ -382,15 +382,15 @@ def sign_flip(d: Sequence[int]) -> tuple[float, float, bool]:
         for j, pj in enumerate(_half_pmf(c)):
             if pj:
                 off = v * j
-                new[off:off + size] = [y + x * pj for y,
-                                       x in zip(new[off:off + size], dist, strict=False)]
+                new[off:off + size] = [y + x * pj
+                                       for y, x in zip(new[off:off + size], dist, strict=False)]
         dist = new
     pmf = _half_pmf(big_c)
     surv = [0.0] * (big_c + 2)                   # surv[j] = P(J >= j), summed from the small end up
     for j in range(big_c, -1, -1):
         surv[j] = surv[j + 1] + pmf[j]
-    tail = math.fsum(x * surv[min(big_c + 1, max(0, -(-(u0 - u) // big_v)))] for u,
-                     x in enumerate(dist) if x)
+    tail = math.fsum(x * surv[min(big_c + 1, max(0, -(-(u0 - u) // big_v)))]
+                     for u, x in enumerate(dist) if x)
     point = math.fsum(x * pmf[(u0 - u) // big_v] for u, x in enumerate(dist)
                       if x and u <= u0 and (u0 - u) % big_v == 0 and (u0 - u) // big_v <= big_c)
     return min(1.0, 2.0 * tail), min(1.0, max(0.0, 2.0 * tail - point)), True

@@ -59,8 +59,8 @@ class RecordingTransport:
         self.run_id = str(run_id)
         self._sink = sink
         self._log: list[WireExchange] = [
-            WireExchange(i, self.run_id, ex.request, ex.response, ex.error) for i,
-            ex in enumerate(history)]
+            WireExchange(i, self.run_id, ex.request, ex.response, ex.error)
+            for i, ex in enumerate(history)]
         self._lock = threading.Lock()
 
     @property
