@@ -1,8 +1,9 @@
 """Before/after figures for the runner owning the world (issue O): interleaved, medians.
 
 For each tree (a PYTHONPATH holding a guardbench package), alternately: the default scripted run in
-one process (``--jobs 1``, 1,230 runs) and a 1-run process; each a fresh subprocess, its CPU time
-(user + system) and wall time. Per run = (default - 1-run) / (runs - 1), from the CPU medians.
+one process (``--jobs 1``; 1,650 runs since issue Q's cases, 1,230 before) and a 1-run process;
+each a fresh subprocess, its CPU time (user + system) and wall time. Per run = (default - 1-run)
+/ (runs - 1), from the CPU medians.
 
     python bench/bench_world.py BEFORE_TREE AFTER_TREE [--repeats 7]
 
@@ -50,10 +51,10 @@ def main() -> None:
         timed(tree, [])
     res: dict[str, dict[str, list[float]]] = {t: {"full": [], "one": [], "full_wall": [], "one_wall": []}
                                               for t in o.trees}
-    n = 0
+    runs: dict[str, int] = {}             # the default run's size per tree (cases differ between trees)
     for _ in range(o.repeats):
         for tree in o.trees:
-            w, c, n = timed(tree, [])
+            w, c, runs[tree] = timed(tree, [])
             res[tree]["full"].append(c)
             res[tree]["full_wall"].append(w)
             w, c, _ = timed(tree, ONE)
@@ -61,7 +62,7 @@ def main() -> None:
             res[tree]["one_wall"].append(w)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}; {o.repeats} interleaved repeats; medians")
     for tree, r in res.items():
-        full, one = statistics.median(r["full"]), statistics.median(r["one"])
+        full, one, n = statistics.median(r["full"]), statistics.median(r["one"]), runs[tree]
         print(f"{tree}: default run ({n} runs) CPU {full:.3f} s, wall {statistics.median(r['full_wall']):.3f} s; "
               f"1-run process CPU {one:.3f} s, wall {statistics.median(r['one_wall']):.3f} s; "
               f"per run {(full - one) / (n - 1) * 1000:.3f} ms CPU")

@@ -6,7 +6,6 @@ a request moved when the request does not say it (a full refund, a capture, a ch
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -101,7 +100,9 @@ class Book:
         pus = [d_(pu) for pu in l_(body.get("purchase_units"))]
         if isinstance(oid, str) and pus:
             self.orders[oid] = [money_of(pu.get("amount")) for pu in pus]
-            self.units[oid] = copy.deepcopy(pus)
+            # kept as parsed: every reader copies before it changes them (wire_rules.apply_patch),
+            # and each answer's body is parsed afresh for the book
+            self.units[oid] = pus
         for pu in pus:
             pay = d_(pu.get("payments"))
             for cap in l_(pay.get("captures")):
