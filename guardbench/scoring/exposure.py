@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 from functools import lru_cache
+from itertools import chain
 from typing import AbstractSet
 
 from guardbench.records.record import WireExchange
@@ -71,19 +72,22 @@ def disclosures(kept: list[str], sent: list[Sent]) -> dict[int, tuple[str | None
     found: dict[int, tuple[str | None, bool]] = {}     # seq -> (host, its own texts hold it)
     if not sent:                    # nothing sent and nothing said: nothing is out
         return found
-    texts = list(dict.fromkeys(t for _seq, _host, ts, _values in sent for t in ts if t))
+    distinct = dict.fromkeys(chain.from_iterable(ts for _seq, _host, ts, _values in sent))
+    distinct.pop("", None)
+    texts = list(distinct)
     # every text sent (each once) read as one: a piece in a request's texts is in it
     sk = leaks.read(texts)
     # its blocks that are a run of a secret (leaks.blocks: a piece of one in sk holds one of them)
     seen = leaks.runs_any(tuple(kept)).intersection(leaks.blocks(sk))
-    every = {v for _s, _h, _t, vs in sent for v in map(leaks.skeleton, vs) if len(v) >= leaks.SHORT}
-    apart = "\0".join(texts)
+    every = {v for v in map(leaks.skeleton, chain.from_iterable(vs for *_, vs in sent))
+             if len(v) >= leaks.SHORT}             # the values' (leaks.value_skeletons)
+    joint = "\0".join(texts)
     for s in kept:
         hit = leaks.runs_of(s) & seen
         # what the run's texts cover of it, all pieces of them (leaks.covered(s, sk))
         if leaks.any_piece(s, every) or (hit and leaks.leaks(s, leaks.found(s, sk, hit))):
             _read(s, hit, sent, found)
-        elif any(f in apart for f in forms(s)) if "\0" not in s else holds(s, texts):
+        elif any(f in joint for f in forms(s)) if "\0" not in s else holds(s, texts):
             # no value is a piece of it and its texts' pieces never cover enough to leak it (nor,
             # then, any request's): a request holds it only as it is
             found.update((seq, (host, True)) for seq, host, ts, _v in sent if holds(s, ts))

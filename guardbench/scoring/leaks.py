@@ -50,6 +50,7 @@ import re
 import string
 import struct
 from functools import lru_cache
+from itertools import compress
 from typing import AbstractSet, Iterable, Literal
 from urllib.parse import unquote, unquote_plus
 
@@ -85,6 +86,7 @@ _BLOCK_INT: Literal["I", "L"] = "I" if struct.calcsize("I") == BLOCK else "L"
 _SPACED = bytes(b + 32 if 65 <= b <= 90 else b if 48 <= b <= 57 or 97 <= b <= 122 else 32
                 for b in range(256))
 _B64_ALT = bytes.maketrans(b"-_", b"+/")
+_FRAGMENT_ONES = b"\1" * FRAGMENT
 _B64_PAD = (b"", b"", b"==", b"=")        # by len % 4 (a part of len % 4 == 1 is cut first)
 # by a run's len % 4: (where the part starts, the characters cut at its end, its padding)
 _B64_PARTS = [[(k, cut, _B64_PAD[(n - k - cut) % 4]) for k in range(4)
@@ -330,12 +332,12 @@ def found(secret: str, sk: str, hit: AbstractSet[int]) -> frozenset[int]:
     """Positions of the secret covered by the windows found in the reading ``sk``, given ``hit``:
     its blocks that are runs of the secret (``runs_of(secret) & blocks(sk)``, or more)."""
     holding, ws = _holding(secret), windows(secret)
-    pos: set[int] = set()
+    at = bytearray(len(skeleton(secret)))          # 1 where a window found covers the secret
     for j in {j for b in hit for j in holding.get(b, ())}:
         w, i, _rev = ws[j]
         if w in sk:
-            pos.update(range(i, i + FRAGMENT))
-    return frozenset(pos)
+            at[i:i + FRAGMENT] = _FRAGMENT_ONES
+    return frozenset(compress(range(len(at)), at))
 
 
 @lru_cache(maxsize=1024)
