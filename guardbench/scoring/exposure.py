@@ -85,7 +85,8 @@ def disclosures(kept: list[str], sent: list[Sent]) -> dict[int, tuple[str | None
     for s in kept:
         hit = leaks.runs_of(s) & seen
         # what the run's texts cover of it, all pieces of them (leaks.covered(s, sk))
-        if leaks.any_piece(s, every) or (hit and leaks.leaks(s, leaks.found(s, sk, hit))):
+        if leaks.any_piece(s, every) or (hit and leaks.may_leak(s, hit)
+                                         and leaks.leaks(s, leaks.found(s, sk, hit))):
             _read(s, hit, sent, found)
         elif any(f in joint for f in forms(s)) if "\0" not in s else holds(s, texts):
             # no value is a piece of it and its texts' pieces never cover enough to leak it (nor,

@@ -328,16 +328,30 @@ def _holding(secret: str) -> dict[int, tuple[int, ...]]:
     return {g: tuple(js) for g, js in out.items()}
 
 
+def _marked(secret: str, hit: AbstractSet[int], sk: str | None) -> bytearray:
+    """1 at each position of the secret a window holding a block of ``hit`` covers (of those
+    found in ``sk``, unless it is None)."""
+    holding, ws = _holding(secret), windows(secret)
+    at = bytearray(len(skeleton(secret)))
+    for j in {j for b in hit for j in holding.get(b, ())}:
+        w, i, _rev = ws[j]
+        if sk is None or w in sk:
+            at[i:i + FRAGMENT] = _FRAGMENT_ONES
+    return at
+
+
 def found(secret: str, sk: str, hit: AbstractSet[int]) -> frozenset[int]:
     """Positions of the secret covered by the windows found in the reading ``sk``, given ``hit``:
     its blocks that are runs of the secret (``runs_of(secret) & blocks(sk)``, or more)."""
-    holding, ws = _holding(secret), windows(secret)
-    at = bytearray(len(skeleton(secret)))          # 1 where a window found covers the secret
-    for j in {j for b in hit for j in holding.get(b, ())}:
-        w, i, _rev = ws[j]
-        if w in sk:
-            at[i:i + FRAGMENT] = _FRAGMENT_ONES
+    at = _marked(secret, hit, sk)
     return frozenset(compress(range(len(at)), at))
+
+
+def may_leak(secret: str, hit: AbstractSet[int]) -> bool:
+    """Whether ``found(secret, sk, hit)`` may leak the secret: all the windows it looks for
+    cover enough (``leaks``)."""
+    total = informative(secret)
+    return total > 0 and _marked(secret, hit, None).count(1) >= COVERED * total
 
 
 @lru_cache(maxsize=1024)
