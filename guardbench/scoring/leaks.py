@@ -45,7 +45,6 @@ piece of it, and only the windows holding a block found are looked for (``found`
 from __future__ import annotations
 
 import binascii
-import json
 import re
 import string
 import struct
@@ -78,7 +77,6 @@ _SIXTEEN = b"x" * 16
 _B32_DROP = (0, 1, 0, 1, 0, 0, 1, 0)      # characters a base32 part-group of len % 8 cannot use
 _B32_DIGITS = str.maketrans(string.ascii_uppercase + "234567",       # as an int's base-32 digits
                             string.digits + string.ascii_lowercase[:22])
-_JSON_STRING = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?')
 # memoryview's format of an int of BLOCK bytes (a C unsigned int, else long)
 _BLOCK_INT: Literal["I", "L"] = "I" if struct.calcsize("I") == BLOCK else "L"
 # bytes read as Latin-1 -> skeleton, in two steps: an ASCII letter lower-cased, every byte but an
@@ -221,45 +219,6 @@ def _b32_decodings(run: str) -> str:
             size = 5 * n // 8
             raws.append((int(digits[k:k + n], 32) >> (5 * n - 8 * size)).to_bytes(size, "big"))
     return _skeletons(raws)
-
-
-def json_strings(body: str | None) -> list[str]:
-    """The string values (and keys) of a JSON body, decoded: an escape (\\u0041) hides nothing."""
-    if not body or "\\" not in body:
-        return []
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return []
-    out: list[str] = []
-    stack = [doc]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, str):
-            out.append(x)
-        elif isinstance(x, dict):
-            out.extend(k for k in x if isinstance(k, str))
-            stack.extend(x.values())
-        elif isinstance(x, list):
-            stack.extend(x)
-    return out
-
-
-def json_values(body: str | None) -> list[str]:
-    """A JSON body's string values (not its keys) in the order they are sent, decoded."""
-    if not body:
-        return []
-    out = []
-    for lit, key in _JSON_STRING.findall(body):
-        if key:
-            continue
-        if "\\" in lit:
-            try:
-                lit = json.loads('"' + lit + '"')
-            except ValueError:
-                pass
-        out.append(lit)
-    return out
 
 
 def read(texts: Iterable[str]) -> str:
