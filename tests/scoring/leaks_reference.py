@@ -18,6 +18,7 @@ _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]{16,}")
 _B32 = re.compile(r"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*")
 _B32_DROP = (0, 1, 0, 1, 0, 0, 1, 0)
+JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?')     # exposure.json_values' pattern
 
 
 @lru_cache(maxsize=8192)

@@ -18,7 +18,7 @@ import leaks_reference as ref
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from guardbench.scoring import leaks
+from guardbench.scoring import exposure, leaks
 from guardbench.scoring.exposure import Sent, disclosures
 
 SETTINGS = settings(max_examples=400, deadline=None, database=None,
@@ -133,3 +133,11 @@ def test_base64_and_base32_runs_decode_as_before() -> None:
         run = "".join(rnd.choices(string.ascii_uppercase + "234567", k=n))
         want = [ref.skeleton(d) for r in (run, run[::-1]) for d in ref._b32_decodings(r)]
         assert leaks._b32_decodings(run) == "".join("|" + w for w in want)
+
+
+@seed(20261205)
+@SETTINGS
+@given(st.text(alphabet='"\\:ab \n{}[],u0', max_size=40) | st.text(max_size=40))
+def test_a_body_s_json_strings_are_found_as_before(body: str) -> None:
+    # the string pattern unrolled ("[^"\\]*(?:\\.[^"\\]*)*") finds what the alternation did
+    assert exposure._JSON_STRING.findall(body) == ref.JSON_STRING.findall(body)
