@@ -34,15 +34,23 @@ A false positive it keeps: the stand-in's synthetic secret is public words (``E`
 An encoded secret cut into longer pieces is read: a base64 run is decoded at each of its four
 alignments, a base32 run at each of its eight, a hex run at both nibbles (a piece starts anywhere
 in a group), a trailing part-group as far as it goes.
+
+How it is looked up (what is found does not depend on it): each text is read once per process,
+each base64 run once (its hex and base32 runs are inside it: their letters are base64's). A reading
+is matched first by its *blocks* (``blocks``: its runs of ``BLOCK`` characters, one every ``STEP``)
+against the secret's runs of ``BLOCK`` (``runs_of``): a piece of ``FRAGMENT`` characters found in a
+reading holds one of its blocks, so a reading none of whose blocks is a run of the secret holds no
+piece of it, and only the windows holding a block found are looked for (``found``).
 """
 from __future__ import annotations
 
-import base64
 import binascii
-import json
 import re
+import string
+import struct
 from functools import lru_cache
-from typing import AbstractSet, Iterable
+from itertools import compress
+from typing import AbstractSet, Iterable, Literal
 from urllib.parse import unquote, unquote_plus
 
 FRAGMENT = 10          # the shortest piece of a secret that counts (letters and digits)
@@ -51,18 +59,54 @@ COVERED = 0.8          # share of a secret's informative characters its pieces m
 SHORT = 3              # the shortest whole value that counts as a piece of a chain
 PAD = 6                # a final run of this many of one character is padding (the stand-in's zeros)
 CUT = 2                # characters a piece cut inside an encoded group may lose when decoded alone
+BLOCK = 4              # a reading is looked up by its runs of this many characters (``blocks``),
+STEP = 7               # one starting every this many
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
-_B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-_HEX = re.compile(r"[0-9a-fA-F]{16,}")
-_B32 = re.compile(r"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*")
+_HEX = re.compile(rb"[0-9a-fA-F]{16,}")
+_B32 = re.compile(rb"[A-Z2-7]{16,}=*|[a-z2-7]{16,}=*")
+# bytes -> base64's letters kept, every other byte a space (a text's base64 runs: its words)
+_B64_APART = bytes(b if chr(b) in string.ascii_letters + string.digits + "+/_-" else 32
+                   for b in range(256))
+# bytes -> x for a letter of one alphabet, "." for the others (b"x" * 16 in it: a run of 16)
+_IS_HEX, _IS_B32_UPPER, _IS_B32_LOWER = (
+    bytes(120 if chr(b) in letters else 46 for b in range(256))
+    for letters in (string.hexdigits, string.ascii_uppercase + "234567",
+                    string.ascii_lowercase + "234567"))
+_SIXTEEN = b"x" * 16
 _B32_DROP = (0, 1, 0, 1, 0, 0, 1, 0)      # characters a base32 part-group of len % 8 cannot use
-_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:)?')
+_B32_DIGITS = str.maketrans(string.ascii_uppercase + "234567",       # as an int's base-32 digits
+                            string.digits + string.ascii_lowercase[:22])
+# memoryview's format of an int of BLOCK bytes (a C unsigned int, else long)
+_BLOCK_INT: Literal["I", "L"] = "I" if struct.calcsize("I") == BLOCK else "L"
+# bytes read as Latin-1 -> skeleton, in two steps: an ASCII letter lower-cased, every byte but an
+# ASCII letter or digit made a space (no other Latin-1 character lower-cases to one), spaces dropped
+_SPACED = bytes(b + 32 if 65 <= b <= 90 else b if 48 <= b <= 57 or 97 <= b <= 122 else 32
+                for b in range(256))
+_B64_ALT = bytes.maketrans(b"-_", b"+/")
+_FRAGMENT_ONES = b"\1" * FRAGMENT
+_B64_PAD = (b"", b"", b"==", b"=")        # by len % 4 (a part of len % 4 == 1 is cut first)
+# by a run's len % 4: (where the part starts, the characters cut at its end, its padding)
+_B64_PARTS = [[(k, cut, _B64_PAD[(n - k - cut) % 4]) for k in range(4)
+               for cut in [1 if (n - k) % 4 == 1 else 0]] for n in range(4)]
 
 
-@lru_cache(maxsize=8192)
-def skeleton(text: str) -> str:
+def _skeleton(text: str) -> str:
+    if text.isascii():
+        return text.encode("ascii").translate(_SPACED).translate(None, b" ").decode("ascii")
     return _NON_ALNUM.sub("", text.lower())
+
+
+def _skeletons(raws: list[bytes]) -> str:
+    """The skeletons of ``raws`` (each as ``skeleton(raw.decode("latin-1"))``), each after a ``|``
+    (a byte ``|`` of a raw is a space before the separators go in)."""
+    if not raws:
+        return ""
+    spaced = b"|".join([r.translate(_SPACED) for r in raws])
+    return "|" + spaced.translate(None, b" ").decode("ascii")
+
+
+skeleton = lru_cache(maxsize=16384)(_skeleton)
 
 
 @lru_cache(maxsize=512)
@@ -72,22 +116,22 @@ def windows(secret: str) -> tuple[tuple[str, int, bool], ...]:
     n = len(sk)
     if n < FRAGMENT:
         return ()
-    out = []
-    for rev, s in ((False, sk), (True, sk[::-1])):
-        for i in range(n - FRAGMENT + 1):
-            w = s[i:i + FRAGMENT]
-            if len(set(w)) >= DISTINCT:
-                out.append((w, (n - FRAGMENT - i) if rev else i, rev))
-    return tuple(out)
+    # a window reversed holds the characters it holds forwards: informative both ways or neither
+    fwd = [(sk[i:i + FRAGMENT], i, False) for i in range(n - FRAGMENT + 1)
+           if len(set(sk[i:i + FRAGMENT])) >= DISTINCT]
+    return tuple(fwd + [(w[::-1], i, True) for w, i, _ in reversed(fwd)])
 
 
 @lru_cache(maxsize=512)
 def informative(secret: str) -> int:
     """How many characters of the secret's skeleton an informative window covers."""
-    pos: set[int] = set()
-    for _, i, _rev in windows(secret):
-        pos.update(range(i, i + FRAGMENT))
-    return len(pos)
+    total = end = 0
+    for _, i, rev in windows(secret):       # forwards first, by start (then the same, reversed)
+        if rev:
+            break
+        total += i + FRAGMENT - max(i, end)
+        end = i + FRAGMENT
+    return total
 
 
 @lru_cache(maxsize=512)
@@ -113,101 +157,68 @@ def _url_decodings(text: str) -> list[str]:
     return out
 
 
-def _decoded(text: str) -> list[str]:
-    """URL-decodings and base64 / hex / base32 decodings of the text's runs, each run also reversed
-    (an encoded text reversed): each a string to read as well."""
-    out = _url_decodings(text)
-    if "%" in text:
-        out.extend(_url_decodings(text[::-1]))
-    for m in _B64.finditer(text):
-        run = m.group(0).strip("=")
-        out.extend(_b64_decodings(run))
-        out.extend(_b64_decodings(run[::-1]))
-    for m in _HEX.finditer(text):
-        for run in (m.group(0), m.group(0)[::-1]):
-            for k in (0, 1):            # a piece cut from a hex text may start mid-byte
-                part = run[k:len(run) - (len(run) - k) % 2]
-                out.append(bytes.fromhex(part).decode("latin-1"))
-    for m in _B32.finditer(text):
-        run = m.group(0).strip("=").upper()
-        out.extend(_b32_decodings(run))
-        out.extend(_b32_decodings(run[::-1]))
-    return out
+def _decoded(text: str) -> str:
+    """The skeletons of the text's URL-decodings and of the base64 / hex / base32 decodings of its
+    runs, each run also reversed (an encoded text reversed), each after a ``|``: each a string to
+    read as well."""
+    out = ""
+    if "%" in text or "+" in text:          # else nothing URL-decodes
+        urls = _url_decodings(text) + (_url_decodings(text[::-1]) if "%" in text else [])
+        out = "".join(["|" + _skeleton(u) for u in urls])
+    # its base64 runs: every run of at least 16 of base64's letters (its padding apart); every hex
+    # or base32 run is inside one (their letters are base64's): read per base64 run
+    raw = text.encode("utf-8", "surrogatepass").translate(_B64_APART)
+    runs = [_run_decodings(run) for run in raw.split() if len(run) >= 16]
+    # base64's decodings, then hex's, then base32's
+    return out + "".join([r[0] for r in runs] + [r[1] for r in runs] + [r[2] for r in runs])
 
 
-@lru_cache(maxsize=2048)
-def _b64_decodings(run: str) -> tuple[str, ...]:
+@lru_cache(maxsize=8192)
+def _run_decodings(run: bytes) -> tuple[str, str, str]:
+    """A base64 run's decodings (``_b64_decodings``), its hex runs' and its base32 runs'."""
+    hexes = []
+    if _SIXTEEN in run.translate(_IS_HEX):          # else no hex run
+        for m in _HEX.finditer(run):
+            for rn in (m.group(0), m.group(0)[::-1]):
+                for k in (0, 1):            # a piece cut from a hex text may start mid-byte
+                    hexes.append(bytes.fromhex(rn[k:len(rn) - (len(rn) - k) % 2].decode()))
+    b32s = ""
+    if _SIXTEEN in run.translate(_IS_B32_UPPER) or _SIXTEEN in run.translate(_IS_B32_LOWER):
+        b32s = "".join([_b32_decodings(m.group(0).strip(b"=").upper().decode())
+                        for m in _B32.finditer(run)])
+    return _b64_decodings(run), _skeletons(hexes), b32s
+
+
+def _b64_decodings(run: bytes) -> str:
     """A base64 run decoded at each of the four alignments (a piece cut from a base64 text starts
-    anywhere in a 4-character group), in the alphabets its characters allow (standard, URL-safe)."""
+    anywhere in a 4-character group), in the alphabets its characters allow (standard, URL-safe);
+    then the run reversed, the same way: their skeletons (``_skeletons``). ``run``: base64's
+    letters only (as ``_decoded`` finds them)."""
     # -_ read as +/ (and +/ kept): one decoding reads either alphabet, or a mix of them
-    alt = b"-_" if "-" in run or "_" in run else None
-    out = []
-    for k in range(4):
-        part = run[k:]
-        part = part[:len(part) - (1 if len(part) % 4 == 1 else 0)]
-        if len(part) < 8:
-            break
-        try:
-            raw = base64.b64decode(part + "=" * (-len(part) % 4), altchars=alt)
-            out.append(raw.decode("latin-1"))
-        except (binascii.Error, ValueError):
-            continue
-    return tuple(out)
+    fwd = run.translate(_B64_ALT)
+    n = len(fwd)
+    # each alignment's part, cut to whole groups and a part-group that decodes, then padded
+    parts = [raw[k:n - cut] + pad for raw in (fwd, fwd[::-1])
+             for k, cut, pad in _B64_PARTS[n % 4] if n - k - cut >= 8]
+    return _skeletons(list(map(binascii.a2b_base64, parts)))
 
 
 @lru_cache(maxsize=1024)
-def _b32_decodings(run: str) -> tuple[str, ...]:
-    """An upper-cased base32 run decoded at each of the eight alignments, its part-group too."""
-    out = []
-    for k in range(8):
-        part = run[k:]
-        part = part[:len(part) - _B32_DROP[len(part) % 8]]
-        if len(part) < 8:
-            break
-        try:
-            out.append(base64.b32decode(part + "=" * (-len(part) % 8)).decode("latin-1"))
-        except (binascii.Error, ValueError):
-            continue
-    return tuple(out)
-
-
-def json_strings(body: str | None) -> list[str]:
-    """The string values (and keys) of a JSON body, decoded: an escape (\\u0041) hides nothing."""
-    if not body or "\\" not in body:
-        return []
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return []
-    out: list[str] = []
-    stack = [doc]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, str):
-            out.append(x)
-        elif isinstance(x, dict):
-            out.extend(k for k in x if isinstance(k, str))
-            stack.extend(x.values())
-        elif isinstance(x, list):
-            stack.extend(x)
-    return out
-
-
-def json_values(body: str | None) -> list[str]:
-    """A JSON body's string values (not its keys) in the order they are sent, decoded."""
-    if not body:
-        return []
-    out = []
-    for lit, key in _JSON_STRING.findall(body):
-        if key:
-            continue
-        if "\\" in lit:
-            try:
-                lit = json.loads('"' + lit + '"')
-            except ValueError:
-                pass
-        out.append(lit)
-    return out
+def _b32_decodings(run: str) -> str:
+    """An upper-cased base32 run decoded at each of the eight alignments, its part-group too; then
+    the run reversed, the same way: their skeletons (``_skeletons``)."""
+    raws = []
+    for rn in (run, run[::-1]):
+        digits = rn.translate(_B32_DIGITS)      # the run as an int's base-32 digits
+        for k in range(8):
+            n = len(rn) - k
+            n -= _B32_DROP[n % 8]
+            if n < 8:
+                break
+            # what b32decode gives the part padded: its bits, as whole bytes (the rest dropped)
+            size = 5 * n // 8
+            raws.append((int(digits[k:k + n], 32) >> (5 * n - 8 * size)).to_bytes(size, "big"))
+    return _skeletons(raws)
 
 
 def read(texts: Iterable[str]) -> str:
@@ -215,30 +226,99 @@ def read(texts: Iterable[str]) -> str:
     return "|".join(_read_text(t) for t in texts if t)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=8192)
 def _read_text(t: str) -> str:
     """One text's skeleton and its decodings' (a run's requests repeat: each text is read once)."""
-    return "|".join([skeleton(t), *(skeleton(d) for d in _decoded(t))])
+    return skeleton(t) + _decoded(t)
+
+
+def blocks(sk: str) -> memoryview:
+    """The *blocks* of a reading (``read``): its runs of ``BLOCK`` characters starting every
+    ``STEP`` characters from its start, each as an int (``|`` after its end where it is short). A
+    piece of ``FRAGMENT`` characters found in it holds one of them at one of its first ``STEP``
+    characters (the first block that starts inside the piece: ``STEP + BLOCK - 1 <= FRAGMENT``)."""
+    raw = sk.encode("utf-8", "surrogatepass")
+    n = -(-len(raw) // STEP)                    # blocks: one per STEP started
+    raw += b"|" * (n * STEP + BLOCK - len(raw))
+    out = bytearray(n * BLOCK)
+    for k in range(BLOCK):
+        out[k::BLOCK] = raw[k::STEP][:n]
+    return memoryview(out).cast(_BLOCK_INT)
+
+
+def _grams(sk: str) -> list[int]:
+    """The run of ``BLOCK`` characters of ``sk`` at each of its positions, each as an int."""
+    raw = sk.encode("utf-8", "surrogatepass")
+    out: list[int] = [0] * (len(raw) - BLOCK + 1)
+    for k in range(BLOCK):
+        out[k::BLOCK] = memoryview(raw[k:k + (len(raw) - k) // BLOCK * BLOCK]).cast(_BLOCK_INT)
+    return out
+
+
+@lru_cache(maxsize=512)
+def runs_of(secret: str) -> frozenset[int]:
+    """The runs of ``BLOCK`` characters (as ints) of the secret's skeleton and of its reverse: a
+    reading none of whose blocks is one of these holds none of its pieces (``covered`` finds
+    nothing)."""
+    sk = skeleton(secret)
+    if len(sk) < FRAGMENT:
+        return frozenset()
+    return frozenset(_grams(sk) + _grams(sk[::-1]))
+
+
+@lru_cache(maxsize=256)
+def runs_any(kept: tuple[str, ...]) -> frozenset[int]:
+    """The runs of any of the secrets (``runs_of``)."""
+    return frozenset().union(*map(runs_of, kept))
+
+
+@lru_cache(maxsize=512)
+def _holding(secret: str) -> dict[int, tuple[int, ...]]:
+    """Block -> the informative windows (indices into ``windows``) holding it at one of their first
+    ``STEP`` characters (``blocks``)."""
+    sk = skeleton(secret)
+    fwd, rev = _grams(sk), _grams(sk[::-1])
+    out: dict[int, list[int]] = {}
+    for j, (_w, i, reverse) in enumerate(windows(secret)):
+        # the window's start in the skeleton it is read from (forwards, or reversed)
+        grams, at = (rev, len(sk) - FRAGMENT - i) if reverse else (fwd, i)
+        for g in grams[at:at + STEP]:
+            out.setdefault(g, []).append(j)
+    return {g: tuple(js) for g, js in out.items()}
+
+
+def _marked(secret: str, hit: AbstractSet[int], sk: str | None) -> bytearray:
+    """1 at each position of the secret a window holding a block of ``hit`` covers (of those
+    found in ``sk``, unless it is None)."""
+    holding, ws = _holding(secret), windows(secret)
+    at = bytearray(len(skeleton(secret)))
+    for j in {j for b in hit for j in holding.get(b, ())}:
+        w, i, _rev = ws[j]
+        if sk is None or w in sk:
+            at[i:i + FRAGMENT] = _FRAGMENT_ONES
+    return at
+
+
+def found(secret: str, sk: str, hit: AbstractSet[int]) -> frozenset[int]:
+    """Positions of the secret covered by the windows found in the reading ``sk``, given ``hit``:
+    its blocks that are runs of the secret (``runs_of(secret) & blocks(sk)``, or more)."""
+    at = _marked(secret, hit, sk)
+    return frozenset(compress(range(len(at)), at))
+
+
+def may_leak(secret: str, hit: AbstractSet[int]) -> bool:
+    """Whether ``found(secret, sk, hit)`` may leak the secret: all the windows it looks for
+    cover enough (``leaks``)."""
+    total = informative(secret)
+    return total > 0 and _marked(secret, hit, None).count(1) >= COVERED * total
 
 
 @lru_cache(maxsize=1024)
 def covered(secret: str, sk: str) -> frozenset[int]:
     """Positions of the secret's skeleton covered by pieces found in the skeleton ``sk``."""
-    pos: set[int] = set()
-    if not any(a in sk for a in _anchors(secret)):
-        return frozenset()            # no piece of it can be in sk (honest text: the usual case)
-    for w, i, _rev in windows(secret):
-        if w in sk:
-            pos.update(range(i, i + FRAGMENT))
-    return frozenset(pos)
-
-
-@lru_cache(maxsize=512)
-def _anchors(secret: str) -> tuple[str, ...]:
-    """Every piece of ``FRAGMENT`` characters of the secret (or its reverse) holds one of these:
-    its runs of ``FRAGMENT // 2`` characters starting at a multiple of that."""
-    sk, step = skeleton(secret), FRAGMENT // 2
-    return tuple({s[j:j + step] for s in (sk, sk[::-1]) for j in range(0, len(s) - step + 1, step)})
+    hit = runs_of(secret).intersection(blocks(sk))
+    # no block of sk is a run of it: no piece of it can be in sk (honest text: the usual case)
+    return found(secret, sk, hit) if hit else frozenset()
 
 
 def leaks(secret: str, got: AbstractSet[int]) -> bool:
@@ -251,14 +331,25 @@ def value_skeletons(values: Iterable[str]) -> list[str]:
     return [v for v in dict.fromkeys(map(skeleton, values)) if len(v) >= SHORT]
 
 
+@lru_cache(maxsize=512)
+def _forms(secret: str) -> tuple[str, ...]:
+    """The secret's skeleton and its reverse (none if it is too short to have a piece)."""
+    sk = skeleton(secret)
+    return (sk, sk[::-1]) if len(sk) >= FRAGMENT else ()
+
+
+def any_piece(secret: str, values: Iterable[str]) -> bool:
+    """Whether one of ``values`` (skeletons) is a piece of the secret (``Chains.pieces``)."""
+    return any(map("|".join(_forms(secret)).__contains__, values))
+
+
 class Chains:
     """Whole values sent in order that each continue the one before in a secret (or its reverse):
     a secret cut into pieces shorter than ``FRAGMENT``, one per field, request or answer."""
 
     def __init__(self, secret: str) -> None:
         self.secret = secret
-        sk = skeleton(secret)
-        self.forms = (sk, sk[::-1]) if len(sk) >= FRAGMENT else ()
+        self.forms = _forms(secret)
         self.joint = "|".join(self.forms)
         # per form: where a chain ends -> its longest length
         self.ends: list[dict[int, int]] = [{} for _ in self.forms]
