@@ -6,11 +6,12 @@
 2. Scaling: generated variants per case (runs grow linearly), jobs 1 vs jobs 2.
 
     python bench/bench_run.py [--repeats 5] [--scale 10,100,360]
-    python bench/bench_run.py --trees BEFORE_TREE,AFTER_TREE [--repeats 7]
+    python bench/bench_run.py --trees BEFORE_TREE,AFTER_TREE [--repeats 7] [--scale 100]
 
 With ``--trees``: the default matrix on each tree (a PYTHONPATH holding a guardbench package and its
 cases/), interleaved (before, after, before, ...; one warm-up each, so each tree's preflight is
-remembered), medians of wall and CPU per tree.
+remembered), medians of wall and CPU per tree; with ``--scale N`` also the matrix with N generated
+variants per case on each tree (per run at scale, wall and CPU).
 """
 from __future__ import annotations
 
@@ -47,18 +48,26 @@ def timed_run(args: list[str], cpu: list | None = None, tree: str | None = None)
     return wall, n
 
 
-def interleaved(trees: list[str], repeats: int) -> None:
-    """The default matrix on each tree, interleaved; medians per tree."""
+def interleaved(trees: list[str], repeats: int, scale: int = 0) -> None:
+    """The default matrix on each tree, interleaved; medians per tree. ``scale``: also the matrix
+    with that many generated variants per case (the default jobs, as the scaling figures), per run
+    wall and CPU."""
     load = os.getloadavg()[0]
     walls: dict[str, list[float]] = {t: [] for t in trees}
     cpus: dict[str, list[float]] = {t: [] for t in trees}
+    big_walls: dict[str, list[float]] = {t: [] for t in trees}
+    big_cpus: dict[str, list[float]] = {t: [] for t in trees}
     runs: dict[str, int] = {}
+    big_runs: dict[str, int] = {}
     for t in trees:
         timed_run([], None, t)                       # warm-up: the tree's preflight is remembered
     for _ in range(repeats):
         for t in trees:
             w, runs[t] = timed_run([], cpus[t], t)
             walls[t].append(w)
+            if scale:
+                w, big_runs[t] = timed_run(["--generate-variants", str(scale)], big_cpus[t], t)
+                big_walls[t].append(w)
     out = {}
     for t in trees:
         out[t] = {"runs": runs[t], "wall_median_s": round(statistics.median(walls[t]), 3),
@@ -66,6 +75,13 @@ def interleaved(trees: list[str], repeats: int) -> None:
                   "per_run_ms": round(1000 * statistics.median(walls[t]) / runs[t], 3)}
         print(f"{t}: {runs[t]} runs, wall median {statistics.median(walls[t]):.2f} s (min {min(walls[t]):.2f}, "
               f"max {max(walls[t]):.2f}), CPU median {statistics.median(cpus[t]):.2f} s over {repeats}")
+        if scale:
+            n, w, c = big_runs[t], statistics.median(big_walls[t]), statistics.median(big_cpus[t])
+            out[t]["scale"] = {"variants_per_case": scale, "runs": n, "wall_median_s": round(w, 3),
+                               "cpu_median_s": round(c, 3), "per_run_wall_ms": round(1000 * w / n, 3),
+                               "per_run_cpu_ms": round(1000 * c / n, 3)}
+            print(f"    {scale} variants/case: {n} runs, wall median {w:.2f} s ({1000 * w / n:.3f} ms a run), "
+                  f"CPU median {c:.2f} s ({1000 * c / n:.3f} ms a run)")
     print(f"load average before {load:.2f}")
     print(json.dumps(out))
 
@@ -73,11 +89,15 @@ def interleaved(trees: list[str], repeats: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--scale", default="10,100,360", help="generated variants per case")
+    ap.add_argument("--scale", default=None, help="generated variants per case (default 10,100,360; "
+                    "with --trees: the last of them, on each tree)")
     ap.add_argument("--trees", default="", help="BEFORE,AFTER: interleaved default matrix on each tree")
     opts = ap.parse_args()
+    opts.scale_given = opts.scale is not None
+    opts.scale = opts.scale if opts.scale_given else "10,100,360"
     if opts.trees:
-        interleaved(opts.trees.split(","), opts.repeats)
+        scale = [int(x) for x in opts.scale.split(",") if x] if opts.scale_given else []
+        interleaved(opts.trees.split(","), opts.repeats, scale[-1] if scale else 0)
         return
     walls, cpus, n = [], [], 0
     load = os.getloadavg()[0]
