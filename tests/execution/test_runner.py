@@ -181,3 +181,32 @@ def test_jobs_2_gives_the_same_records(tmp_path):
     one = [strip(r) for r in read_records(tmp_path / "one" / "runs.jsonl")]
     two = [strip(r) for r in read_records(tmp_path / "two" / "runs.jsonl")]
     assert one == two and one
+
+
+def test_a_run_folder_is_removed_whole_and_never_follows_a_link_out_of_itself(tmp_path):
+    """The guardrail's work folder (execution/runner.py _RunFolder): what the arm wrote goes, nested
+    folders too; a link inside it is removed, never what it points at; a name a killed process left
+    is skipped, not reused."""
+    import os
+
+    from guardbench.execution import runner
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not the run's")
+    parent = tmp_path / "work"
+    parent.mkdir()
+    nxt = next(runner._RunFolder._made)          # the next name is taken, as a crashed run would leave
+    (parent / f"gb-run-{os.getpid()}-{nxt + 1}").mkdir()
+    folder = runner._RunFolder(str(parent))
+    assert folder.name != str(parent / f"gb-run-{os.getpid()}-{nxt + 1}")
+    root = Path(folder.name)
+    (root / "ledger.jsonl").write_text("{}\n")
+    (root / "approvals" / "held").mkdir(parents=True)
+    (root / "approvals" / "held" / "a.json").write_text("{}")
+    (root / "to-outside").symlink_to(outside, target_is_directory=True)
+    (root / "approvals" / "file-link").symlink_to(outside / "keep.txt")
+    folder.cleanup()
+    folder.cleanup()                                # twice: nothing left to do, no error
+    assert not root.exists()
+    assert (outside / "keep.txt").read_text() == "not the run's"
+    assert [p.name for p in parent.iterdir()] == [f"gb-run-{os.getpid()}-{nxt + 1}"]
