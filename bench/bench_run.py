@@ -50,8 +50,8 @@ def timed_run(args: list[str], cpu: list | None = None, tree: str | None = None)
 
 def interleaved(trees: list[str], repeats: int, scale: int = 0) -> None:
     """The default matrix on each tree, interleaved; medians per tree. ``scale``: also the matrix
-    with that many generated variants per case (the default jobs, as the scaling figures), per run
-    wall and CPU."""
+    with that many generated variants per case (the default jobs: one worker per core, as the figure
+    issue O quotes, 1.09 ms a run, was taken), per run wall and CPU."""
     load = os.getloadavg()[0]
     walls: dict[str, list[float]] = {t: [] for t in trees}
     cpus: dict[str, list[float]] = {t: [] for t in trees}
@@ -112,7 +112,9 @@ def main() -> None:
           f"CPU (user+sys) median {statistics.median(cpus):.2f} s; load average before {load:.2f}")
     result["scale"] = []
     for v in [int(x) for x in opts.scale.split(",") if x]:
-        w1, n1 = timed_run(["--generate-variants", str(v)])
+        # --jobs 1 said: without it a run this large takes one worker per core (the label was
+        # "jobs=1" over a default-jobs run until 2026-12-02)
+        w1, n1 = timed_run(["--generate-variants", str(v), "--jobs", "1"])
         w2, n2 = timed_run(["--generate-variants", str(v), "--jobs", "2"])
         row = {"variants_per_case": v, "runs": n1, "jobs1_s": round(w1, 2), "jobs2_s": round(w2, 2),
                "runs_per_s_jobs1": round(n1 / w1), "speedup_jobs2": round(w1 / w2, 2)}
