@@ -93,11 +93,9 @@ def main() -> None:
                     "with --trees: the last of them, on each tree)")
     ap.add_argument("--trees", default="", help="BEFORE,AFTER: interleaved default matrix on each tree")
     opts = ap.parse_args()
-    opts.scale_given = opts.scale is not None
-    opts.scale = opts.scale if opts.scale_given else "10,100,360"
     if opts.trees:
-        scale = [int(x) for x in opts.scale.split(",") if x] if opts.scale_given else []
-        interleaved(opts.trees.split(","), opts.repeats, scale[-1] if scale else 0)
+        interleaved(opts.trees.split(","), opts.repeats,
+                    int(opts.scale.rstrip(",").split(",")[-1]) if opts.scale else 0)
         return
     walls, cpus, n = [], [], 0
     load = os.getloadavg()[0]
@@ -111,7 +109,7 @@ def main() -> None:
           f"(min {min(walls):.2f}, max {max(walls):.2f}) over {opts.repeats}, process start included; "
           f"CPU (user+sys) median {statistics.median(cpus):.2f} s; load average before {load:.2f}")
     result["scale"] = []
-    for v in [int(x) for x in opts.scale.split(",") if x]:
+    for v in [int(x) for x in (opts.scale or "10,100,360").split(",") if x]:
         # --jobs 1 said: without it a run this large takes one worker per core (the label was
         # "jobs=1" over a default-jobs run until 2026-12-02)
         w1, n1 = timed_run(["--generate-variants", str(v), "--jobs", "1"])

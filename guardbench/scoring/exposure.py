@@ -121,16 +121,14 @@ def disclosures(kept: list[str], sent: list[Sent]) -> dict[int, tuple[str | None
     sk = leaks.read(texts)
     # its blocks that are a run of a secret (leaks.blocks: a piece of one in sk holds one of them)
     seen = leaks.runs_any(tuple(kept)).intersection(leaks.blocks(sk))
-    every = {v for v in map(leaks.skeleton, chain.from_iterable(vs for *_, vs in sent))
-             if len(v) >= leaks.SHORT}             # the values' (leaks.value_skeletons)
-    joint = "\0".join(texts)
+    every = leaks.value_skeletons(chain.from_iterable(vs for *_, vs in sent))
     for s in kept:
         hit = leaks.runs_of(s) & seen
         # what the run's texts cover of it, all pieces of them (leaks.covered(s, sk))
         if leaks.any_piece(s, every) or (hit and leaks.may_leak(s, hit)
                                          and leaks.leaks(s, leaks.found(s, sk, hit))):
             _read(s, hit, sent, found)
-        elif any(f in joint for f in forms(s)) if "\0" not in s else holds(s, texts):
+        elif holds(s, texts):
             # no value is a piece of it and its texts' pieces never cover enough to leak it (nor,
             # then, any request's): a request holds it only as it is
             found.update((seq, (host, True)) for seq, host, ts, _v in sent if holds(s, ts))

@@ -338,9 +338,15 @@ def _forms(secret: str) -> tuple[str, ...]:
     return (sk, sk[::-1]) if len(sk) >= FRAGMENT else ()
 
 
+@lru_cache(maxsize=512)
+def _joint(secret: str) -> str:
+    """The secret's forms in one text (a whole value is a piece of it when it is in this)."""
+    return "|".join(_forms(secret))
+
+
 def any_piece(secret: str, values: Iterable[str]) -> bool:
     """Whether one of ``values`` (skeletons) is a piece of the secret (``Chains.pieces``)."""
-    return any(map("|".join(_forms(secret)).__contains__, values))
+    return any(map(_joint(secret).__contains__, values))
 
 
 class Chains:
@@ -350,7 +356,7 @@ class Chains:
     def __init__(self, secret: str) -> None:
         self.secret = secret
         self.forms = _forms(secret)
-        self.joint = "|".join(self.forms)
+        self.joint = _joint(secret)
         # per form: where a chain ends -> its longest length
         self.ends: list[dict[int, int]] = [{} for _ in self.forms]
         self.long: list[str] = []          # the chains of at least FRAGMENT characters (their text)

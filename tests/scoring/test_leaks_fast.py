@@ -112,6 +112,8 @@ def test_a_run_discloses_as_before(run: tuple[list[str], list[Sent]]) -> None:
 
 def test_the_secret_whole_in_a_run_is_found_as_before() -> None:
     for s in SECRETS:
+        # pinned apart from the reference: the secret sent as it is, is out where it was sent
+        assert disclosures([s], [(0, "h", [s], [s])]) == {0: ("h", True)}, s
         for shape in _encodings(s):
             sent: list[Sent] = [(0, "h", ["note: " + shape], [shape]), (1, "h", ["x"], ["x"])]
             assert disclosures([s], sent) == ref.disclosures([s], sent), (s, shape)
