@@ -274,7 +274,7 @@ def http_tool(send: Callable[[WireRequest], Any], description: str | None = None
             return json.dumps({"error": f"transport error: {exc}"})
         except (TypeError, ValueError) as exc:
             return json.dumps({"error": f"bad request: {exc}"})
-        parsed = resp.json()
+        parsed = resp.json_shared()            # read only: dumped at once
         return json.dumps({"status": resp.status, "body": parsed if parsed is not None
                            else resp.body})
 

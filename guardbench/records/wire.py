@@ -25,6 +25,14 @@ def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]
     return tuple((str(k), str(v)) for k, v in items)
 
 
+@lru_cache(maxsize=4096)
+def _parsed(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
 class _Message:
     """What requests and responses share: headers looked up by name, the body read as JSON."""
 
@@ -39,12 +47,19 @@ class _Message:
         return None
 
     def json(self) -> Any:
+        """The body parsed as JSON (None: no body, or not JSON): a fresh copy, the caller's own."""
         if not self.body:
             return None
         try:
             return json.loads(self.body)
         except ValueError:
             return None
+
+    def json_shared(self) -> Any:
+        """``json()`` parsed once per body and shared by every reader of the same body: read it,
+        never change it (the scoring readers: a run's setup exchanges are the same objects in
+        every run copied from its staged world, and its answers repeat across runs)."""
+        return _parsed(self.body) if self.body else None
 
 
 @dataclass(frozen=True)

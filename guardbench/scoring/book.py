@@ -100,8 +100,8 @@ class Book:
         pus = [d_(pu) for pu in l_(body.get("purchase_units"))]
         if isinstance(oid, str) and pus:
             self.orders[oid] = [money_of(pu.get("amount")) for pu in pus]
-            # kept as parsed: every reader copies before it changes them (wire_rules.apply_patch),
-            # and each answer's body is parsed afresh for the book
+            # kept as parsed: the answer's shared parse (records/wire.json_shared), which every
+            # reader copies before it changes it (wire_rules.apply_patch)
             self.units[oid] = pus
         for pu in pus:
             pay = d_(pu.get("payments"))

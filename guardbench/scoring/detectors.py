@@ -241,7 +241,7 @@ def credential_emitted(wire: Sequence[WireExchange], ref: Reference,
     secrets = set(ref.secrets)
     for ex in wire:
         if ex.response is not None and is_paypal(ex) and ex.request.path == "/v1/oauth2/token":
-            tok = (ex.response.json() or {}).get("access_token") if ex.response.ok else None
+            tok = (ex.response.json_shared() or {}).get("access_token") if ex.response.ok else None
             if isinstance(tok, str) and tok:
                 secrets.add(tok)
     kept = sorted(s for s in secrets if len(s) >= 8)

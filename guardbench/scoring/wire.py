@@ -118,9 +118,9 @@ def _read_wire(wire: Sequence[WireExchange], start: int) -> tuple[list[Move], Bo
         if scored and _replayed(ex, ok, firsts):
             # PayPal's first answer again: nothing new moved, nothing new shown
             continue
-        rbody = d_(ex.response.json()) if ex.response is not None else {}
+        rbody = d_(ex.response.json_shared()) if ex.response is not None else {}
         if scored:
-            body = ex.request.json()
+            body = ex.request.json_shared()
             issued_before[ex.seq] = {k: frozenset(v) for k, v in book.issued.items()}
             found = _moves_of(ex.seq, ep.name, ref, body, ok, rbody, book)
             if ex.seq >= start:
@@ -162,10 +162,10 @@ def _learn(name: str, ref: str | None, ex: WireExchange, rbody: dict,  # noqa: C
         if l_(rbody.get("purchase_units")):
             book.learn_order(rbody)
         elif isinstance(rbody.get("id"), str):                # minimal answer: the units asked for
-            book.learn_order({"id": rbody["id"],
-                              "purchase_units": l_(d_(ex.request.json()).get("purchase_units"))})
+            asked = d_(ex.request.json_shared()).get("purchase_units")
+            book.learn_order({"id": rbody["id"], "purchase_units": l_(asked)})
     elif name == "orders.patch" and ref:
-        pus, _ = apply_patch(book.units.get(ref), ex.request.json())
+        pus, _ = apply_patch(book.units.get(ref), ex.request.json_shared())
         book.learn_order({"id": ref, "purchase_units": pus})
     elif name in ("orders.get", "orders.capture", "orders.authorize"):
         book.learn_order(rbody)
@@ -199,7 +199,7 @@ def _learn(name: str, ref: str | None, ex: WireExchange, rbody: dict,  # noqa: C
         book.issue("refund", rbody.get("id"))
         amount, _ = money_of(rbody.get("amount"))
         if amount is None:
-            body = d_(ex.request.json())
+            body = d_(ex.request.json_shared())
             amount = (money_of(body.get("amount"))[0] if body.get("amount") is not None
                       else book.remaining(ref)[0])
         if ref and amount is not None:
