@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable
 
 from guardbench.errors import GuardbenchError
+from guardbench.records.jsonline import record_line
 from guardbench.records.record import RunRecord
 from guardbench.records.runfile import read_records
 from guardbench.util.outputs import cannot_write, check_out_dir, cut_torn_tail
@@ -265,4 +266,4 @@ class RunFolderWriter:
 
 def encode(rec: RunRecord) -> tuple[str, RunRecord]:
     """A record's line in runs.jsonl, and its slim form (what tables keep in memory)."""
-    return json.dumps(rec.to_dict(), sort_keys=True, separators=(",", ":")) + "\n", rec.slimmed()
+    return record_line(rec) + "\n", rec.slimmed()
