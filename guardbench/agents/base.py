@@ -33,6 +33,13 @@ class Tool:
             "name": self.name, "description": self.description,
             "parameters": dict(self.parameters)}}
 
+    def calling(self, call: Callable[[dict], str]) -> "Tool":
+        """This tool with another ``call`` (a copy of every field: replace() costs several times
+        more, and a tool is wrapped once per run)."""
+        new = object.__new__(Tool)
+        new.__dict__.update(self.__dict__, call=call)
+        return new
+
     def argument_schemas(self) -> list[dict]:
         """Every valid argument shape: the variants, else the parameters."""
         return [dict(v) for v in self.variants] or [dict(self.parameters)]

@@ -15,7 +15,6 @@ The run explorer (guardbench/report/explorer.py) nests each exchange under the s
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any, Sequence
 
 from guardbench.agents.base import Session, Tool, Transcript
@@ -47,7 +46,7 @@ class ToolWatch:
             finally:
                 self.calls.append((tool.name, _key(args), first, self._position()))
 
-        return replace(tool, call=call)
+        return tool.calling(call)
 
 
 def _key(args: Any) -> str:

@@ -5,6 +5,7 @@ appears. Errors are raised as ``ApiError`` and turned into PayPal's JSON by the 
 """
 from __future__ import annotations
 
+import json
 import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -125,20 +126,23 @@ DOCS = {
 PAYOUTS_DOC = "https://developer.paypal.com/docs/api/payments.payouts-batch/#errors"
 
 
+def _number(o: object) -> int | float:
+    if isinstance(o, Decimal):
+        exponent = o.as_tuple().exponent
+        whole = o == o.to_integral_value() and isinstance(exponent, int) and exponent >= 0
+        return int(o) if whole else float(o)
+    raise TypeError(f"not JSON: {type(o).__name__}")
+
+
+# one encoder for every answer (json.dumps with a default builds one per call)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_number)
+
+
 def dumps(body: Any) -> str:
     """A response body as JSON. Numbers echoed from a request were read as Decimal (so that no float
     ever touches money; PayPal's money values are strings anyway) and are written back as
     numbers."""
-    import json
-
-    def number(o: object) -> int | float:
-        if isinstance(o, Decimal):
-            exponent = o.as_tuple().exponent
-            whole = o == o.to_integral_value() and isinstance(exponent, int) and exponent >= 0
-            return int(o) if whole else float(o)
-        raise TypeError(f"not JSON: {type(o).__name__}")
-
-    return json.dumps(body, separators=(",", ":"), default=number)
+    return _ENCODER.encode(body)
 
 
 class ApiError(Refusal):

@@ -40,3 +40,16 @@ def test_records_tell_which_exchanges_each_tool_call_sent(tmp_path):
                 assert rg[1] - rg[0] == 1 and wire[rg[0]]["request"]["url"] == s["args"]["url"]
         assert end == len(wire), r["run_id"]        # every exchange after setup was sent by a tool call
     assert any(rg[1] - rg[0] > 1 for r in recs for rg in r["step_wire"])    # the broker's token, then the call
+
+
+def test_a_watched_tool_is_the_same_tool_but_its_call():
+    import dataclasses
+
+    from guardbench.agents.base import Tool
+    tool = Tool("t", "does t", {"type": "object"}, lambda a: "old", ({"type": "object", "x": 1},))
+    new = tool.calling(lambda a: "new")
+    assert new.call({}) == "new" and tool.call({}) == "old"
+    # every field but the call, whatever fields Tool has
+    assert {f.name: getattr(new, f.name) for f in dataclasses.fields(Tool) if f.name != "call"} == \
+        {f.name: getattr(tool, f.name) for f in dataclasses.fields(Tool) if f.name != "call"}
+    assert type(new) is Tool and dataclasses.replace(new, call=tool.call) == tool
