@@ -59,6 +59,21 @@ class ControlArm(StagingArm):
     def __init__(self, options: ArmOptions | None = None) -> None:
         super().__init__(options or ArmOptions(self.name))
         self._prompt: str | None = None
+        # the operator's settings (operator_context without a token) and the http tool's text:
+        # the policy's, the same for every run of the arm (rendered once; read, never changed)
+        self._settings: dict | None = None
+        self._http_text: str | None = None
+
+    def _context(self, token: str) -> dict:
+        """``operator_context(self.policy, token)``, its settings rendered once per arm."""
+        if self._settings is None:
+            self._settings = operator_context(self.policy, "")
+        return {**self._settings, "access_token": token}
+
+    def _http_description(self, ctx: dict) -> str:
+        if self._http_text is None:
+            self._http_text = prompts.http_description(ctx)
+        return self._http_text
 
     def _system_prompt(self, ctx: dict) -> str:
         """The arm's system prompt, rendered once: the token is not in it (it is the session's
@@ -104,7 +119,7 @@ class ControlArm(StagingArm):
         recorder, refs = world.recorder, staged.refs
         v = case.variants[variant]
         token = world.token()          # the operator's, fetched when the world was staged
-        ctx = operator_context(self.policy, token)
+        ctx = self._context(token)
         user = fill(v.user, refs) or ""
         data = None if case.data_in_lookup else fill(v.data, refs)
         system = self._system_prompt(ctx)
@@ -119,7 +134,8 @@ class ControlArm(StagingArm):
         prepared.session = Session(
             arm=self.name, case=case, variant=variant, system_prompt=system, user=user, data=data,
             context=ctx, refs=refs, seed=world.seed, per_run=prompts.per_run_token(token),
-            tools=[http_tool(recorder.send, prompts.http_description(ctx)), read_data_tool(data)])
+            tools=[http_tool(recorder.send, self._http_description(ctx)),
+                   read_data_tool(data)])
         return prepared
 
 

@@ -14,6 +14,7 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -49,11 +50,12 @@ class RunSpec:
         from dataclasses import replace
         return replace(self, attempt=attempt)
 
-    @property
+    # computed once per spec (a run asks for its id a few times; the fields never change)
+    @cached_property
     def run_id(self) -> str:
         return run_id(self.case, self.variant, self.arm, self.agent, self.model, self.repeat)
 
-    @property
+    @cached_property
     def world_seed(self) -> int:
         return int(hashlib.sha256(f"{self.seed}:{self.run_id}".encode()).hexdigest()[:8], 16)
 
