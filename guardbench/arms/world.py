@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Mapping
 
 from guardbench.paypal.endpoints import ENDPOINTS, SANDBOX_HOST
@@ -29,9 +30,9 @@ class Fixtures:
     seeded: Mapping[str, tuple[str, ...]]            # kind -> ids the account holds from the start
     account: Callable[[str], Transport]              # seed -> a transport to a fresh account
 
-    @property
+    @cached_property
     def basic(self) -> str:
-        """The Basic-auth encoding of the client credentials (a credential too)."""
+        """The Basic-auth encoding of the client credentials (a credential too; encoded once)."""
         return base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
 
     def secrets(self, *values: str) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ class ToolWatch:
 
     def _position(self) -> int:
         try:
-            return len(self._recorder.exchanges)
+            return len(self._recorder)      # (its exchanges' count, without copying them)
         except (AttributeError, TypeError):
             return -1
 
