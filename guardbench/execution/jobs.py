@@ -161,6 +161,7 @@ def write_runs(o: RunOptions, job: Job, man: dict[str, Any], out: Path,
     from guardbench.records.runfile import plan_summary
     from guardbench.records.runfolder import RunFolderWriter
     from guardbench.report.tables import all_tables, write_tables
+    from guardbench.util.heap import long_lived
 
     # --variants above every case's count means all of them: the range is never longer than the larg
     most = max((len(c.variants) for c in job.cases), default=0)
@@ -171,7 +172,7 @@ def write_runs(o: RunOptions, job: Job, man: dict[str, Any], out: Path,
     per_case = {c.id: min(len(c.variants), o.n_variants or len(c.variants)) for c in job.cases}
     man = {**man, "planned_runs": len(full),
            "plan": plan_summary(per_case, o.arm_list, job.agent_names, job.models, o.repeats)}
-    with RunFolderWriter(out, man) as w:
+    with RunFolderWriter(out, man) as w, long_lived():   # (util/heap.py: records, worlds)
         if w.torn_cut:
             progress.note(f"note: {w.runs}: a torn last line ({w.torn_cut} bytes, a write cut "
                           "short) was cut "
