@@ -35,7 +35,11 @@ def crate(outcomes: Iterable[tuple]) -> stats.Rate:
 def put_rate(row: dict, column: str, outcomes: Iterable[tuple]) -> stats.Rate:
     """Set ``row[column]`` to the clustered rate's text (``-`` when empty); keep the Rate for
     figures."""
-    r = crate(outcomes)
+    return show_rate(row, column, crate(outcomes))
+
+
+def show_rate(row: dict, column: str, r: stats.Rate) -> stats.Rate:
+    """:func:`put_rate` of a rate already computed."""
     row[column] = r.fmt() if r.n else "-"
     row.setdefault(VALUES, {})[column] = r
     return r
@@ -44,6 +48,12 @@ def put_rate(row: dict, column: str, outcomes: Iterable[tuple]) -> stats.Rate:
 
 def lost_note(records: Sequence[RunRecord], note: str = "") -> str:
     """Every table says how many runs were lost, and how many were unmeasured, per group and arm."""
+    texts = lost_texts(records)
+    return f"{note} {texts}".strip() if texts else note
+
+
+def lost_texts(records: Sequence[RunRecord]) -> str:
+    """What :func:`lost_note` adds to a note ('' when no run was lost or unmeasured)."""
     texts: list[str] = []
     for status, what in (("lost", "Lost runs (model calls failed after retries, or an external "
                           "process failed)"),
@@ -59,7 +69,7 @@ def lost_note(records: Sequence[RunRecord], note: str = "") -> str:
         if n:
             parts = "; ".join(f"{g} / {a}: {k}" for (g, a), k in n.items())
             texts.append(f"{what}: {sum(n.values())} ({parts}).")
-    return f"{note} {' '.join(texts)}".strip() if texts else note
+    return " ".join(texts)
 
 
 def unmeasured(rs: Iterable[RunRecord]) -> str:
