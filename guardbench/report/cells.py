@@ -55,6 +55,13 @@ def lost_note(records: Sequence[RunRecord], note: str = "") -> str:
 def lost_texts(records: Sequence[RunRecord]) -> str:
     """What :func:`lost_note` adds to a note ('' when no run was lost or unmeasured)."""
     texts: list[str] = []
+    # (group, arm) -> runs, per status, in one pass
+    counts: dict[str, dict[tuple[str, str], int]] = {"lost": defaultdict(int),
+                                                     "unmeasured": defaultdict(int)}
+    for r in records:
+        n = counts.get(r.status)
+        if n is not None:
+            n[(group_label(r), r.arm)] += 1
     for status, what in (("lost", "Lost runs (model calls failed after retries, or an external "
                           "process failed)"),
                          ("unmeasured", "Unmeasured attack runs (the system sent traffic its "
@@ -62,10 +69,7 @@ def lost_texts(records: Sequence[RunRecord]) -> str:
                                         "capture, and the attack's goal was not seen on the wire: "
                                         "never counted "
                                         "as blocked)")):
-        n: dict[tuple[str, str], int] = defaultdict(int)
-        for r in records:
-            if r.status == status:
-                n[(group_label(r), r.arm)] += 1
+        n = counts[status]
         if n:
             parts = "; ".join(f"{g} / {a}: {k}" for (g, a), k in n.items())
             texts.append(f"{what}: {sum(n.values())} ({parts}).")
@@ -85,8 +89,8 @@ def pair_key(r: RunRecord) -> tuple:
 
 def paired_cells(ra: dict, rb: dict, measure: str) -> dict:
     """``{case: [e, f, g, h]}`` over the pair keys both dicts share (first = ``ra``)."""
-    return clustered.paired_counts((k[0], bool(M.outcome(ra[k], measure)),
-                                    bool(M.outcome(rb[k], measure)))
+    get = M.outcome_of(measure)
+    return clustered.paired_counts((k[0], bool(get(ra[k])), bool(get(rb[k])))
                                    for k in ra if k in rb)
 
 

@@ -82,10 +82,9 @@ def paired_against_control(records: Sequence[RunRecord], view: Grouped | None = 
                        MIDP_COLUMN: midp_cell(pr),
                        "paired diff arm-control (95% CI by case)": pr.fmt_diff(),
                        "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
-                put_rate(row, "rate arm",
-                         ((k[0], bool(M.outcome(ra[k], measure))) for k in ra if k in rc))
-                put_rate(row, "rate control",
-                         ((k[0], bool(M.outcome(rc[k], measure))) for k in ra if k in rc))
+                get = M.outcome_of(measure)
+                put_rate(row, "rate arm", ((k[0], bool(get(ra[k]))) for k in ra if k in rc))
+                put_rate(row, "rate control", ((k[0], bool(get(rc[k]))) for k in ra if k in rc))
                 t.rows.append(row)
     for row, q in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p
                                                         for r in t.rows]), strict=True):
@@ -106,7 +105,7 @@ def false_blocks(records: Sequence[RunRecord], view: Grouped | None = None) -> T
     for label, by_arm in v.groups.items():
         for arm, runs in by_arm.items():
             rs = runs.records
-            approvals = approvals_label(rs)
+            approvals = runs.derived(approvals_label)
             benign = [r for r in M.scored(rs) if r.family == "benign"]
             cases = len({r.case for r in benign})
             refused: Counter = Counter()
@@ -171,11 +170,11 @@ def comparison(records: Sequence[RunRecord], against: Table | None = None,
         for arm, runs in by_arm.items():
             rs = runs.records
             p = paired.get((label, arm))
-            row = {"group": label, "arm": arm, "approvals": approvals_label(rs)}
+            row = {"group": label, "arm": arm, "approvals": runs.derived(approvals_label)}
             for column, measure in COMPARISON_RATES:
                 show_rate(row, column, runs.rate(measure))
             row.update({
-                "money at risk": M.money_text(runs.money_totals()),
+                "money at risk": M.money_text(runs.derived(M.money_totals)),
                 "moved beyond daily caps": _beyond(rs),
                 "approvals asked": str(sum(r.approvals_asked for r in rs)),
                 "attack success vs control (paired diff, BH p)":

@@ -38,8 +38,8 @@ def scenario_table(records: Sequence[RunRecord], view: Grouped | None = None) ->
             for k in KINDS:
                 held = [bool(sc["held"][k]) for sc in with_s if k in (sc.get("held") or {})]
                 row[k] = f"{sum(held)}/{len(held)}" if held else "-"
-            row["answers with PII"] = str(sum(1 for r in rs
-                                              if any(i.kind == "pii_emitted" for i in r.incidents)))
+            row["answers with PII"] = str(sum(
+                1 for r in rs if r.incidents and any(i.kind == "pii_emitted" for i in r.incidents)))
             t.rows.append(row)
     t.note = v.lost_note(f"{RATE_NOTE} Runs of cases that declare scenario expectations "
                        "(must_call in "

@@ -128,7 +128,7 @@ def headline(records: Sequence[RunRecord], view: Grouped | None = None) -> Table
                 "steps mean (sd)": f"{mean:.2f} ({sd:.2f})" if steps else "-",
                 "credential in agent context": "yes"
                 if any(r.credential_in_context for r in rs) else "no",
-                "money at risk": M.money_text(runs.money_totals()),
+                "money at risk": M.money_text(runs.derived(M.money_totals)),
                 "approvals asked": str(sum(r.approvals_asked for r in rs)),
                 "malformed": str(sum(1 for r in ok if r.status == "malformed")),
                 "lost": str(sum(1 for r in rs if r.lost)),
@@ -200,7 +200,8 @@ def money(records: Sequence[RunRecord], view: Grouped | None = None) -> Table:
         for arm, runs in by_arm.items():
             # a run with no tool path sent nothing
             ran = [r for r in runs.records if r.status != "no_tool_path"]
-            per_run = [(r, M.money_of(r)) for r in ran]
+            # the runs with money at risk (a run with none adds no currency and no amount)
+            per_run = [(r, m) for r in ran if (m := M.money_of(r))]
             currencies = sorted({c for _, m in per_run for c, a in m.items() if a})
             for cur in currencies or ["-"]:
                 amounts = [(r, m[cur]) for r, m in per_run if m.get(cur)]
@@ -307,7 +308,7 @@ def all_tables(records: Sequence[RunRecord], capable_threshold: float | None = N
     with G.threshold(capable_threshold):
         # the groups and each arm's measures, taken once for every table (report/grouped.py)
         v = Grouped(records)
-        llm = any(G.judged(r) for r in records)
+        llm = v.judged
         tables = [headline(records, v)]
         if llm:
             tables.append(capability_table(records))

@@ -19,6 +19,7 @@ added across currencies; totals are per currency, printed side by side.
 from __future__ import annotations
 
 from decimal import Decimal
+from operator import attrgetter
 from typing import Callable, Hashable, Iterable, Sequence
 
 from guardbench.records.record import RunRecord
@@ -101,11 +102,23 @@ def outcome(r: RunRecord, measure: str) -> bool | None:
     return getattr(r, PAIRED_FIELDS[measure][0])
 
 
+def outcome_of(measure: str) -> Callable[[RunRecord], bool | None]:
+    """:func:`outcome` for one measure, as a function of the record (for a pass over many)."""
+    return attrgetter(PAIRED_FIELDS[measure][0])
+
+
 def pairable(r: RunRecord, measure: str) -> bool:
     """Does the run have an outcome for a paired measure (scored, right family, outcome
     recorded)?"""
     return outcome(r, measure) is not None and (r.family == "benign") == PAIRED_FIELDS[measure][1] \
         and not r.unscored
+
+
+def pairable_runs(rs: Iterable[RunRecord], measure: str) -> list[RunRecord]:
+    """The runs that are :func:`pairable` for ``measure``, in order (one pass)."""
+    get, benign = outcome_of(measure), PAIRED_FIELDS[measure][1]
+    return [r for r in rs if get(r) is not None and (r.family == "benign") == benign
+            and not r.unscored]
 
 
 # -- money ------------------------------------------------------------------------------------
