@@ -94,6 +94,12 @@ def paired_cells(ra: dict, rb: dict, measure: str) -> dict:
                                    for k in ra if k in rb)
 
 
+def outcome_cells(oa: dict, ob: dict) -> dict:
+    """:func:`paired_cells` of outcomes already taken: ``{pair key: outcome}`` of each arm (their
+    pairable runs, M.paired_outcomes)."""
+    return clustered.paired_counts((k[0], hit, ob[k]) for k, hit in oa.items() if k in ob)
+
+
 def approx_note(rows: Sequence[dict], label: Callable[[dict], str]) -> str:
     """Names the rows whose case-level p-value used the normal form (exact otherwise)."""
     approx = [label(r) for r in rows if not r[VALUES]["paired"].exact]

@@ -18,7 +18,7 @@ from guardbench.report.cells import (
     RATE_NOTE,
     approx_note,
     midp_cell,
-    paired_cells,
+    outcome_cells,
     put_rate,
     show_rate,
 )
@@ -70,11 +70,11 @@ def paired_against_control(records: Sequence[RunRecord], view: Grouped | None = 
                 continue
             for outcome, measure in (("attack success", "attack_success"),
                                      ("benign completed", "benign_completed")):
-                ra = runs.pairable(measure)
-                rc = by_arm["control"].pairable(measure)
+                ra = runs.paired(measure)
+                rc = by_arm["control"].paired(measure)
                 if not ra or not rc:
                     continue
-                pr = clustered.paired(paired_cells(ra, rc, measure))
+                pr = clustered.paired(outcome_cells(ra, rc))
                 row = {"group": label, "arm": arm, "outcome": outcome, "pairs": str(pr.pairs),
                        "cases": str(pr.cases),
                        "b (arm only)": str(pr.f), "c (control only)": str(pr.g),
@@ -82,9 +82,8 @@ def paired_against_control(records: Sequence[RunRecord], view: Grouped | None = 
                        MIDP_COLUMN: midp_cell(pr),
                        "paired diff arm-control (95% CI by case)": pr.fmt_diff(),
                        "naive McNemar p (runs)": f"{pr.naive_p:.4g}", VALUES: {"paired": pr}}
-                get = M.outcome_of(measure)
-                put_rate(row, "rate arm", ((k[0], bool(get(ra[k]))) for k in ra if k in rc))
-                put_rate(row, "rate control", ((k[0], bool(get(rc[k]))) for k in ra if k in rc))
+                put_rate(row, "rate arm", ((k[0], ra[k]) for k in ra if k in rc))
+                put_rate(row, "rate control", ((k[0], rc[k]) for k in ra if k in rc))
                 t.rows.append(row)
     for row, q in zip(t.rows, stats.benjamini_hochberg([r[VALUES]["paired"].p
                                                         for r in t.rows]), strict=True):
@@ -106,7 +105,7 @@ def false_blocks(records: Sequence[RunRecord], view: Grouped | None = None) -> T
         for arm, runs in by_arm.items():
             rs = runs.records
             approvals = runs.derived(approvals_label)
-            benign = [r for r in M.scored(rs) if r.family == "benign"]
+            benign = [r for r in rs if not r.unscored and r.family == "benign"]  # M.scored
             cases = len({r.case for r in benign})
             refused: Counter = Counter()
             failed: Counter = Counter()

@@ -12,11 +12,10 @@ A table called on its own makes its own (:func:`grouped_view`).
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Callable, Hashable, Sequence, TypeVar, cast
 
 from guardbench.records.record import RunRecord
-from guardbench.report.cells import lost_texts, pair_key
+from guardbench.report.cells import crate, lost_texts, pair_key
 from guardbench.stats import clustered
 from guardbench.stats import groups as G
 from guardbench.stats import measures as M
@@ -30,20 +29,18 @@ class ArmRuns:
 
     def __init__(self, records: list[RunRecord]) -> None:
         self.records = records
-        self.counts_memo: dict[str, dict[Hashable, list[int]]] = {}
+        self.counts_memo: dict[str, dict[Hashable, list[int]]] | None = None
         self.rate_memo: dict[str, Rate] = {}
-        self.pairs_memo: dict[str, dict[tuple, RunRecord]] = {}
+        self.pairs_memo: dict[str, dict[Hashable, bool]] = {}
         self.derived_memo: dict[Callable[[list[RunRecord]], Any], Any] = {}
-        self.kinds_memo: Counter[str] | None = None
 
     def counts(self, measure: str) -> dict[Hashable, list[int]]:
-        """``{case: [k, n]}`` of ``M.MEASURES[measure]`` over the runs (shared: do not change
-        it)."""
-        got = self.counts_memo.get(measure)
-        if got is None:
-            got = self.counts_memo[measure] = clustered.case_counts(
-                M.MEASURES[measure](self.records))
-        return got
+        """``{case: [k, n]}`` of ``M.MEASURES[measure]`` over the runs (every measure's taken in
+        one pass the first time; shared: do not change it)."""
+        if self.counts_memo is None:
+            self.counts_memo = {m: clustered.case_counts(outcomes)
+                                for m, outcomes in M.all_outcomes(self.records).items()}
+        return self.counts_memo[measure]
 
     def rate(self, measure: str) -> Rate:
         """The measure's rate clustered by case (cells.crate of its outcomes)."""
@@ -52,22 +49,22 @@ class ArmRuns:
             got = self.rate_memo[measure] = clustered.rate(self.counts(measure))
         return got
 
-    def pairable(self, measure: str) -> dict[tuple, RunRecord]:
-        """pair key -> run, over the runs with an outcome for a paired measure (the last run of a
-        key wins, as a dict built in record order; shared: do not change it)."""
+    def paired(self, measure: str) -> dict[Hashable, bool]:
+        """pair key (cells.pair_key) -> outcome, over the runs with an outcome for a paired
+        measure (M.paired_outcomes; shared: do not change it)."""
         got = self.pairs_memo.get(measure)
         if got is None:
-            got = self.pairs_memo[measure] = {pair_key(r): r for r in
-                                              M.pairable_runs(self.records, measure)}
+            got = self.pairs_memo[measure] = M.paired_outcomes(self.records, measure, pair_key)
         return got
 
     def paired_rate(self, measure: str) -> Rate:
-        """The measure's clustered rate over :meth:`pairable`'s runs."""
+        """The measure's clustered rate over :meth:`paired`'s runs (a pair key starts with the
+        case)."""
         key = "paired " + measure
         got = self.rate_memo.get(key)
         if got is None:
-            got = self.rate_memo[key] = clustered.rate(clustered.case_counts(
-                M.MEASURES[measure](self.pairable(measure).values())))
+            got = self.rate_memo[key] = crate((k[0], hit)
+                                              for k, hit in self.paired(measure).items())
         return got
 
     def derived(self, fn: Callable[[list[RunRecord]], T]) -> T:
@@ -77,31 +74,40 @@ class ArmRuns:
             self.derived_memo[fn] = fn(self.records)
         return cast(T, self.derived_memo[fn])
 
-    def incident_kinds(self) -> Counter[str]:
-        """How many incidents of each kind the runs had (lost runs included)."""
-        if self.kinds_memo is None:
-            self.kinds_memo = Counter(i.kind for r in self.records for i in r.incidents)
-        return self.kinds_memo
-
 
 class Grouped:
     """The groups of ``records`` (G.groups, under the threshold in force when made): label -> arm
     -> :class:`ArmRuns`, in G.groups's order; ``arms``: every arm in record order; ``judged``:
-    whether any run is judged (G.judged: an LLM's or an application's)."""
+    whether any run is judged (G.judged: an LLM's or an application's); ``external``: whether any
+    run has an external account; ``scenario``: whether any run has scenario expectations;
+    ``unscored``: the lost and unmeasured runs, in record order (what the notes count)."""
 
     def __init__(self, records: Sequence[RunRecord]) -> None:
         self.records = records
-        self.judged = any(G.judged(r) for r in records)
         self.groups: dict[str, dict[str, ArmRuns]] = {
             label: {arm: ArmRuns(rs) for arm, rs in by_arm.items()}
             for label, by_arm in G.groups(records).items()}
-        self.arms = list(dict.fromkeys(r.arm for r in records))
+        arms: dict[str, None] = {}
+        self.judged = self.external = self.scenario = False
+        self.unscored: list[RunRecord] = []
+        for r in records:           # one pass: reading a record costs more than these tests
+            arms[r.arm] = None
+            self.judged = self.judged or G.judged(r)
+            self.external = self.external or r.external is not None
+            self.scenario = self.scenario or r.scenario is not None
+            if r.status in ("lost", "unmeasured"):
+                self.unscored.append(r)
+        self.arms = list(arms)
         self.lost_memo: str | None = None
+
+    def lost_runs(self) -> list[RunRecord]:
+        """The lost runs (M.is_lost), in record order."""
+        return [r for r in self.unscored if M.is_lost(r)]
 
     def lost_note(self, note: str = "") -> str:
         """cells.lost_note(records, note), the counts of lost and unmeasured runs taken once."""
         if self.lost_memo is None:
-            self.lost_memo = lost_texts(self.records)
+            self.lost_memo = lost_texts(self.unscored)
         texts = self.lost_memo
         return f"{note} {texts}".strip() if texts else note
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from decimal import Decimal
 from itertools import combinations
 from pathlib import Path
@@ -33,11 +34,10 @@ from guardbench.report.cells import (
     approx_note,
     crate,
     midp_cell,
+    outcome_cells,
     pair_key,
-    paired_cells,
     put_rate,
     show_rate,
-    unmeasured,
 )
 from guardbench.report.defence_tables import defence_tables
 from guardbench.report.external_tables import external_table
@@ -68,6 +68,9 @@ UNCONTAINED = " (uncontained)"
 HEADLINE_RATES = (("benign completed", "benign_completed"), ("attacks blocked", "attacks_blocked"),
                   ("utility under attack", "utility_under_attack"),
                   ("runs with an incident", "incident_runs"))
+# the headline's other cells, in its order
+HEADLINE_CELLS = ("attempts refused", "steps mean (sd)", "credential in agent context",
+                  "money at risk", "approvals asked", "malformed", "lost", "unmeasured")
 
 
 def uncontained_arms(records: Sequence[RunRecord]) -> set[str]:
@@ -105,6 +108,30 @@ def _mean_sd(xs: Sequence[float]) -> tuple[float, float]:
     return m, math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
 
 
+def headline_counts(rs: Sequence[RunRecord]) -> dict[str, str]:
+    """The headline's cells counted over an arm's runs, in one pass: refused attempts, steps of
+    the scored runs, credential in context, approvals asked, malformed (scored) runs, lost and
+    unmeasured runs."""
+    steps: list[int] = []
+    attempts = approvals = malformed = lost = unmeasured_runs = 0
+    credential = False
+    for r in rs:
+        attempts += len(r.attempts)
+        approvals += r.approvals_asked
+        credential = credential or r.credential_in_context
+        if not r.unscored:
+            steps.append(r.steps)
+            malformed += r.status == "malformed"
+        lost += r.lost
+        unmeasured_runs += r.status == "unmeasured"
+    mean, sd = _mean_sd(steps)
+    return {"attempts refused": str(attempts),
+            "steps mean (sd)": f"{mean:.2f} ({sd:.2f})" if steps else "-",
+            "credential in agent context": "yes" if credential else "no",
+            "approvals asked": str(approvals), "malformed": str(malformed), "lost": str(lost),
+            "unmeasured": str(unmeasured_runs)}
+
+
 def headline(records: Sequence[RunRecord], view: Grouped | None = None) -> Table:
     v = grouped_view(records, view)
     t = Table("Headline per arm", ["group", "arm", "benign completed", "attacks blocked",
@@ -113,27 +140,15 @@ def headline(records: Sequence[RunRecord], view: Grouped | None = None) -> Table
                                   "attempts refused", "steps mean (sd)",
                                   "credential in agent context",
                                   "money at risk", "approvals asked", "malformed", "lost"]
-              + (["unmeasured"] if any(r.external for r in records) else []))
+              + (["unmeasured"] if v.external else []))
     for label, arms in v.groups.items():
         for arm, runs in arms.items():
-            rs = runs.records
-            ok = M.scored(rs)
-            steps = [r.steps for r in ok]
-            mean, sd = _mean_sd(steps)
             row = {"group": label, "arm": arm}
             for column, measure in HEADLINE_RATES:
                 show_rate(row, column, runs.rate(measure))
-            row.update({
-                "attempts refused": str(sum(len(r.attempts) for r in rs)),
-                "steps mean (sd)": f"{mean:.2f} ({sd:.2f})" if steps else "-",
-                "credential in agent context": "yes"
-                if any(r.credential_in_context for r in rs) else "no",
-                "money at risk": M.money_text(runs.derived(M.money_totals)),
-                "approvals asked": str(sum(r.approvals_asked for r in rs)),
-                "malformed": str(sum(1 for r in ok if r.status == "malformed")),
-                "lost": str(sum(1 for r in rs if r.lost)),
-                "unmeasured": unmeasured(rs),
-            })
+            counts = runs.derived(headline_counts)
+            at_risk = M.money_text(runs.derived(M.money_totals))
+            row.update((c, at_risk if c == "money at risk" else counts[c]) for c in HEADLINE_CELLS)
             t.rows.append(row)
     t.note = v.lost_note(f"{RATE_NOTE} An attack is blocked when its goal's incident class "
                        "never reached "
@@ -171,17 +186,22 @@ def by_family(records: Sequence[RunRecord], view: Grouped | None = None) -> Tabl
     return t
 
 
+def incident_kinds(rs: Sequence[RunRecord]) -> Counter[str]:
+    """How many incidents of each kind the runs had (lost runs included)."""
+    return Counter(i.kind for r in rs for i in r.incidents)
+
+
 def by_incident_class(records: Sequence[RunRecord], view: Grouped | None = None) -> Table:
     v = grouped_view(records, view)
     t = Table("Incidents by class (events on the wire)", ["group", "class"] + v.arms)
     for label, by_arm in v.groups.items():
-        kinds = {arm: runs.incident_kinds() for arm, runs in by_arm.items()}
+        kinds = {arm: runs.derived(incident_kinds) for arm, runs in by_arm.items()}
         for kind in INCIDENT_KINDS:
             row = {"group": label, "class": kind}
             for arm in v.arms:
                 row[arm] = str(kinds[arm][kind] if arm in kinds else 0)
             t.rows.append(row)
-    lost = [r for r in records if M.is_lost(r) and r.incidents]
+    lost = [r for r in v.lost_runs() if r.incidents]
     note = ("Incidents found on the wire (a run can have several). Lost runs are included: "
             "what they sent "
             "reached the wire" + (f" ({sum(len(r.incidents) for r in lost)} incident(s) in "
@@ -191,6 +211,20 @@ def by_incident_class(records: Sequence[RunRecord], view: Grouped | None = None)
     return t
 
 
+def money_runs(rs: Sequence[RunRecord]) -> tuple[int, list[tuple[RunRecord, dict[str, Decimal]]]]:
+    """(runs that sent something: not no_tool_path, [(run, M.money_of(run))] of those with money
+    at risk), in one pass."""
+    ran = 0
+    per_run = []
+    for r in rs:
+        if r.status != "no_tool_path":
+            ran += 1
+            m = M.money_of(r)
+            if m:
+                per_run.append((r, m))
+    return ran, per_run
+
+
 def money(records: Sequence[RunRecord], view: Grouped | None = None) -> Table:
     v = grouped_view(records, view)
     t = Table("Money at risk (reached an unbound payee or exceeded a ceiling)",
@@ -198,21 +232,21 @@ def money(records: Sequence[RunRecord], view: Grouped | None = None) -> Table:
                "of which in lost runs"])
     for label, by_arm in v.groups.items():
         for arm, runs in by_arm.items():
-            # a run with no tool path sent nothing
-            ran = [r for r in runs.records if r.status != "no_tool_path"]
-            # the runs with money at risk (a run with none adds no currency and no amount)
-            per_run = [(r, m) for r in ran if (m := M.money_of(r))]
+            # a run with no tool path sent nothing; per_run: the runs with money at risk (a run
+            # with none adds no currency and no amount)
+            ran, per_run = money_runs(runs.records)
             currencies = sorted({c for _, m in per_run for c, a in m.items() if a})
             for cur in currencies or ["-"]:
                 amounts = [(r, m[cur]) for r, m in per_run if m.get(cur)]
                 t.rows.append({"group": label, "arm": arm, "currency": cur,
-                               "runs with money at risk": f"{len(amounts)}/{len(ran)}",
+                               "runs with money at risk": f"{len(amounts)}/{ran}",
                                "total": str(sum((a for _, a in amounts), Decimal(0))),
                                "largest single run": str(max((a for _, a in amounts), default=0)),
                                "of which in lost runs": str(sum((a for r, a in amounts
                                                                  if M.is_lost(r)),
                                                                 Decimal(0)))})
-    t.note = v.lost_note(M.money_note(records) + " One row per currency; totals are "
+    # money_note counts lost runs only: the view's lost runs are the records' (in order)
+    t.note = v.lost_note(M.money_note(v.lost_runs()) + " One row per currency; totals are "
                        "per currency.")
     return t
 
@@ -228,9 +262,8 @@ def comparisons(records: Sequence[RunRecord], view: Grouped | None = None) -> Ta
     v = grouped_view(records, view)
     for label, by_arm in v.groups.items():
         for a, b in combinations(list(by_arm), 2):
-            ra = by_arm[a].pairable("attack_success")
-            rb = by_arm[b].pairable("attack_success")
-            pr = clustered.paired(paired_cells(ra, rb, "attack_success"))
+            pr = clustered.paired(outcome_cells(by_arm[a].paired("attack_success"),
+                                                by_arm[b].paired("attack_success")))
             row = {"group": label, "arm A": a, "arm B": b, "pairs": str(pr.pairs),
                    "cases": str(pr.cases),
                    "b (A only)": str(pr.f), "c (B only)": str(pr.g),
@@ -319,13 +352,13 @@ def all_tables(records: Sequence[RunRecord], capable_threshold: float | None = N
             tables.append(model_usage(records))
         tables.extend(defence_tables(records, v))
         # MCP servers and agent applications (arms/external.py)
-        if any(r.external for r in records):
+        if v.external:
             tables.append(external_table(records, v))
         # cases with scenario expectations (scoring/scenario.py)
-        if any(r.scenario is not None for r in records):
+        if v.scenario:
             tables.append(scenario_table(records, v))
         tables.append(clustering_check(records, v))
-    mark_uncontained(tables, uncontained_arms(records))
+    mark_uncontained(tables, uncontained_arms(records) if v.external else set())
     return tables
 
 
