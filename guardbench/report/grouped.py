@@ -8,10 +8,12 @@ runs, its money totals and the like the first time a table asks and keeps them, 
 lost and unmeasured runs. It is made inside
 report/tables.py's all_tables (under the capability threshold in force) and passed down to the
 tables, and dropped with them: nothing is kept between calls, so it cannot outlive its records.
-A table called on its own makes its own (:func:`grouped_view`).
+A table called on its own makes its own, and so does a table given a view of other runs
+(:func:`grouped_view` compares the runs themselves).
 """
 from __future__ import annotations
 
+from operator import is_
 from typing import Any, Callable, Hashable, Sequence, TypeVar, cast
 
 from guardbench.records.record import RunRecord
@@ -83,7 +85,7 @@ class Grouped:
     ``unscored``: the lost and unmeasured runs, in record order (what the notes count)."""
 
     def __init__(self, records: Sequence[RunRecord]) -> None:
-        self.records = records
+        self.records = tuple(records)       # what it was made of, whatever becomes of the list
         self.groups: dict[str, dict[str, ArmRuns]] = {
             label: {arm: ArmRuns(rs) for arm, rs in by_arm.items()}
             for label, by_arm in G.groups(records).items()}
@@ -111,7 +113,12 @@ class Grouped:
         texts = self.lost_memo
         return f"{note} {texts}".strip() if texts else note
 
+    def made_of(self, records: Sequence[RunRecord]) -> bool:
+        """Was this view made of these very runs, in this order (not a list changed since)?"""
+        return len(records) == len(self.records) and all(map(is_, records, self.records))
+
 
 def grouped_view(records: Sequence[RunRecord], view: Grouped | None) -> Grouped:
-    """``view`` when it was made of this very list, else a new one of ``records``."""
-    return view if view is not None and view.records is records else Grouped(records)
+    """``view`` when it was made of these very runs, else a new one of ``records`` (a table never
+    shows a view of other runs than its own)."""
+    return view if view is not None and view.made_of(records) else Grouped(records)
