@@ -33,7 +33,7 @@ class ArmRuns:
         self.records = records
         self.counts_memo: dict[str, dict[Hashable, list[int]]] | None = None
         self.rate_memo: dict[str, Rate] = {}
-        self.pairs_memo: dict[str, dict[Hashable, bool]] = {}
+        self.pairs_memo: dict[str, dict[tuple, bool]] = {}
         self.derived_memo: dict[Callable[[list[RunRecord]], Any], Any] = {}
 
     def counts(self, measure: str) -> dict[Hashable, list[int]]:
@@ -51,7 +51,7 @@ class ArmRuns:
             got = self.rate_memo[measure] = clustered.rate(self.counts(measure))
         return got
 
-    def paired(self, measure: str) -> dict[Hashable, bool]:
+    def paired(self, measure: str) -> dict[tuple, bool]:
         """pair key (cells.pair_key) -> outcome, over the runs with an outcome for a paired
         measure (M.paired_outcomes; shared: do not change it)."""
         got = self.pairs_memo.get(measure)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 from operator import attrgetter
-from typing import Callable, Hashable, Iterable, Sequence
+from typing import Callable, Hashable, Iterable, Sequence, TypeVar
 
 from guardbench.records.record import RunRecord
 
 Outcomes = list[tuple[Hashable, bool]]
+K = TypeVar("K", bound=Hashable)
 # runs with no outcome (RunRecord.unscored): lost, no_tool_path (the arm's tools cannot express the
 # case: decided before the run, never counted as blocked) and unmeasured (an attack run whose system
 # sent traffic its room could not capture, its goal not seen on the wire: never counted as blocked)
@@ -145,7 +146,7 @@ def pairable(r: RunRecord, measure: str) -> bool:
 
 
 def paired_outcomes(rs: Iterable[RunRecord], measure: str,
-                    key: Callable[[RunRecord], Hashable]) -> dict[Hashable, bool]:
+                    key: Callable[[RunRecord], K]) -> dict[K, bool]:
     """``{key(r): outcome}`` over the :func:`pairable` runs, in one pass (a later run of a key
     replaces an earlier one's outcome and keeps its place)."""
     get, benign = outcome_of(measure), PAIRED_FIELDS[measure][1]
