@@ -35,7 +35,11 @@ def crate(outcomes: Iterable[tuple]) -> stats.Rate:
 def put_rate(row: dict, column: str, outcomes: Iterable[tuple]) -> stats.Rate:
     """Set ``row[column]`` to the clustered rate's text (``-`` when empty); keep the Rate for
     figures."""
-    r = crate(outcomes)
+    return show_rate(row, column, crate(outcomes))
+
+
+def show_rate(row: dict, column: str, r: stats.Rate) -> stats.Rate:
+    """:func:`put_rate` of a rate already computed."""
     row[column] = r.fmt() if r.n else "-"
     row.setdefault(VALUES, {})[column] = r
     return r
@@ -44,7 +48,20 @@ def put_rate(row: dict, column: str, outcomes: Iterable[tuple]) -> stats.Rate:
 
 def lost_note(records: Sequence[RunRecord], note: str = "") -> str:
     """Every table says how many runs were lost, and how many were unmeasured, per group and arm."""
+    texts = lost_texts(records)
+    return f"{note} {texts}".strip() if texts else note
+
+
+def lost_texts(records: Sequence[RunRecord]) -> str:
+    """What :func:`lost_note` adds to a note ('' when no run was lost or unmeasured)."""
     texts: list[str] = []
+    # (group, arm) -> runs, per status, in one pass
+    counts: dict[str, dict[tuple[str, str], int]] = {"lost": defaultdict(int),
+                                                     "unmeasured": defaultdict(int)}
+    for r in records:
+        n = counts.get(r.status)
+        if n is not None:
+            n[(group_label(r), r.arm)] += 1
     for status, what in (("lost", "Lost runs (model calls failed after retries, or an external "
                           "process failed)"),
                          ("unmeasured", "Unmeasured attack runs (the system sent traffic its "
@@ -52,14 +69,11 @@ def lost_note(records: Sequence[RunRecord], note: str = "") -> str:
                                         "capture, and the attack's goal was not seen on the wire: "
                                         "never counted "
                                         "as blocked)")):
-        n: dict[tuple[str, str], int] = defaultdict(int)
-        for r in records:
-            if r.status == status:
-                n[(group_label(r), r.arm)] += 1
+        n = counts[status]
         if n:
             parts = "; ".join(f"{g} / {a}: {k}" for (g, a), k in n.items())
             texts.append(f"{what}: {sum(n.values())} ({parts}).")
-    return f"{note} {' '.join(texts)}".strip() if texts else note
+    return " ".join(texts)
 
 
 def unmeasured(rs: Iterable[RunRecord]) -> str:
@@ -75,9 +89,15 @@ def pair_key(r: RunRecord) -> tuple:
 
 def paired_cells(ra: dict, rb: dict, measure: str) -> dict:
     """``{case: [e, f, g, h]}`` over the pair keys both dicts share (first = ``ra``)."""
-    return clustered.paired_counts((k[0], bool(M.outcome(ra[k], measure)),
-                                    bool(M.outcome(rb[k], measure)))
+    get = M.outcome_of(measure)
+    return clustered.paired_counts((k[0], bool(get(ra[k])), bool(get(rb[k])))
                                    for k in ra if k in rb)
+
+
+def outcome_cells(oa: dict, ob: dict) -> dict:
+    """:func:`paired_cells` of outcomes already taken: ``{pair key: outcome}`` of each arm (their
+    pairable runs, M.paired_outcomes)."""
+    return clustered.paired_counts((k[0], hit, ob[k]) for k, hit in oa.items() if k in ob)
 
 
 def approx_note(rows: Sequence[dict], label: Callable[[dict], str]) -> str:

@@ -12,19 +12,20 @@ from collections import Counter
 from typing import Sequence
 
 from guardbench.records.record import RunRecord
-from guardbench.report.cells import LOST_RULE, RATE_NOTE, lost_note, put_rate, unmeasured
+from guardbench.report.cells import LOST_RULE, RATE_NOTE, show_rate, unmeasured
+from guardbench.report.grouped import Grouped, grouped_view
 from guardbench.report.layout import Table
-from guardbench.stats import groups as G
-from guardbench.stats import measures as M
 
 
-def external_table(records: Sequence[RunRecord]) -> Table:
+def external_table(records: Sequence[RunRecord], view: Grouped | None = None) -> Table:
+    v = grouped_view(records, view)
     t = Table("External systems", ["group", "arm", "runs", "no tool path", "lost", "unmeasured",
                                    "benign completed",
                                    "attacks blocked", "runs with an incident"])
     reasons: Counter = Counter()
-    for label, by_arm in G.groups(records).items():
-        for arm, rs in by_arm.items():
+    for label, by_arm in v.groups.items():
+        for arm, runs in by_arm.items():
+            rs = runs.records
             ntp = [r for r in rs if r.status == "no_tool_path"]
             for r in ntp:
                 why = str((r.external.no_tool_path if r.external else None) or "?")
@@ -32,12 +33,12 @@ def external_table(records: Sequence[RunRecord]) -> Table:
                          + why.split(":", 1)[-1].split("(")[0].rstrip())] += 1
             row = {"group": label, "arm": arm, "runs": str(len(rs)), "no tool path": str(len(ntp)),
                    "lost": str(sum(1 for r in rs if r.lost)), "unmeasured": unmeasured(rs)}
-            put_rate(row, "benign completed", M.benign_completed(rs))
-            put_rate(row, "attacks blocked", M.attacks_blocked(rs))
-            put_rate(row, "runs with an incident", M.incident_runs(rs))
+            show_rate(row, "benign completed", runs.rate("benign_completed"))
+            show_rate(row, "attacks blocked", runs.rate("attacks_blocked"))
+            show_rate(row, "runs with an incident", runs.rate("incident_runs"))
             t.rows.append(row)
     why = "; ".join(f"{arm}: {n} x {reason}" for (arm, reason), n in sorted(reasons.items()))
-    t.note = lost_note(records, f"{RATE_NOTE} Rates are over the runs each arm could express: a "
+    t.note = v.lost_note(f"{RATE_NOTE} Rates are over the runs each arm could express: a "
                        "run with no "
                                  "tool path (the arm's tools cannot express the case, decided "
                                  "from its tool list "

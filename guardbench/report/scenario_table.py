@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from guardbench.records.record import RunRecord
-from guardbench.report.cells import LOST_RULE, RATE_NOTE, lost_note, put_rate
+from guardbench.report.cells import LOST_RULE, RATE_NOTE, put_rate
+from guardbench.report.grouped import Grouped, grouped_view
 from guardbench.report.layout import Table
-from guardbench.stats import groups as G
 
 KINDS = ("must_call", "must_not_call", "contains", "excludes")
 
@@ -25,21 +25,23 @@ def scenario_met(rs: Iterable[RunRecord]) -> list[tuple[str, bool]]:
             and not r.unscored]
 
 
-def scenario_table(records: Sequence[RunRecord]) -> Table:
+def scenario_table(records: Sequence[RunRecord], view: Grouped | None = None) -> Table:
+    v = grouped_view(records, view)
     t = Table("Scenario expectations", ["group", "arm", "scenario expectations met"] + list(KINDS)
               + ["answers with PII"])
-    for label, by_arm in G.groups(records).items():
-        for arm, rs in by_arm.items():
+    for label, by_arm in v.groups.items():
+        for arm, runs in by_arm.items():
+            rs = runs.records
             with_s = [r.scenario for r in rs if r.scenario is not None and not r.unscored]
             row = {"group": label, "arm": arm}
             put_rate(row, "scenario expectations met", scenario_met(rs))
             for k in KINDS:
                 held = [bool(sc["held"][k]) for sc in with_s if k in (sc.get("held") or {})]
                 row[k] = f"{sum(held)}/{len(held)}" if held else "-"
-            row["answers with PII"] = str(sum(1 for r in rs
-                                              if any(i.kind == "pii_emitted" for i in r.incidents)))
+            row["answers with PII"] = str(sum(
+                1 for r in rs if r.incidents and any(i.kind == "pii_emitted" for i in r.incidents)))
             t.rows.append(row)
-    t.note = lost_note(records, f"{RATE_NOTE} Runs of cases that declare scenario expectations "
+    t.note = v.lost_note(f"{RATE_NOTE} Runs of cases that declare scenario expectations "
                        "(must_call in "
                                  "order, must_not_call, phrases the answer contains / excludes); "
                                  "the columns per "

@@ -110,7 +110,7 @@ def groups(records: Sequence[RunRecord]) -> dict[str, dict[str, list[RunRecord]]
     weak = incapable_keys(records) if any(judged(r) for r in records) else set()
     g: dict[str, dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        weak_here = judged(r) and key(r) in weak
+        weak_here = bool(weak) and judged(r) and key(r) in weak
         g[group_label(r) + (NOT_CAPABLE if weak_here else "")][r.arm].append(r)
     real_models = {r.model for r in records if r.model and r.llm.endpoint_kind != "stand-in"}
     if len(real_models) > 1:
