@@ -49,9 +49,13 @@ class ToolWatch:
         return tool.calling(call)
 
 
+# json.dumps(args, sort_keys=True, default=str), its encoder built once
+_KEY = json.JSONEncoder(sort_keys=True, default=str).encode
+
+
 def _key(args: Any) -> str:
     try:
-        return json.dumps(args, sort_keys=True, default=str)
+        return _KEY(args)
     except (TypeError, ValueError):
         return repr(args)
 

@@ -21,8 +21,10 @@ _NO_WIRE = tuple(e for e in RECORD_COLUMNS if e.name != "wire")
 _WIRE = next(e for e in RECORD_COLUMNS if e.name == "wire")
 
 
-def _dumps(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+# json.dumps(value, sort_keys=True, separators=(",", ":")) builds this encoder at every call
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+# a str as that encoder writes it (ensure_ascii: the C function it calls itself)
+_text = json.encoder.encode_basestring_ascii
 
 
 def record_line(rec: RunRecord) -> str:
@@ -41,9 +43,11 @@ def record_line(rec: RunRecord) -> str:
 
 def _exchange(ex: WireExchange) -> str:
     # WireExchange.to_dict's keys in order: error, request, response, run_id, seq
-    return (f'{{"error":{_dumps(ex.error)},"request":{_message(ex.request)},'
-            f'"response":{"null" if ex.response is None else _message(ex.response)},'
-            f'"run_id":{_dumps(ex.run_id)},"seq":{_dumps(ex.seq)}}}')
+    error = "null" if ex.error is None else _dumps(ex.error)
+    response = "null" if ex.response is None else _message(ex.response)
+    run_id = _text(ex.run_id) if type(ex.run_id) is str else _dumps(ex.run_id)
+    return (f'{{"error":{error},"request":{_message(ex.request)},"response":{response},'
+            f'"run_id":{run_id},"seq":{ex.seq if type(ex.seq) is int else _dumps(ex.seq)}}}')
 
 
 @lru_cache(maxsize=4096)
