@@ -79,6 +79,10 @@ def bench_clock() -> BenchClock:
     return BenchClock()
 
 
+# json.dumps(answer, default=str), its encoder built once (a run's every broker answer)
+_ANSWER = json.JSONEncoder(default=str).encode
+
+
 @dataclass
 class BrokerStaged(Staged):
     """The guardrail's staged world: the setup's references and the broker it went through. As a
@@ -260,7 +264,7 @@ class GuardrailArm(StagingArm):
                                                  decision.reason))
             if decision.status == "pending_approval":
                 prepared.approvals_asked += 1
-            return json.dumps(decision.to_dict(), default=str)
+            return _ANSWER(decision.to_dict())
 
         data = None if case.data_in_lookup else fill(v.data, refs)
         prepared.session = Session(

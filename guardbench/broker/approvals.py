@@ -33,10 +33,13 @@ STATES = ("pending", "executed", "rejected", "failed", "sent")
 DIGEST_DOMAIN = b"guardbench approval v1\n"
 
 
+# json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=True), its encoder built once
+_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode
+
+
 def approval_payload(operation: str, params: dict, reference: str | None) -> bytes:
     """The bytes an approval's digest covers: operation, (normalised) parameters and reference."""
-    return json.dumps({"op": operation, "params": params, "ref": reference}, sort_keys=True,
-                      separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return _SORTED({"op": operation, "params": params, "ref": reference}).encode("ascii")
 
 
 class ApprovalQueue:

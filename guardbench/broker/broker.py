@@ -64,10 +64,15 @@ class CredentialLeak(IntegrityError, RuntimeError):
     """An agent-visible answer carried the credential or a token; it was not returned."""
 
 
+# json.dumps(doc, sort_keys=True, separators=(",", ":")) and json.dumps(payload, default=str): the
+# encoders built once (json.dumps with arguments builds one per call, several a decision)
+_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_AS_TEXT = json.JSONEncoder(default=str).encode
+
+
 def instruction_hash(operation: str, values: dict, reference: str | None) -> str:
     doc = {"op": operation, "params": dict(values), "ref": reference}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True,
-                                     separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(_SORTED(doc).encode()).hexdigest()
 
 
 class Broker:
@@ -344,7 +349,7 @@ class Broker:
 
     # ================================================================ the leak check
     def _check_visible(self, payload: Any) -> None:
-        text = json.dumps(payload, default=str)
+        text = _AS_TEXT(payload)
         # safeguard: credential_leak_check
         for s in self._tokens.secrets():
             if s and len(s) >= 8 and s in text:

@@ -49,9 +49,14 @@ class LedgerCorrupt(IntegrityError):
         self.line, self.reason = line, reason
 
 
+# json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False),
+# its encoder built once (an entry is written at every transaction)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                              allow_nan=False).encode
+
+
 def canonical(entry: dict) -> bytes:
-    return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False).encode("ascii")
+    return _CANONICAL(entry).encode("ascii")
 
 
 def chain_hash(prev: bytes, entry: bytes) -> bytes:

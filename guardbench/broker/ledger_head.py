@@ -50,6 +50,11 @@ class HeadError(IntegrityError, ValueError):
     """A head file that cannot be read or trusted (malformed, unsigned or mis-signed)."""
 
 
+
+# json.dumps(..., sort_keys=True, separators=(",", ":")), its encoder built once (a head is
+# written at every transaction)
+_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+
 @dataclass(frozen=True)
 class Head:
     entries: int
@@ -60,10 +65,9 @@ class Head:
 
     def body(self) -> bytes:
         ino, size, mtime_ns, ctime_ns = self.vouch
-        return json.dumps({"ctime_ns": ctime_ns, "entries": self.entries,
-                           "hash": self.hash.decode("ascii"),
-                           "ino": ino, "mtime_ns": mtime_ns, "size": size, "v": 1},
-                          sort_keys=True, separators=(",", ":")).encode("ascii")
+        return _SORTED({"ctime_ns": ctime_ns, "entries": self.entries,
+                        "hash": self.hash.decode("ascii"),
+                        "ino": ino, "mtime_ns": mtime_ns, "size": size, "v": 1}).encode("ascii")
 
 
 def head_path(ledger_path: str) -> str:

@@ -10,6 +10,9 @@ from functools import lru_cache
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+# json.dumps(body, separators=(",", ":")), its encoder built once (a body per request and answer)
+_COMPACT = json.JSONEncoder(separators=(",", ":")).encode
+
 
 @lru_cache(maxsize=8192)
 def _url_parts(url: str) -> tuple[str, str, str]:
@@ -75,7 +78,7 @@ class WireRequest(_Message):
     def make(cls, method: str, url: str, headers: Mapping[str, str] | None = None,
              body: Any = None) -> "WireRequest":
         if body is not None and not isinstance(body, str):
-            body = json.dumps(body, separators=(",", ":"), sort_keys=False)
+            body = _COMPACT(body)
         return cls(method.upper(), url, _headers(headers), body)
 
     @property
@@ -115,7 +118,7 @@ class WireResponse(_Message):
         elif isinstance(body, str):
             text = body
         else:
-            text = json.dumps(body, separators=(",", ":"))
+            text = _COMPACT(body)
         hdrs = dict(headers or {})
         if text and "content-type" not in {k.lower() for k in hdrs}:
             hdrs["Content-Type"] = "application/json"

@@ -32,13 +32,17 @@ def _pairs(headers: Any) -> tuple[tuple[str, str], ...]:
     return tuple((str(k), str(v)) for k, v in items)
 
 
+# json.dumps(body, separators=(",", ":"), default=str), its encoder built once
+_COMPACT = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
 def freeze_request(request: WireRequest) -> WireRequest:
     """A copy of ``request`` made only of str and tuples (a body that is not a str becomes JSON)."""
     if not isinstance(request, WireRequest):
         raise TransportError(f"not a WireRequest: {type(request).__name__}")
     body = request.body
     if body is not None and not isinstance(body, str):
-        body = json.dumps(body, separators=(",", ":"), default=str)
+        body = _COMPACT(body)
     return WireRequest(str(request.method).upper(), str(request.url), _pairs(request.headers), body)
 
 
