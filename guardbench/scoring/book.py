@@ -6,6 +6,7 @@ a request moved when the request does not say it (a full refund, a capture, a ch
 """
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -59,9 +60,12 @@ def payee_key(s: str) -> str:
     return _ascii_norm(s)
 
 
+# ASCII letters lower-cased, nothing else (str.lower would fold other scripts' letters too)
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
 def _ascii_norm(s: str) -> str:
-    s = s.strip(_ASCII_WS)
-    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+    return s.strip(_ASCII_WS).translate(_ASCII_LOWER)
 
 
 def d_(x: Any) -> dict:
