@@ -161,7 +161,7 @@ def write_runs(o: RunOptions, job: Job, man: dict[str, Any], out: Path,
     from guardbench.records.runfile import plan_summary
     from guardbench.records.runfolder import RunFolderWriter
     from guardbench.report.tables import all_tables, write_tables
-    from guardbench.util.heap import long_lived
+    from guardbench.util.heap import freeze_now, long_lived
 
     # --variants above every case's count means all of them: the range is never longer than the larg
     most = max((len(c.variants) for c in job.cases), default=0)
@@ -199,6 +199,7 @@ def write_runs(o: RunOptions, job: Job, man: dict[str, Any], out: Path,
         progress.finished(f"finished in {time.perf_counter() - t0:.2f} s{job.summary(new)}")
         merged = {r.run_id: r for r in w.earlier}
         merged.update((r.run_id, r) for r in new)
+        freeze_now()            # the records live on until the end (util/heap.py)
         tables = all_tables(list(merged.values()), o.capable_threshold)
         write_tables(tables, out)
     progress.tables(tables)

@@ -1,42 +1,39 @@
 """A run's long-lived objects kept out of Python's full garbage collections.
 
-What a run command builds to last (the staged worlds, the parsed documents, the records the tables
-are made from) lives until it ends, yet every full collection walks all of it again: in a worker
-of the scripted run that was 4% of its time, and in the parent each full collection during the
-tables took half a second at 33,000 runs. ``long_lived`` freezes (``gc.freeze``) what exists when
-it starts, and what survives each full collection from then on: right after a full collection
-every object left is reachable, so no garbage is frozen with them. Younger objects are collected
-as always; a frozen object is still freed when its last reference goes, and only a cycle of frozen
-objects that becomes garbage waits for the end (``gc.unfreeze``, the collector takes it then).
+What a run command holds until it ends (its modules, cases, policy and parsed documents; at the
+end, the records the tables are made from) is walked again by every full collection. ``long_lived``
+freezes (``gc.freeze``) what exists when it starts, which is the ``gc`` module's advice for a
+process that forks workers: the parent's objects are then neither walked nor, through their
+reference counts' pages, copied by the workers' collections. ``freeze_now`` freezes what exists at
+another moment (the records, before the tables: each full collection during the tables walked all
+of them, half a second at 33,000 runs). A frozen object is still freed when its last reference
+goes; only a cycle of frozen objects that becomes garbage waits for the end, when everything is
+unfrozen and the collector takes it.
 
-It is also the ``gc`` module's advice for a process that forks workers: frozen before the fork, the
-parent's objects are not walked (and their pages not copied) by the workers' collections.
+Freezing after every full collection was tried and dropped: it empties the oldest generation, so
+full collections come far more often, and each clears the interpreter's free lists (CPython 3.11),
+which slowed a 33,000-run matrix by 3 to 7%.
 """
 from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from typing import Any, Iterator
-
-
-def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
-    if phase == "stop" and info.get("generation") == 2:
-        gc.freeze()
+from typing import Iterator
 
 
 @contextmanager
 def long_lived() -> Iterator[None]:
-    """Within: survivors of every full collection are frozen. On the way out the hook is removed
-    and, unless something else had frozen objects before, everything is unfrozen again."""
-    mine = _freeze_survivors not in gc.callbacks
+    """Within: what existed at the start (and at each ``freeze_now``) is frozen. On the way out,
+    unless something else had frozen objects before, everything is unfrozen again."""
     had_frozen = gc.get_freeze_count() > 0
-    if mine:
-        gc.callbacks.append(_freeze_survivors)
     gc.freeze()
     try:
         yield
     finally:
-        if mine and _freeze_survivors in gc.callbacks:
-            gc.callbacks.remove(_freeze_survivors)
-        if mine and not had_frozen:
+        if not had_frozen:
             gc.unfreeze()
+
+
+def freeze_now() -> None:
+    """Freeze every object that exists now (inside ``long_lived``: unfrozen at its end)."""
+    gc.freeze()

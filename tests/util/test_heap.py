@@ -1,11 +1,11 @@
-"""util/heap.long_lived: a full collection's survivors are frozen, garbage made meanwhile is still
-collected, and on the way out the collector is as it was."""
+"""util/heap: what exists when long_lived starts (or at freeze_now) is frozen, garbage made later is
+still collected, and on the way out the collector is as it was."""
 from __future__ import annotations
 
 import gc
 import weakref
 
-from guardbench.util.heap import _freeze_survivors, long_lived
+from guardbench.util.heap import freeze_now, long_lived
 
 
 class Node:
@@ -13,21 +13,24 @@ class Node:
         self.me = self          # a cycle: only the collector frees it
 
 
-def test_survivors_of_a_full_collection_are_frozen_and_released_on_the_way_out():
+def test_what_exists_at_the_start_and_at_freeze_now_is_frozen_and_released_on_the_way_out():
     gc.unfreeze()                   # whatever an earlier test of this process left
-    assert gc.get_freeze_count() == 0 and _freeze_survivors not in gc.callbacks
+    before = [Node() for _ in range(1000)]
     with long_lived():
         at_start = gc.get_freeze_count()
-        kept = [Node() for _ in range(1000)]
+        assert at_start >= 1000
+        later = [Node() for _ in range(1000)]
         gc.collect()
+        assert gc.get_freeze_count() == at_start          # a collection freezes nothing
+        freeze_now()
         assert gc.get_freeze_count() >= at_start + 1000
-        assert not any(o is kept[0] for o in gc.get_objects(generation=2))
-    assert gc.get_freeze_count() == 0 and _freeze_survivors not in gc.callbacks
+        assert not any(o is later[0] or o is before[0] for o in gc.get_objects())
+    assert gc.get_freeze_count() == 0
 
 
-def test_garbage_made_after_a_freeze_is_still_collected():
+def test_garbage_made_after_the_freeze_is_still_collected():
+    gc.unfreeze()
     with long_lived():
-        gc.collect()
         cycle = Node()
         gone = weakref.ref(cycle)
         del cycle
@@ -35,10 +38,12 @@ def test_garbage_made_after_a_freeze_is_still_collected():
         assert gone() is None
 
 
-def test_an_inner_use_leaves_the_outer_one_in_place():
+def test_a_freeze_made_by_someone_else_is_left_in_place():
     gc.unfreeze()
-    with long_lived():
+    gc.freeze()
+    try:
         with long_lived():
             pass
-        assert _freeze_survivors in gc.callbacks and gc.get_freeze_count() > 0
-    assert _freeze_survivors not in gc.callbacks and gc.get_freeze_count() == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
