@@ -28,18 +28,16 @@ import threading
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Iterator
 
+from guardbench.broker.ledger_head import sorted_json
+
 _ID = re.compile(r"APV-[0-9]{6}")
 STATES = ("pending", "executed", "rejected", "failed", "sent")
 DIGEST_DOMAIN = b"guardbench approval v1\n"
 
 
-# json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=True), its encoder built once
-_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode
-
-
 def approval_payload(operation: str, params: dict, reference: str | None) -> bytes:
     """The bytes an approval's digest covers: operation, (normalised) parameters and reference."""
-    return _SORTED({"op": operation, "params": params, "ref": reference}).encode("ascii")
+    return sorted_json({"op": operation, "params": params, "ref": reference}).encode("ascii")
 
 
 class ApprovalQueue:

@@ -35,6 +35,7 @@ from guardbench.broker.approvals import DIGEST_DOMAIN, ApprovalQueue, approval_p
 from guardbench.broker.credentials import Credentials, TokenSource
 from guardbench.broker.dispatch import Dispatcher
 from guardbench.broker.ledger import REPLAY_WINDOW, Ledger, LedgerCorrupt, Txn
+from guardbench.broker.ledger_head import sorted_json
 from guardbench.broker.limits import limit_breach
 from guardbench.broker.money import fmt
 from guardbench.broker.params import ParamRefusal, Validated, validate
@@ -64,15 +65,14 @@ class CredentialLeak(IntegrityError, RuntimeError):
     """An agent-visible answer carried the credential or a token; it was not returned."""
 
 
-# json.dumps(doc, sort_keys=True, separators=(",", ":")) and json.dumps(payload, default=str): the
-# encoders built once (json.dumps with arguments builds one per call, several a decision)
-_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+# json.dumps(payload, default=str), its encoder built once (json.dumps with arguments builds one
+# per call)
 _AS_TEXT = json.JSONEncoder(default=str).encode
 
 
 def instruction_hash(operation: str, values: dict, reference: str | None) -> str:
     doc = {"op": operation, "params": dict(values), "ref": reference}
-    return hashlib.sha256(_SORTED(doc).encode()).hexdigest()
+    return hashlib.sha256(sorted_json(doc).encode()).hexdigest()
 
 
 class Broker:

@@ -50,10 +50,11 @@ class HeadError(IntegrityError, ValueError):
     """A head file that cannot be read or trusted (malformed, unsigned or mis-signed)."""
 
 
+# json.dumps(doc, sort_keys=True, separators=(",", ":")): the broker's sorted compact JSON (heads,
+# instruction and approval digests), its encoder built once (json.dumps with arguments builds one
+# per call, several a decision)
+sorted_json = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
-# json.dumps(..., sort_keys=True, separators=(",", ":")), its encoder built once (a head is
-# written at every transaction)
-_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
 @dataclass(frozen=True)
 class Head:
@@ -65,7 +66,7 @@ class Head:
 
     def body(self) -> bytes:
         ino, size, mtime_ns, ctime_ns = self.vouch
-        return _SORTED({"ctime_ns": ctime_ns, "entries": self.entries,
+        return sorted_json({"ctime_ns": ctime_ns, "entries": self.entries,
                         "hash": self.hash.decode("ascii"),
                         "ino": ino, "mtime_ns": mtime_ns, "size": size, "v": 1}).encode("ascii")
 

@@ -48,7 +48,11 @@ def show_rate(row: dict, column: str, r: stats.Rate) -> stats.Rate:
 
 def lost_note(records: Sequence[RunRecord], note: str = "") -> str:
     """Every table says how many runs were lost, and how many were unmeasured, per group and arm."""
-    texts = lost_texts(records)
+    return with_texts(note, lost_texts(records))
+
+
+def with_texts(note: str, texts: str) -> str:
+    """``note`` followed by ``texts`` (lost_texts' counts), when there are any."""
     return f"{note} {texts}".strip() if texts else note
 
 

@@ -17,7 +17,7 @@ from operator import is_
 from typing import Any, Callable, Hashable, Sequence, TypeVar, cast
 
 from guardbench.records.record import RunRecord
-from guardbench.report.cells import crate, lost_texts, pair_key
+from guardbench.report.cells import crate, lost_texts, pair_key, with_texts
 from guardbench.stats import clustered
 from guardbench.stats import groups as G
 from guardbench.stats import measures as M
@@ -82,7 +82,7 @@ class Grouped:
     -> :class:`ArmRuns`, in G.groups's order; ``arms``: every arm in record order; ``judged``:
     whether any run is judged (G.judged: an LLM's or an application's); ``external``: whether any
     run has an external account; ``scenario``: whether any run has scenario expectations;
-    ``unscored``: the lost and unmeasured runs, in record order (what the notes count)."""
+    ``lost_or_unmeasured``: those runs, in record order (what the notes count)."""
 
     def __init__(self, records: Sequence[RunRecord]) -> None:
         self.records = tuple(records)       # what it was made of, whatever becomes of the list
@@ -91,27 +91,26 @@ class Grouped:
             for label, by_arm in G.groups(records).items()}
         arms: dict[str, None] = {}
         self.judged = self.external = self.scenario = False
-        self.unscored: list[RunRecord] = []
+        self.lost_or_unmeasured: list[RunRecord] = []
         for r in records:           # one pass: reading a record costs more than these tests
             arms[r.arm] = None
             self.judged = self.judged or G.judged(r)
             self.external = self.external or r.external is not None
             self.scenario = self.scenario or r.scenario is not None
             if r.status in ("lost", "unmeasured"):
-                self.unscored.append(r)
+                self.lost_or_unmeasured.append(r)
         self.arms = list(arms)
         self.lost_memo: str | None = None
 
     def lost_runs(self) -> list[RunRecord]:
         """The lost runs (M.is_lost), in record order."""
-        return [r for r in self.unscored if M.is_lost(r)]
+        return [r for r in self.lost_or_unmeasured if M.is_lost(r)]
 
     def lost_note(self, note: str = "") -> str:
         """cells.lost_note(records, note), the counts of lost and unmeasured runs taken once."""
         if self.lost_memo is None:
-            self.lost_memo = lost_texts(self.unscored)
-        texts = self.lost_memo
-        return f"{note} {texts}".strip() if texts else note
+            self.lost_memo = lost_texts(self.lost_or_unmeasured)
+        return with_texts(note, self.lost_memo)
 
     def made_of(self, records: Sequence[RunRecord]) -> bool:
         """Was this view made of these very runs, in this order (not a list changed since)?"""
