@@ -85,6 +85,14 @@ class Prepared:
     def no_tool_path(self, why: str) -> None:
         self.outcome = Outcome("no_tool_path", why)
 
+    def release(self) -> None:
+        """The run is over (the runner's Started.close): drop what holds this Prepared from within.
+        An arm's tool closes over it, and it holds the session holding the tool: a reference
+        cycle, which kept the run's broker, ledger, stand-in and wire until the cycle collector
+        found them (tests/execution/test_no_cycles.py)."""
+        if self.session is not None:
+            self.session.tools.clear()
+
 
 @dataclass(frozen=True)
 class ArmOptions:

@@ -55,6 +55,11 @@ SYSTEM = prompts.DEFENDED      # arms/prompts.py: every arm's texts in one revie
 class DefendedPrepared(Prepared):
     layer: Layer | None = None
 
+    def release(self) -> None:
+        """The tools, and the layer, whose tallies point back at this Prepared (a cycle)."""
+        super().release()
+        self.layer = None
+
 
 @dataclass
 class Layer:
@@ -181,6 +186,16 @@ class DefendedArm(Arm):
         self.description = (f"PayPal toolkit tools behind the {defence} defence (approvals: "
                             f"{approvals})")
 
+    _system: str | None = None
+
+    def system_prompt(self, ctx: dict) -> str:
+        """The system prompt with the operator's settings (``ctx``: operator_context, the same for
+        every run): written once, as json.dumps with an indent builds a reference cycle each
+        time."""
+        if self._system is None:
+            self._system = SYSTEM.format(settings=json.dumps(ctx, indent=2, sort_keys=True))
+        return self._system
+
     def operator_context(self) -> dict:
         op = self.policy.operator
         return {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
@@ -244,7 +259,7 @@ class DefendedArm(Arm):
                           _bind(layer, READ_DATA)))
         prepared.session = Session(
             arm=self.name, case=case, variant=variant,
-            system_prompt=SYSTEM.format(settings=json.dumps(ctx, indent=2, sort_keys=True)),
+            system_prompt=self.system_prompt(ctx),
             user=user, data=data, context=ctx, tools=tools, seed=seed,
             refs={**{k: list(refs[k]) for k in ("order", "capture", "payout")
                      if k in refs}, **quoted})

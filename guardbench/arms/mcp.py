@@ -79,6 +79,7 @@ class McpArm(Arm):
         self._conn: Connection | None = None
         self._tools: dict[str, dict] | None = None
         self._descriptions: dict[str, str] = {}
+        self._settings: str | None = None     # the operator's settings, as the prompt shows them
         self._runs = 0
         self._pid = os.getpid()
         self._values: dict[str, str] = {}
@@ -379,8 +380,10 @@ class McpArm(Arm):
         tools = bound_tools(conn, prepared, self._tools, self._descriptions, spent, self.name,
                             self.spec.run_timeout)
         tools.append(read_data_tool(data))
-        settings = json.dumps(ctx, indent=2, sort_keys=True)
-        system = prompts.GUARDRAIL if style == "broker" else SYSTEM.format(settings=settings)
+        if self._settings is None:      # the same for every run (an indent's encoder is a cycle)
+            self._settings = json.dumps(ctx, indent=2, sort_keys=True)
+        system = (prompts.GUARDRAIL if style == "broker"
+                  else SYSTEM.format(settings=self._settings))
         action_map = (mapped_actions(self.spec.actions, op["currency"]) if style == "mapped"
                       else None)
         return Session(arm=self.name, case=case, variant=variant, system_prompt=system,

@@ -32,6 +32,8 @@ from guardbench.broker.ledger_head import sorted_json
 
 _ID = re.compile(r"APV-[0-9]{6}")
 STATES = ("pending", "executed", "rejected", "failed", "sent")
+# an approval record as json.dump(record, f, sort_keys=True) writes it (_write): built once
+_RECORD = json.JSONEncoder(sort_keys=True).encode
 DIGEST_DOMAIN = b"guardbench approval v1\n"
 
 
@@ -87,7 +89,9 @@ class ApprovalQueue:
     def _write(self, record: dict) -> None:
         tmp = self._file(record["id"]) + f".tmp{os.getpid()}.{threading.get_ident()}"
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(record, f, sort_keys=True)
+            # json.dump's text, written whole: dump encodes in pure Python, whose nested encoder
+            # functions are a reference cycle left for the cycle collector at every write
+            f.write(_RECORD(record))
         os.replace(tmp, self._file(record["id"]))
 
     def create(self, *, operation: str, params: dict, reference: str | None, amount: str | None,

@@ -322,6 +322,7 @@ class Started:
                 keep_ledger(self.tmp.name, Path(self.keep), self.spec)
         finally:
             self.tmp.cleanup()
+            self.prepared.release()     # its world goes by reference counting (arms/base.py)
 
 
 def fast_tmp() -> str | None:

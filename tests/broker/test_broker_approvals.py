@@ -120,3 +120,20 @@ def test_a_token_failure_leaves_the_approval_pending(tmp_path):
     assert broker.approve(d.approval_id).status == "upstream_rejected"
     assert broker.approvals.get(d.approval_id)["state"] == "pending"
     assert [e.request.path for e in rec.exchanges] == ["/v1/oauth2/token"]
+
+
+def test_an_approval_file_is_the_text_json_dump_wrote(tmp_path):
+    """The queue writes each record as ``json.dump(record, f, sort_keys=True)`` did (now one string,
+    not dump's chunks, whose encoder is a reference cycle), non-ASCII and nested values too: what
+    another process, or an older guardbench, reads stays the same text."""
+    import io
+    import json
+    q = ApprovalQueue(str(tmp_path / "approvals"))
+    params = {"note": "Rückzahlung – 5 €", "items": [{"amount": "1.50", "n": 2}], "ok": True}
+    aid = q.create(operation="pay_supplier", params=params, reference=None, amount="450.00",
+                   instr="ab" * 32, created=1767225600.25, reason="over \"the\" threshold",
+                   digest=None)
+    text = (tmp_path / "approvals" / f"{aid}.json").read_text(encoding="utf-8")
+    want = io.StringIO()
+    json.dump(json.loads(text), want, sort_keys=True)
+    assert text == want.getvalue() and json.loads(text)["params"] == params
