@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from guardbench.util.heap import freeze_now, long_lived
+from guardbench.util.heap import YOUNG, freeze_now, long_lived
 
 
 class Node:
@@ -46,4 +46,26 @@ def test_a_freeze_made_by_someone_else_is_left_in_place():
             pass
         assert gc.get_freeze_count() > 0
     finally:
+        gc.unfreeze()
+
+
+def test_the_young_generation_is_collected_less_often_within_and_as_before_after():
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with long_lived():
+            assert gc.get_threshold() == (YOUNG, 10, 10)
+            cycle = Node()                  # garbage in a cycle still goes, once enough is made
+            gone = weakref.ref(cycle)
+            del cycle
+            junk = [Node() for _ in range(3 * YOUNG)]
+            del junk
+            assert gone() is None
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(50_000, 5, 5)      # a caller's rarer collections are kept
+        with long_lived():
+            assert gc.get_threshold() == (50_000, 5, 5)
+        assert gc.get_threshold() == (50_000, 5, 5)
+    finally:
+        gc.set_threshold(*before)
         gc.unfreeze()
