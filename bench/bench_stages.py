@@ -3,7 +3,7 @@
     python bench/bench_stages.py [--variants 30] [--repeats 3]
 
 In this process: the run command's default arms (guardrail, control, hardened) and agent over every case with
-``--variants`` generated variants each, run as the runner runs them (``Bench.start``, the agent,
+``--variants`` generated variants each, run as the runner runs them (``Bench.start``, ``Bench.act``,
 ``Bench.finish``, the record's line), each stage timed with ``time.process_time`` around it; the
 staged worlds (one per case and arm) are built before the timed pass, so the figures are per run at
 scale. Inside ``finish`` the detectors are timed one by one (wrapped in place for this process).
@@ -64,14 +64,7 @@ def one_pass(variants: int) -> tuple[int, dict[str, float]]:
         t0 = clock()
         started = bench.start(s)
         t1 = clock()
-        try:
-            transcript = started.refused_transcript()
-            if transcript is None:
-                agent = bench.agent_for(s)
-                own = started.arm.agent(started.prepared, agent, s.repeat)
-                transcript = (own or agent).run(started.prepared.session)
-        finally:
-            started.close()
+        transcript = bench.act(started)
         t2 = clock()
         rec = bench.finish(started, transcript, True, s.attempt)
         t3 = clock()

@@ -136,7 +136,8 @@ class Bench:
         (tests: a failing upstream).
 
         The caller runs the agent on ``started.prepared.session`` (or not, when a defence
-        refused the task: ``started.refused_transcript()``), then calls ``finish``.
+        refused the task: ``started.refused_transcript()``; ``act`` does both for an agent that
+        runs in this thread), then calls ``finish``.
         """
         case = self.cases[spec.case]
         arm = self.arms[spec.arm]
@@ -212,18 +213,24 @@ class Bench:
             **story_fields(prepared.session, started.watch,
                            transcript))   # the explorer's story of the run
 
-    def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:
-        started = self.start(spec)
+    def act(self, started: "Started") -> Transcript:
+        """The middle of a run: the agent acts in the prepared session (unless a defence refused
+        the task first); the world is closed whatever happens."""
         try:
             transcript = started.refused_transcript()
             # an application arm's process is the agent, ours its model (arms/app.py)
             if transcript is None:
+                spec = started.spec
                 agent = self.agent_for(spec)
                 own = started.arm.agent(started.prepared, agent, spec.repeat)
                 transcript = (own or agent).run(started.prepared.session)
         finally:
             started.close()
-        return self.finish(started, transcript, require_success, spec.attempt)
+        return transcript
+
+    def execute(self, spec: RunSpec, require_success: bool = True) -> RunRecord:
+        started = self.start(spec)
+        return self.finish(started, self.act(started), require_success, spec.attempt)
 
 
 def channel_texts(names: Sequence[str]) -> list[str]:
