@@ -36,18 +36,18 @@ AGENTS = tuple(DEFAULTS["agents"])      # the run command's: credulous
 ARMS = ("guardrail", "control", "hardened")
 
 
-def _timed(spent: list[dict[str, float]], label: str, fn: Callable) -> Callable:
-    """``fn``, its CPU time added to ``spent[0][label]`` (the current pass's figures)."""
+def _timed(spent: defaultdict[str, float], label: str, fn: Callable) -> Callable:
+    """``fn``, its CPU time added to ``spent[label]`` (the current pass's figures)."""
     def timed(*a: Any, **k: Any) -> Any:
         t0 = time.process_time()
         try:
             return fn(*a, **k)
         finally:
-            spent[0][label] += time.process_time() - t0
+            spent[label] += time.process_time() - t0
     return timed
 
 
-def _wrap(spent: list[dict[str, float]]) -> None:
+def _wrap(spent: defaultdict[str, float]) -> None:
     """Wrap the scoring, the wire's reading and each registered detector (once), and time the
     collector's pauses (gc.callbacks)."""
     runner.score = _timed(spent, "  scoring (score: detectors, intent, caps)", runner.score)
@@ -60,12 +60,12 @@ def _wrap(spent: list[dict[str, float]]) -> None:
         if phase == "start":
             began[0] = time.process_time()
         else:
-            spent[0]["  garbage collection (in all stages)"] += time.process_time() - began[0]
-            spent[0]["  garbage collections (count)"] += 1
+            spent["  garbage collection (in all stages)"] += time.process_time() - began[0]
+            spent["  garbage collections (count)"] += 1
     gc.callbacks.append(pause)
 
 
-def one_pass(variants: int, spent: list[dict[str, float]]) -> tuple[int, dict[str, int]]:
+def one_pass(variants: int, got: defaultdict[str, float]) -> tuple[int, dict[str, int]]:
     """One timed pass; (runs, runs per arm)."""
     policy = load_policy(None)
     cases = load_selected(default_cases_dir(), (), (), variants)
@@ -73,8 +73,7 @@ def one_pass(variants: int, spent: list[dict[str, float]]) -> tuple[int, dict[st
     specs = plan(cases, list(ARMS), list(AGENTS))
     for first in {(s.case, s.arm): s for s in specs}.values():    # stage every world first
         bench.start(first).close()
-    spent[0] = defaultdict(float)
-    got = spent[0]
+    got.clear()                                 # what the staging spent is not counted
     clock = time.process_time
     for s in specs:
         t0 = clock()
@@ -104,7 +103,7 @@ def main() -> None:
                          "util/heap.YOUNG)")
     o = ap.parse_args()
     per: dict[str, list[float]] = defaultdict(list)
-    spent: list[dict[str, float]] = [defaultdict(float)]
+    spent: defaultdict[str, float] = defaultdict(float)
     _wrap(spent)
     n = 0
     with long_lived():                  # frozen and collected as a run command's process is
@@ -112,7 +111,7 @@ def main() -> None:
             gc.set_threshold(o.young, *gc.get_threshold()[1:])
         for _ in range(o.repeats):
             n, arms = one_pass(o.variants, spent)
-            for k, v in spent[0].items():
+            for k, v in spent.items():
                 if k.endswith("(count)"):
                     per[k].append(v)
                 elif k.startswith("@"):             # per run of that arm

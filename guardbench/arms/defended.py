@@ -41,6 +41,7 @@ from guardbench.arms.setup import (
     steps,
 )
 from guardbench.arms.world import API_BASE, World
+from guardbench.broker.policy_model import Policy
 from guardbench.cases.load import Case
 from guardbench.defences.base import Context, ToolCall, Turn, Verdict
 from guardbench.defences.config import READ_DATA, DefenceConfig, config_for
@@ -49,6 +50,21 @@ from guardbench.records.record import Attempt
 from guardbench.registry import make_defence
 
 SYSTEM = prompts.DEFENDED      # arms/prompts.py: every arm's texts in one reviewed file
+
+
+def operator_settings(policy: Policy) -> dict:
+    """The operator's settings a defended arm's (or an MCP arm's) agent is shown."""
+    op = policy.operator
+    return {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
+            "currency": op["currency"],
+            "catalogue": {k: str(v) for k, v in policy.catalogue.items()}}
+
+
+def settings_prompt(settings: dict) -> str:
+    """The defended system prompt showing ``settings``. An arm renders it once per arm: json.dumps
+    with an indent encodes in pure Python, whose nested functions are a reference cycle at each
+    call (tests/execution/test_no_cycles.py)."""
+    return SYSTEM.format(settings=json.dumps(settings, indent=2, sort_keys=True))
 
 
 @dataclass
@@ -188,19 +204,13 @@ class DefendedArm(Arm):
 
     _system: str | None = None
 
-    def system_prompt(self, ctx: dict) -> str:
-        """The system prompt with the operator's settings (``ctx``: operator_context, the same for
-        every run): written once, as json.dumps with an indent builds a reference cycle each
-        time."""
-        if self._system is None:
-            self._system = SYSTEM.format(settings=json.dumps(ctx, indent=2, sort_keys=True))
-        return self._system
-
     def operator_context(self) -> dict:
-        op = self.policy.operator
-        return {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
-                "currency": op["currency"],
-                "catalogue": {k: str(v) for k, v in self.policy.catalogue.items()}}
+        return operator_settings(self.policy)
+
+    def _system_prompt(self, ctx: dict) -> str:
+        if self._system is None:                # the same for every run: rendered once
+            self._system = settings_prompt(ctx)
+        return self._system
 
     @property
     def approvals(self) -> str | None:
@@ -259,7 +269,7 @@ class DefendedArm(Arm):
                           _bind(layer, READ_DATA)))
         prepared.session = Session(
             arm=self.name, case=case, variant=variant,
-            system_prompt=self.system_prompt(ctx),
+            system_prompt=self._system_prompt(ctx),
             user=user, data=data, context=ctx, tools=tools, seed=seed,
             refs={**{k: list(refs[k]) for k in ("order", "capture", "payout")
                      if k in refs}, **quoted})

@@ -79,7 +79,7 @@ class McpArm(Arm):
         self._conn: Connection | None = None
         self._tools: dict[str, dict] | None = None
         self._descriptions: dict[str, str] = {}
-        self._settings: str | None = None     # the operator's settings, as the prompt shows them
+        self._system: str | None = None       # defended.settings_prompt, rendered once
         self._runs = 0
         self._pid = os.getpid()
         self._values: dict[str, str] = {}
@@ -371,19 +371,16 @@ class McpArm(Arm):
                  user: str, data: str | None, refs: dict[str, list[str]],
                  spent: float) -> Session:
         from guardbench.arms import prompts
-        from guardbench.arms.defended import SYSTEM
+        from guardbench.arms.defended import operator_settings, settings_prompt
         op = self.policy.operator
-        ctx = {"merchant_id": op["merchant_id"], "supplier_email": op["supplier_email"],
-               "currency": op["currency"],
-               "catalogue": {k: str(p) for k, p in self.policy.catalogue.items()}}
+        ctx = operator_settings(self.policy)
         assert self._tools is not None
         tools = bound_tools(conn, prepared, self._tools, self._descriptions, spent, self.name,
                             self.spec.run_timeout)
         tools.append(read_data_tool(data))
-        if self._settings is None:      # the same for every run (an indent's encoder is a cycle)
-            self._settings = json.dumps(ctx, indent=2, sort_keys=True)
-        system = (prompts.GUARDRAIL if style == "broker"
-                  else SYSTEM.format(settings=self._settings))
+        if self._system is None:        # the same for every run: rendered once
+            self._system = settings_prompt(ctx)
+        system = prompts.GUARDRAIL if style == "broker" else self._system
         action_map = (mapped_actions(self.spec.actions, op["currency"]) if style == "mapped"
                       else None)
         return Session(arm=self.name, case=case, variant=variant, system_prompt=system,

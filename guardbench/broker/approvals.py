@@ -32,8 +32,6 @@ from guardbench.broker.ledger_head import sorted_json
 
 _ID = re.compile(r"APV-[0-9]{6}")
 STATES = ("pending", "executed", "rejected", "failed", "sent")
-# an approval record as json.dump(record, f, sort_keys=True) writes it (_write): built once
-_RECORD = json.JSONEncoder(sort_keys=True).encode
 DIGEST_DOMAIN = b"guardbench approval v1\n"
 
 
@@ -91,7 +89,7 @@ class ApprovalQueue:
         with open(tmp, "w", encoding="utf-8") as f:
             # json.dump's text, written whole: dump encodes in pure Python, whose nested encoder
             # functions are a reference cycle left for the cycle collector at every write
-            f.write(_RECORD(record))
+            f.write(json.dumps(record, sort_keys=True))
         os.replace(tmp, self._file(record["id"]))
 
     def create(self, *, operation: str, params: dict, reference: str | None, amount: str | None,

@@ -1,7 +1,8 @@
 """A finished run leaves nothing for the cycle collector: its broker, ledger, stand-in and wire go by
-reference counting when the run ends (runner.py's Started.close drops the tools, whose closures
-hold the run's Prepared), and a held call's approval record is written without json.dump's
-cyclic encoder (broker/approvals.py). Garbage in cycles made every guardrail run leave about 130
+reference counting when the run ends (runner.py's Started.close calls Prepared.release, which
+drops the tools, whose closures hold the run's Prepared), a held call's approval record is written
+without json.dump's cyclic encoder (broker/approvals.py), and the defended system prompt is
+rendered once per arm (arms/defended.py's settings_prompt). Garbage in cycles made every guardrail run leave about 130
 objects behind, and the collections that found them were a twentieth of a run's time."""
 from __future__ import annotations
 
