@@ -22,11 +22,11 @@ from guardbench.transport.recording import RecordingTransport
 
 
 class ToolWatch:
-    """Wraps a session's tools; ``calls`` holds ``(tool, args as JSON, first seq, end seq)`` in call
-    order."""
+    """Wraps a session's tools; ``calls`` holds ``(tool, args, first seq, end seq)`` in call order
+    (``args``: the very object the tool was called with)."""
 
     def __init__(self, session: Session, recorder: RecordingTransport) -> None:
-        self.calls: list[tuple[str, str, int, int]] = []
+        self.calls: list[tuple[str, Any, int, int]] = []
         self._recorder = recorder
         session.tools = [self._wrap(t) for t in session.tools]
 
@@ -44,7 +44,7 @@ class ToolWatch:
             try:
                 return inner(args)
             finally:
-                self.calls.append((tool.name, _key(args), first, self._position()))
+                self.calls.append((tool.name, args, first, self._position()))
 
         return tool.calling(call)
 
@@ -60,14 +60,16 @@ def _key(args: Any) -> str:
         return repr(args)
 
 
-def step_wire(steps: Sequence[Any], calls: Sequence[tuple[str, str, int,
+def step_wire(steps: Sequence[Any], calls: Sequence[tuple[str, Any, int,
                                                           int]]) -> list[list[int] | None]:
     """Each step's ``[first, end)`` seq range, matched in order to the tool calls by tool and
-    arguments."""
+    arguments (the same object, as an agent that records what it called with holds; else the same
+    JSON: ``_key``)."""
     out: list[list[int] | None] = []
     i = 0
     for s in steps:
-        if i < len(calls) and calls[i][0] == s.tool and calls[i][1] == _key(dict(s.args)):
+        if i < len(calls) and calls[i][0] == s.tool and (
+                calls[i][1] is s.args or _key(calls[i][1]) == _key(dict(s.args))):
             first, end = calls[i][2], calls[i][3]
             out.append([first, end] if first >= 0 and end >= first else None)
             i += 1

@@ -14,8 +14,14 @@ from guardbench.execution.run_story import _key, step_wire
 def test_steps_that_called_no_tool_get_no_range():
     steps = [Step("read_data", {}, "doc"), Step("http_request", {"_unparsed_arguments": "{"}, "bad json"),
              Step("nope", {}, "unknown tool"), Step("http_request", {"url": "u"}, "ok")]
-    calls = [("read_data", _key({}), 0, 0), ("http_request", _key({"url": "u"}), 0, 2)]
+    # calls hold the arguments they were made with: equal ones match by their JSON (``_key``)
+    calls = [("read_data", {}, 0, 0), ("http_request", {"url": "u"}, 0, 2)]
     assert step_wire(steps, calls) == [[0, 0], None, None, [0, 2]]
+    # the very object a step holds matches at once; other arguments for the same tool do not
+    same = steps[3].args
+    assert step_wire(steps[3:], [("http_request", same, 1, 2)]) == [[1, 2]]
+    assert step_wire(steps[3:], [("http_request", {"url": "v"}, 1, 2)]) == [None]
+    assert _key({"b": 1, "a": object}) == _key({"a": object, "b": 1})      # sorted, default=str
 
 
 def test_records_tell_which_exchanges_each_tool_call_sent(tmp_path):
