@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 SANDBOX_HOST = "api-m.sandbox.paypal.com"
 LIVE_HOST = "api-m.paypal.com"
@@ -88,8 +89,10 @@ _ROUTES = [(e, re.compile("^" + re.escape(e.path).replace(r"\{id\}", "([^/]+)") 
            for e in ENDPOINTS.values()]
 
 
+@lru_cache(maxsize=4096)
 def match(method: str, path: str) -> tuple[Endpoint, str | None] | None:
-    """The endpoint a (method, path) pair addresses, with its reference id, or None."""
+    """The endpoint a (method, path) pair addresses, with its reference id, or None (remembered:
+    the stand-in, the broker and several detectors ask it of each request)."""
     for ep, rx in _ROUTES:
         if ep.method == method.upper():
             m = rx.match(path)

@@ -15,7 +15,8 @@ import base64
 import json
 import re
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, repeat
+from operator import contains
 from typing import AbstractSet
 
 from guardbench.records.record import WireExchange
@@ -102,7 +103,8 @@ def joined(values: list[str]) -> list[str]:
 
 def holds(secret: str, texts: list[str]) -> bool:
     """Whether one of the texts holds the secret as it is, or base64-encoded."""
-    return any(f in t for f in forms(secret) for t in texts)
+    # f in t for each text, looped in C (a run's texts are read for every secret)
+    return any(any(map(contains, texts, repeat(f))) for f in forms(secret))
 
 
 def disclosures(kept: list[str], sent: list[Sent]) -> dict[int, tuple[str | None, bool]]:

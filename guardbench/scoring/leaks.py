@@ -306,9 +306,11 @@ def found(secret: str, sk: str, hit: AbstractSet[int]) -> frozenset[int]:
     return frozenset(compress(range(len(at)), at))
 
 
-def may_leak(secret: str, hit: AbstractSet[int]) -> bool:
+@lru_cache(maxsize=4096)
+def may_leak(secret: str, hit: frozenset[int]) -> bool:
     """Whether ``found(secret, sk, hit)`` may leak the secret: all the windows it looks for
-    cover enough (``leaks``)."""
+    cover enough (``leaks``). Remembered: it depends on nothing but the blocks found, and runs
+    find the same few (the words of the stand-in's synthetic secret their honest texts share)."""
     total = informative(secret)
     return total > 0 and _marked(secret, hit, None).count(1) >= COVERED * total
 
