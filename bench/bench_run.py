@@ -6,12 +6,14 @@
 2. Scaling: generated variants per case (runs grow linearly), jobs 1 vs jobs 2.
 
     python bench/bench_run.py [--repeats 5] [--scale 10,100,360]
-    python bench/bench_run.py --trees BEFORE_TREE,AFTER_TREE [--repeats 7] [--scale 100]
+    python bench/bench_run.py --trees BEFORE_TREE,AFTER_TREE [--repeats 7] [--scale 100] [--cases DIR]
 
 With ``--trees``: the default matrix on each tree (a PYTHONPATH holding a guardbench package and its
 cases/), interleaved (before, after, before, ...; one warm-up each, so each tree's preflight is
 remembered), medians of wall and CPU per tree; with ``--scale N`` also the matrix with N generated
-variants per case on each tree (per run at scale, wall and CPU).
+variants per case on each tree (per run at scale, wall and CPU). With ``--cases DIR`` every tree runs
+that case folder instead of its own: like for like, where the trees' case sets differ (a later tree
+has more cases, and cases that score more per run).
 """
 from __future__ import annotations
 
@@ -48,10 +50,12 @@ def timed_run(args: list[str], cpu: list | None = None, tree: str | None = None)
     return wall, n
 
 
-def interleaved(trees: list[str], repeats: int, scale: int = 0) -> None:
+def interleaved(trees: list[str], repeats: int, scale: int = 0, cases: list[str] | None = None) -> None:
     """The default matrix on each tree, interleaved; medians per tree. ``scale``: also the matrix
     with that many generated variants per case (the default jobs: one worker per core, as the figure
-    issue O quotes, 1.09 ms a run, was taken), per run wall and CPU."""
+    issue O quotes, 1.09 ms a run, was taken), per run wall and CPU. ``cases``: extra options for
+    every run (``--cases DIR``)."""
+    extra = cases or []
     load = os.getloadavg()[0]
     walls: dict[str, list[float]] = {t: [] for t in trees}
     cpus: dict[str, list[float]] = {t: [] for t in trees}
@@ -60,13 +64,14 @@ def interleaved(trees: list[str], repeats: int, scale: int = 0) -> None:
     runs: dict[str, int] = {}
     big_runs: dict[str, int] = {}
     for t in trees:
-        timed_run([], None, t)                       # warm-up: the tree's preflight is remembered
+        timed_run(extra, None, t)                    # warm-up: the tree's preflight is remembered
     for _ in range(repeats):
         for t in trees:
-            w, runs[t] = timed_run([], cpus[t], t)
+            w, runs[t] = timed_run(extra, cpus[t], t)
             walls[t].append(w)
             if scale:
-                w, big_runs[t] = timed_run(["--generate-variants", str(scale)], big_cpus[t], t)
+                w, big_runs[t] = timed_run([*extra, "--generate-variants", str(scale)], big_cpus[t],
+                                             t)
                 big_walls[t].append(w)
     out = {}
     for t in trees:
@@ -92,10 +97,12 @@ def main() -> None:
     ap.add_argument("--scale", default=None, help="generated variants per case (default 10,100,360; "
                     "with --trees: the last of them, on each tree)")
     ap.add_argument("--trees", default="", help="BEFORE,AFTER: interleaved default matrix on each tree")
+    ap.add_argument("--cases", default=None, help="with --trees: every tree runs this case folder")
     opts = ap.parse_args()
     if opts.trees:
         interleaved(opts.trees.split(","), opts.repeats,
-                    int(opts.scale.rstrip(",").split(",")[-1]) if opts.scale else 0)
+                    int(opts.scale.rstrip(",").split(",")[-1]) if opts.scale else 0,
+                    ["--cases", os.path.abspath(opts.cases)] if opts.cases else None)
         return
     walls, cpus, n = [], [], 0
     load = os.getloadavg()[0]
