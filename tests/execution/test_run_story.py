@@ -24,6 +24,19 @@ def test_steps_that_called_no_tool_get_no_range():
     assert _key({"b": 1, "a": object}) == _key({"a": object, "b": 1})      # sorted, default=str
 
 
+def test_a_step_holding_the_calls_own_arguments_is_matched_without_writing_their_json(monkeypatch):
+    from guardbench.execution import run_story
+    written = []
+    monkeypatch.setattr(run_story, "_key", lambda a: written.append(a) or _key(a))
+    args = {"url": "u", "body": {"amount": "1.00"}}
+    steps = [Step("http_request", args, "ok"), Step("http_request", dict(args), "ok")]
+    calls = [("http_request", args, 0, 1), ("http_request", args, 1, 2)]
+    assert step_wire(steps, calls) == [[0, 1], [1, 2]]
+    # the first step holds the very object the call was made with: no JSON written for it; the
+    # second holds an equal copy: both sides written once
+    assert written == [args, dict(args)]
+
+
 def test_records_tell_which_exchanges_each_tool_call_sent(tmp_path):
     out = tmp_path / "run"
     args = ["run", "--out", str(out), "--quiet", "--arms", "guardrail,control,gate", "--variants", "2"]
