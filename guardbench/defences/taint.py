@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from guardbench.broker.money import read_number
 from guardbench.defences.base import Context, ToolCall, Turn, Verdict, allow, deny
+from guardbench.util.memo import short_memo
 
 if TYPE_CHECKING:
     from guardbench.defences.config import DefenceConfig
@@ -57,7 +57,7 @@ SCAN: tuple[tuple[str, re.Pattern], ...] = tuple((n, re.compile(rx, re.I)) for n
 ))
 
 
-@lru_cache(maxsize=4096)
+@short_memo(4096)
 def scan(text: str) -> str | None:
     """The name of the first injection pattern in ``text``, or None (memoised: texts repeat)."""
     if not text:

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Mapping
 from urllib.parse import urlsplit
+
+from guardbench.util.memo import short_memo
 
 # json.dumps(body, separators=(",", ":")), its encoder built once (a body per request and answer)
 _COMPACT = json.JSONEncoder(separators=(",", ":")).encode
 
 
-@lru_cache(maxsize=8192)
+@short_memo(8192)
 def _url_parts(url: str) -> tuple[str, str, str]:
     """(host lower-cased, path, query) of a URL: read many times per request by the detectors."""
     u = urlsplit(url)
@@ -28,7 +29,7 @@ def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]
     return tuple((str(k), str(v)) for k, v in items)
 
 
-@lru_cache(maxsize=4096)
+@short_memo(4096)
 def _parsed(body: str) -> Any:
     try:
         return json.loads(body)
