@@ -294,6 +294,9 @@ def record_room(prepared: Prepared, account: dict | None, uncontained: str | Non
         names = [str(d.get("asked") or d.get("name")) for d in account.get("dns", [])]
         prepared.channels.extend(dict.fromkeys(names))
         prepared.unseen.extend(f"escape: {e}" for e in account.get("escapes", []))
+        if account.get("dropped"):
+            prepared.unseen.append(f"the room could not read {account['dropped']} packets (its "
+                                   "socket was full): an escape may be among them")
         prepared.unseen.extend(f"still running at the run's end (killed): {p}"
                                for p in account.get("survivors", []))
     prepared.external = ext

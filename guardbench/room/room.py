@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
 import shutil
 import signal
 import socket
@@ -28,10 +27,9 @@ import time
 from pathlib import Path
 
 from guardbench.errors import RunLost
-from guardbench.room.dns import Resolver
+from guardbench.room.inside import Inside
 from guardbench.room.reach import NOBODY  # the user a system runs as in a room made by root
 from guardbench.room.relay import in_netns, relay
-from guardbench.room.sniff import Escape, read
 
 HOLDER = Path(__file__).with_name("holder.py")
 CAPTURED_PORTS = (80, 443, 8080, 8443)   # TCP ports whose connections the recording proxy reads
@@ -71,7 +69,7 @@ def unavailable() -> str | None:
     return why
 
 
-class Room:
+class Room(Inside):
     """Make with ``Room(...).start()``; run the system with ``command(argv)``; ``end()`` after the
     run."""
 
@@ -85,21 +83,13 @@ class Room:
         self.workdir = tempfile.mkdtemp(prefix="gb-room-work-")
         if self.user is not None:
             os.chown(self.workdir, self.user, self.user)
+        super().__init__()
         self.listeners: dict[int, socket.socket] = {}
-        self.resolver = Resolver()
-        self.escapes: list[Escape] = []
         self.survivors: list[str] = []
-        self.holder_pid = 0
         self._proc: subprocess.Popen[bytes] | None = None
-        self._udp: socket.socket | None = None
-        self._dns_tcp: socket.socket | None = None
-        self._packets: socket.socket | None = None
-        self._wake_r, self._wake_w = socket.socketpair()
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
         self._pidns = ""
         self._relays: list[socket.socket] = []
-        self.exposed: set[int] = set()        # ports guardbench relays into the room (expose)
 
     # ------------------------------------------------------------------ making it
     def start(self) -> "Room":
@@ -144,6 +134,9 @@ class Room:
                 self._udp = socket.socket(fileno=fd)
             else:
                 self._packets = socket.socket(fileno=fd)
+        for s in (self._udp, self._packets, self._dns_tcp):
+            if s is not None:
+                s.setblocking(False)      # drains read what is waiting, never wait for more
         self.holder_pid = self._find_holder()
         self._pidns = os.readlink(f"/proc/{self.holder_pid}/ns/pid")
         self._thread = threading.Thread(target=self._serve, name="gb-room", daemon=True)
@@ -213,95 +206,6 @@ class Room:
                          name="gb-room-relay", daemon=True).start()
         return int(lst.getsockname()[1])
 
-    # ------------------------------------------------------------------ what happens inside
-    def _serve(self) -> None:
-        sel = selectors.DefaultSelector()
-        sel.register(self._wake_r, selectors.EVENT_READ, "wake")
-        for sock, what in ((self._udp, "udp"), (self._packets, "packets"), (self._dns_tcp, "tcp")):
-            if sock is not None:
-                sock.setblocking(False)
-                sel.register(sock, selectors.EVENT_READ, what)
-        while True:
-            for key, _ in sel.select():
-                if key.data == "wake":
-                    sel.close()
-                    return
-                self._one(key.fileobj, key.data)  # type: ignore[arg-type]
-
-    def _one(self, sock: socket.socket, what: str) -> None:
-        try:
-            if what == "udp":
-                data, peer = sock.recvfrom(4096)
-                with self._lock:
-                    reply = self.resolver.answer(data, "udp")
-                sock.sendto(reply, peer)
-            elif what == "packets":
-                self.drain_packets()
-            else:
-                conn, _ = sock.accept()
-                threading.Thread(target=self._dns_over_tcp, args=(conn,), daemon=True).start()
-        except (BlockingIOError, InterruptedError):
-            pass
-        except OSError:
-            pass        # a process in the room reset its side: nothing to answer
-
-    def _dns_over_tcp(self, conn: socket.socket) -> None:
-        with conn:
-            conn.settimeout(5)
-            try:
-                size = int.from_bytes(conn.recv(2), "big")
-                data = b""
-                while len(data) < size:
-                    chunk = conn.recv(size - len(data))
-                    if not chunk:
-                        return
-                    data += chunk
-                with self._lock:
-                    reply = self.resolver.answer(data, "tcp")
-                conn.sendall(len(reply).to_bytes(2, "big") + reply)
-            except OSError:
-                return
-
-    def drain_packets(self) -> None:
-        """Read every packet seen so far and keep the escape attempts among them."""
-        sock = self._packets
-        if sock is None:
-            return
-        ports = frozenset(self.tcp_ports) | {53}
-        while True:
-            try:
-                data, addr = sock.recvfrom(1 << 16)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                return
-            if addr[2] != 0:       # PACKET_HOST only: loopback shows each packet twice
-                continue
-            esc = read(data, ports, frozenset({53}))
-            if esc is not None and esc.protocol == "tcp" and (esc.port in self.exposed
-                                                              or self._listened(esc.port)):
-                # a connection to a listener inside the room (guardbench's own, or the system's)
-                continue
-            if esc is not None:
-                with self._lock:
-                    if esc not in self.escapes:
-                        self.escapes.append(esc)
-
-    def _listened(self, port: int) -> bool:
-        """Something in the room listens on TCP ``port`` (its own /proc/PID/net tables): a
-        connection there stays in the room."""
-        for table in ("tcp", "tcp6"):
-            try:
-                with open(f"/proc/{self.holder_pid}/net/{table}") as fh:
-                    rows = fh.readlines()[1:]
-            except OSError:
-                continue
-            for row in rows:
-                f = row.split()
-                if len(f) > 3 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
-                    return True
-        return False
-
     # ------------------------------------------------------------------ who is inside
     def members(self) -> list[tuple[int, str]]:
         """(host pid, command line) of every process in the room but its first."""
@@ -348,6 +252,7 @@ class Room:
                 proc.wait(5)
             except OSError:
                 pass
+            self._read_everything()     # what the processes sent until they were ended
         return self.survivors
 
     def close(self) -> None:
@@ -379,4 +284,6 @@ class Room:
                 "dns": [{"name": q.name, "type": q.qtype, **({"asked": q.asked} if q.asked else {})}
                         for q in self.resolver.queries],
                 "escapes": [e.line() for e in self.escapes],
-                "survivors": list(self.survivors)}
+                "survivors": list(self.survivors),
+                # packets the room could not read (its socket was full): an escape may be unseen
+                **({"dropped": self.dropped} if self.dropped else {})}

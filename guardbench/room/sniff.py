@@ -12,7 +12,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-PACKET_HOST = 0          # the copy the room receives (loopback also shows the outgoing copy)
+PACKET_HOST = 0          # the copy the room receives
+PACKET_OUTGOING = 4      # the copy as sent (loopback shows both)
 TCP, UDP, ICMP, ICMP6 = 6, 17, 1, 58
 ICMP_ECHO = {ICMP: 8, ICMP6: 128}
 

