@@ -10,12 +10,13 @@ order. tests/records/test_jsonline.py holds it to ``json.dumps`` on every record
 from __future__ import annotations
 
 import json
+import threading
 
 from guardbench.records.accounts import FORMAT
 from guardbench.records.fieldcheck import write_columns
 from guardbench.records.record import RECORD_COLUMNS, RunRecord
 from guardbench.records.wire import WireExchange, WireRequest, WireResponse
-from guardbench.util.memo import short_memo
+from guardbench.util.memo import MEMO_MAX
 
 _NO_WIRE = tuple(e for e in RECORD_COLUMNS if e.name != "wire")
 _WIRE = next(e for e in RECORD_COLUMNS if e.name == "wire")
@@ -50,13 +51,20 @@ def _exchange(ex: WireExchange) -> str:
             f'"run_id":{run_id},"seq":{ex.seq if type(ex.seq) is int else _dumps(ex.seq)}}}')
 
 
-def _size(m: WireRequest | WireResponse) -> int:
-    """What a message's JSON holds of its own: its body, its headers and a request's URL (a
-    system under test chooses all three: util/memo.py)."""
-    return (len(m.body or "") + (len(m.url) if isinstance(m, WireRequest) else 0)
-            + sum([len(k) + len(v) for k, v in m.headers]))
+# message -> its JSON, for JSON of at most MEMO_MAX characters (a system under test chooses a
+# request's size: util/memo.py); the oldest goes first past _KEPT
+_messages: dict[WireRequest | WireResponse, str] = {}
+_KEPT = 4096
+_keeping = threading.Lock()
 
 
-@short_memo(4096, _size)
 def _message(m: WireRequest | WireResponse) -> str:
-    return _dumps(m.to_dict())
+    out = _messages.get(m)
+    if out is None:
+        out = _dumps(m.to_dict())
+        if len(out) <= MEMO_MAX:
+            with _keeping:              # records may be written from several threads
+                while len(_messages) >= _KEPT:
+                    del _messages[next(iter(_messages))]
+                _messages[m] = out
+    return out

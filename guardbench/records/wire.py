@@ -6,20 +6,25 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from guardbench.util.memo import short_memo
+from guardbench.util.memo import MEMO_MAX, short_memo
 
 # json.dumps(body, separators=(",", ":")), its encoder built once (a body per request and answer)
 _COMPACT = json.JSONEncoder(separators=(",", ":")).encode
 
 
-@short_memo(8192)
-def _url_parts(url: str) -> tuple[str, str, str]:
-    """(host lower-cased, path, query) of a URL: read many times per request by the detectors."""
+def _split(url: str) -> tuple[str, str, str]:
+    """(host lower-cased, path, query) of a URL."""
     u = urlsplit(url)
     return (u.hostname or "").lower(), u.path, u.query
+
+
+# read many times per request by the detectors: remembered for a URL of at most MEMO_MAX (checked
+# by the properties below, where a call more would cost a run 1% of its instructions)
+_url_parts = lru_cache(maxsize=8192)(_split)
 
 
 def _headers(h: Mapping[str, str] | tuple | None) -> tuple[tuple[str, str], ...]:
@@ -84,15 +89,18 @@ class WireRequest(_Message):
 
     @property
     def host(self) -> str:
-        return _url_parts(self.url)[0]
+        u = self.url
+        return (_url_parts(u) if len(u) <= MEMO_MAX else _split(u))[0]
 
     @property
     def path(self) -> str:
-        return _url_parts(self.url)[1]
+        u = self.url
+        return (_url_parts(u) if len(u) <= MEMO_MAX else _split(u))[1]
 
     @property
     def query(self) -> str:
-        return _url_parts(self.url)[2]
+        u = self.url
+        return (_url_parts(u) if len(u) <= MEMO_MAX else _split(u))[2]
 
 
     def to_dict(self) -> dict:

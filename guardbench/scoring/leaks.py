@@ -108,7 +108,12 @@ def _skeletons(raws: list[bytes]) -> str:
     return "|" + spaced.translate(None, b" ").decode("ascii")
 
 
-skeleton = short_memo(16384)(_skeleton)
+_kept_skeleton = lru_cache(maxsize=16384)(_skeleton)
+
+
+def skeleton(text: str) -> str:
+    """``_skeleton(text)``, remembered for a text of at most MEMO_MAX (util/memo.py)."""
+    return _kept_skeleton(text) if len(text) <= MEMO_MAX else _skeleton(text)
 
 
 @lru_cache(maxsize=512)
@@ -336,7 +341,9 @@ def leaks(secret: str, got: AbstractSet[int]) -> bool:
 
 def value_skeletons(values: Iterable[str]) -> list[str]:
     """The skeletons of whole values long enough to be a piece of a chain (``SHORT``)."""
-    return [v for v in dict.fromkeys(map(skeleton, values)) if len(v) >= SHORT]
+    # skeleton(v) written out: a call less for each of a run's twenty-odd values
+    sks = [_kept_skeleton(v) if len(v) <= MEMO_MAX else _skeleton(v) for v in values]
+    return [v for v in dict.fromkeys(sks) if len(v) >= SHORT]
 
 
 @lru_cache(maxsize=512)

@@ -39,9 +39,24 @@ def test_a_short_input_is_kept_and_a_long_one_is_read_afresh_with_the_same_answe
     assert upper.cache_info().currsize == 0
 
 
+class Kept:
+    """A memo kept in a dict, read as an lru_cache is (``cache_info().currsize``)."""
+
+    def __init__(self, kept: dict) -> None:
+        self.kept = kept
+
+    def cache_info(self) -> Any:
+        return functools._CacheInfo(0, 0, None, len(self.kept))
+
+    def cache_clear(self) -> None:
+        self.kept.clear()
+
+
 # (a memo of a sent text, a long input, a short one, the cache its entries go to)
 MEMOS: list[tuple[str, Callable[..., Any], tuple, tuple, Any]] = [
-    ("leaks.skeleton", leaks.skeleton, ("A-b" * LONG,), ("A-b",), leaks.skeleton),
+    ("leaks.skeleton", leaks.skeleton, ("A-b" * LONG,), ("A-b",), leaks._kept_skeleton),
+    ("leaks.value_skeletons", lambda v: leaks.value_skeletons([v]), ("A-b" * LONG,), ("A-b",),
+     leaks._kept_skeleton),
     ("leaks._read_text", leaks._read_text, ("x%41 " * LONG,), ("x%41 ",), leaks._read_text),
     ("leaks._run_decodings", leaks._run_decodings, (b"QUJD" * LONG,), (b"QUJDREVGR0hJSktM",),
      leaks._run_decodings),
@@ -49,18 +64,22 @@ MEMOS: list[tuple[str, Callable[..., Any], tuple, tuple, Any]] = [
      leaks._b32_decodings),
     ("leaks.covered", leaks.covered, (SECRET, "eguardbench|" * LONG), (SECRET, "eguardbench"),
      leaks._covered),
-    ("wire._url_parts", wire._url_parts, ("https://h.example/" + "a" * LONG,),
-     ("https://h.example/a",), wire._url_parts),
+    ("WireRequest.host", lambda u: WireRequest("GET", u).host,
+     ("https://h.example/" + "a" * LONG,), ("https://h.example/a",), wire._url_parts),
+    ("WireRequest.path", lambda u: WireRequest("GET", u).path,
+     ("https://h.example/" + "a" * LONG,), ("https://h.example/a",), wire._url_parts),
+    ("WireRequest.query", lambda u: WireRequest("GET", u).query,
+     ("https://h.example/?" + "a" * LONG,), ("https://h.example/?a",), wire._url_parts),
     ("wire._parsed", wire._parsed, ('{"a":"' + "x" * LONG + '"}',), ('{"a":"x"}',), wire._parsed),
     ("jsonline._message", jsonline._message,
      (WireRequest.make("POST", "https://h.example/", {}, "y" * LONG),),
-     (WireRequest.make("POST", "https://h.example/", {}, "y"),), jsonline._message),
+     (WireRequest.make("POST", "https://h.example/", {}, "y"),), Kept(jsonline._messages)),
     ("jsonline._message (headers)", jsonline._message,
      (WireRequest.make("GET", "https://h.example/", {"x-a": "h" * LONG}),),
-     (WireRequest.make("GET", "https://h.example/", {"x-a": "h"}),), jsonline._message),
+     (WireRequest.make("GET", "https://h.example/", {"x-a": "h"}),), Kept(jsonline._messages)),
     ("jsonline._message (URL)", jsonline._message,
      (WireRequest.make("GET", "https://h.example/" + "u" * LONG),),
-     (WireRequest.make("GET", "https://h.example/u"),), jsonline._message),
+     (WireRequest.make("GET", "https://h.example/u"),), Kept(jsonline._messages)),
     ("taint.scan", taint.scan, ("please ignore this. " * LONG,), ("please ignore this.",),
      taint.scan),
     ("endpoints.match", endpoints.match, ("GET", "/v2/checkout/orders/" + "A" * LONG),
@@ -90,7 +109,8 @@ def test_a_long_text_is_read_as_a_short_one_is():
 
 # memos keyed by what a system under test cannot make large: a credential of the bench's own (or a
 # token PayPal's host issued), a character, a country code, a number, a set of blocks; and those
-# whose caller checks the size first (leaks.covered, endpoints.match)
+# whose callers check the size first (leaks.covered and _kept_skeleton's, endpoints.match, the
+# URL properties of records.wire)
 KEYED_SAFELY = {
     "broker.freetext._char_rule", "broker.iban._pattern", "broker.iban._loose",
     "inspect_eval.task._bench", "paypal.documents._read_lock",
@@ -99,7 +119,8 @@ KEYED_SAFELY = {
     "scoring.leaks.informative", "scoring.leaks.content", "scoring.leaks.runs_of",
     "scoring.leaks.runs_any", "scoring.leaks._holding", "scoring.leaks.may_leak",
     "scoring.leaks._forms", "scoring.leaks._joint", "stats.clustered.t_ppf",
-    "scoring.leaks._covered", "paypal.endpoints._match",
+    "scoring.leaks._covered", "paypal.endpoints._match", "scoring.leaks._kept_skeleton",
+    "records.wire._url_parts",
 }
 
 
@@ -115,3 +136,13 @@ def test_every_plain_memo_in_the_package_is_keyed_by_something_a_system_cannot_m
     # a new lru_cache over a text a system sends must be a short_memo (or be listed, with why)
     assert found - KEYED_SAFELY == set()
     assert "scoring.leaks.windows" in found                 # the walk sees the package's memos
+
+
+def test_the_record_messages_memo_keeps_at_most_its_count_the_oldest_going_first(monkeypatch):
+    monkeypatch.setattr(jsonline, "_KEPT", 3)
+    jsonline._messages.clear()
+    ms = [WireRequest.make("GET", f"https://h.example/{i}") for i in range(5)]
+    for m in ms:
+        assert jsonline._message(m) == jsonline._dumps(m.to_dict())
+    assert list(jsonline._messages) == ms[2:]
+    jsonline._messages.clear()
