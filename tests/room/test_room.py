@@ -156,6 +156,37 @@ def test_an_escape_the_rooms_thread_is_still_reading_is_kept_before_the_account(
     assert kept == ["tcp to 192.0.2.1:9999"]
 
 
+def test_once_the_room_is_gone_a_packet_is_judged_by_the_listeners_it_last_saw():
+    """After the room's processes are gone its /proc is too: the copy as received of a connection
+    to the system's own listener, read then, is not an escape; to a port nobody listened on, it
+    is."""
+    from guardbench.room.inside import Inside
+
+    def syn(port: int) -> bytes:
+        tcp = struct.pack("!HHIIBBHHH", 40000, port, 0, 0, 0x50, 0x02, 0, 0, 0)
+        return bytes([0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0, 127, 0, 0, 1, 192, 0, 2, 1]) + tcp
+
+    class Socket:
+        def __init__(self, *packets: bytes) -> None:
+            self.queue = [(p, ("lo", 2048, 0, 772, b"")) for p in packets]
+
+        def recvfrom(self, size: int) -> tuple:
+            if not self.queue:
+                raise BlockingIOError
+            return self.queue.pop(0)
+
+        def getsockopt(self, *args: int) -> bytes:
+            return struct.pack("II", 0, 0)
+
+    inside = Inside()
+    inside.tcp_ports, inside.holder_pid = (443,), 2 ** 22 + 1      # no such process
+    inside._listening = {7000}                # what the live room last saw listening
+    inside.gone = True
+    inside._packets = Socket(syn(7000), syn(9999))                  # type: ignore[assignment]
+    inside.drain_packets()
+    assert [e.line() for e in inside.escapes] == ["tcp to 192.0.2.1:9999"]
+
+
 def test_lookups_sent_without_waiting_for_an_answer_are_on_the_record(monkeypatch):
     """A DNS query over UDP, and one over TCP, each sent and abandoned at once (a leak needs no
     answer), are recorded before the account is taken, however slowly the room answers."""
