@@ -21,10 +21,13 @@ def test_what_exists_at_the_start_and_at_freeze_now_is_frozen_and_released_on_th
         assert at_start >= 1000
         later = [Node() for _ in range(1000)]
         gc.collect()
-        assert gc.get_freeze_count() == at_start          # a collection freezes nothing
+        # a collection freezes nothing: what was made later is still tracked. (The count is not
+        # pinned: a frozen object is still freed when its last reference goes, and a thread an
+        # earlier test of this process left finishing frees some: CI saw 973,139 become 973,137.)
+        assert any(o is later[-1] for o in gc.get_objects())
+        assert gc.get_freeze_count() <= at_start
         freeze_now()
-        assert gc.get_freeze_count() >= at_start + 1000
-        assert not any(o is later[0] or o is before[0] for o in gc.get_objects())
+        assert not any(o is later[-1] or o is before[0] for o in gc.get_objects())
     assert gc.get_freeze_count() == 0
 
 
