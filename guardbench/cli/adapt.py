@@ -7,6 +7,7 @@ from typing import Any, Callable
 import click
 
 from guardbench.cli import FORCE_HELP
+from guardbench.cli.finite import Finite
 
 
 @click.command("adapt")
@@ -26,16 +27,16 @@ from guardbench.cli import FORCE_HELP
               "attacker model.")
 @click.option("--client", type=click.Choice(["openai", "litellm"]), default=None,
               help="Attacker's model client (default: openai with --api-base, else litellm).")
-@click.option("--attacker-temperature", type=float, default=0.0, show_default=True)
+@click.option("--attacker-temperature", type=Finite(0), default=0.0, show_default=True)
 @click.option("--attacker-max-tokens", type=int, default=600, show_default=True)
 @click.option("--response-format", "fmt", type=click.Choice(["json-schema", "json-object", "none"]),
               default="json-schema", show_default=True, help="How the attacker's JSON reply "
               "is asked for.")
-@click.option("--timeout", type=float, default=300.0, show_default=True,
+@click.option("--timeout", type=Finite(), default=300.0, show_default=True,
               help="Seconds per attacker call.")
 @click.option("--retries", type=int, default=2, show_default=True,
               help="Retries of a failed attacker call.")
-@click.option("--backoff", type=float, default=1.0, show_default=True,
+@click.option("--backoff", type=Finite(), default=1.0, show_default=True,
               help="First retry wait, seconds (doubles).")
 @click.option("--api-key-env", default=None, help="Variable holding the attacker endpoint's key.")
 @click.option("--note", default=None, help="Free text recorded with the attacker (e.g. the server "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import click
 
+from guardbench.cli.finite import Finite
 from guardbench.errors import GuardbenchError
 
 
@@ -116,7 +117,7 @@ def serve(defence: str | None, broker: bool, policy_path: str | None, approvals:
 @_port
 @click.option("--upstream-protocol", type=click.Choice(["legacy", "auto"]), default="legacy",
               show_default=True)
-@click.option("--call-timeout", type=click.FloatRange(0.1, 3600), default=30.0, show_default=True,
+@click.option("--call-timeout", type=Finite(0.1, 3600), default=30.0, show_default=True,
               help="Seconds to wait for the upstream server's answer to one call.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def front(defence: str, policy_path: str | None, approvals: str, transport: str, port: int | None,

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from guardbench.cli import FORCE_HELP
+from guardbench.cli.finite import Finite
 
 
 def _default_repo() -> Path:
@@ -25,7 +26,7 @@ def _default_repo() -> Path:
 @click.command("mutate")
 @click.option("--jobs", type=int, default=None, help="Mutants run at once (default: the "
               "number of cores).")
-@click.option("--timeout", type=float, default=120.0, show_default=True,
+@click.option("--timeout", type=Finite(), default=120.0, show_default=True,
               help="Wall-clock seconds per mutant; over it the whole process group is killed.")
 @click.option("--only", "only", multiple=True, metavar="NAME",
               help="Only this safeguard (repeatable).")

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import click
 
+from guardbench.cli.finite import Finite
 from guardbench.execution.options import APPROVAL_MODES, DEFAULT_ARMS, RunOptions
 
 _P = click.Path(path_type=Path)
@@ -84,7 +85,7 @@ OPTIONS: list[tuple[Any, str]] = [
     (click.option("--repeats", type=int, default=1, show_default=True,
                   help="Samples per case variant and arm (at most 1000)."),
      "llm"),
-    (click.option("--temperature", type=float, default=0.0, show_default=True), "llm"),
+    (click.option("--temperature", type=Finite(), default=0.0, show_default=True), "llm"),
     (click.option("--max-tokens", type=int, default=1024, show_default=True,
                   help="Per model reply."), "llm"),
     (click.option("--api-base", default=None, help="An OpenAI-compatible endpoint (llama.cpp, "
@@ -108,7 +109,7 @@ OPTIONS: list[tuple[Any, str]] = [
                   show_default=True,
                   help="Untrusted data through the read_data tool, or inline in the "
                   "user's message."), "llm"),
-    (click.option("--capable-threshold", type=float, default=0.5, show_default=True,
+    (click.option("--capable-threshold", type=Finite(), default=0.5, show_default=True,
                   help="Benign completion below which a model is marked not capable in an arm."),
                   "llm"),
     (click.option("--require-capable", is_flag=True,
@@ -118,12 +119,12 @@ OPTIONS: list[tuple[Any, str]] = [
                   help="Runs in flight at once."), "llm"),
     (click.option("--max-steps", type=int, default=12, show_default=True,
                   help="Tool calls per run."), "llm"),
-    (click.option("--timeout", type=float, default=120.0, show_default=True,
+    (click.option("--timeout", type=Finite(), default=120.0, show_default=True,
                   help="Seconds per model call."), "llm"),
     (click.option("--retries", type=int, default=4, show_default=True,
                   help="Retries per model call on 429, timeouts and 5xx; then the run is lost."),
                   "llm"),
-    (click.option("--backoff", type=float, default=1.0, show_default=True,
+    (click.option("--backoff", type=Finite(), default=1.0, show_default=True,
                   help="First retry delay in seconds (doubles, with jitter)."), "llm"),
     (click.option("--cache-dir", type=_P, default=None,
                   help="Response cache (default .guardbench-cache/ in the repository)."), "llm"),

@@ -23,6 +23,8 @@ from typing import Any
 
 import click
 
+from guardbench.cli.finite import Finite
+
 
 @click.group()
 def sandbox() -> None:
@@ -55,7 +57,7 @@ class _ServeCommand(click.Command):
 @click.option("--seed", default="0", show_default=True, help="Seed for the stand-in's ids.")
 @click.option("--max-connections", type=click.IntRange(1, 10000), default=64, show_default=True,
               help="Connections served at once (more wait to be accepted).")
-@click.option("--idle-timeout", type=click.FloatRange(0.1, 3600), default=15.0, show_default=True,
+@click.option("--idle-timeout", type=Finite(0.1, 3600), default=15.0, show_default=True,
               help="Seconds before an idle connection is closed.")
 @click.option("--specs-dir", type=click.Path(file_okay=False), default=None,
               help="Folder holding PayPal's pinned documents (default: $GUARDBENCH_SPECS_DIR, "

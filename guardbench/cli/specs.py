@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from guardbench.cli.finite import Finite
 from guardbench.conformance import specs as _specs
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def specs() -> None:
 @click.option("--base-url", default=None, envvar=_specs.ENV_BASE_URL, show_envvar=True,
               help="Folder URL to download <file> from (default: raw.githubusercontent.com at the "
                    "pinned commit).")
-@click.option("--timeout", type=float, default=20.0, show_default=True,
+@click.option("--timeout", type=Finite(0, min_open=True), default=20.0, show_default=True,
               help="Seconds per download.")
 @click.option("--from", "source", type=click.Path(path_type=str), default=None,
               help="Copy from a local mirror folder instead of downloading (also: --base-url "

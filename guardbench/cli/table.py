@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from guardbench.cli import FORCE_HELP
+from guardbench.cli.finite import Finite
 
 
 @click.command("table")
@@ -15,7 +16,7 @@ from guardbench.cli import FORCE_HELP
 @click.option("--write", "write_to", type=click.Path(path_type=Path), default=None,
               metavar="FOLDER",
               help="Also write tables.md and one CSV per table into FOLDER.")
-@click.option("--capable-threshold", type=click.FloatRange(0, 1), default=None,
+@click.option("--capable-threshold", type=Finite(0, 1), default=None,
               help="Benign completion below which a model is marked not capable in an arm "
               "(default: the run's "
                    "manifest, else 0.5).")

@@ -10,6 +10,7 @@ refuses an option given for an agent it does not apply to: no option is ever sil
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import subprocess
 import time
@@ -57,6 +58,8 @@ MINIMUM = {"n_variants": 1, "generate_variants": 1, "jobs": 1, "repeats": 1, "ma
 # the largest value options that multiply the work take: above it the run could not end (or fit in
 # memory)
 MAXIMUM = {"generate_variants": 10_000, "repeats": 1_000}
+# the options that are a number of any size (seconds, a temperature, a share)
+FLOATS = ("temperature", "timeout", "backoff", "capable_threshold")
 JOBS_PER_CORE = 4              # --jobs above this many per core only adds processes that wait
 
 
@@ -161,6 +164,17 @@ class RunOptions:
 
 
 def _check_numbers(values: dict, flag: Callable[[str], str]) -> None:
+    # of the right type first (a library caller's option), and finite: every comparison with nan
+    # is false, so the bounds below would let it through (the CLI's options refuse it already:
+    # cli/finite.py)
+    for name in FLOATS:
+        v = values.get(name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise GuardbenchError(flag(name), f"must be a finite number, not {v!r}")
+    for name in (*MINIMUM, "seed"):
+        v = values.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise GuardbenchError(flag(name), f"must be a whole number, not {v!r}")
     for name, low in MINIMUM.items():
         v = values.get(name)
         if v is not None and v < low:
