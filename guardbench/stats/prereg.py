@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import subprocess
 import time
 from pathlib import Path
@@ -91,18 +92,25 @@ def load_plan(path: Path) -> dict:
         models = design["models"]
         if not (isinstance(models, list) and models and all(isinstance(m, str) for m in models)):
             raise GuardbenchError(where, "field design.models: a non-empty list of model names")
-        if not isinstance(design["repeats"], int) or design["repeats"] < 1:
+        if not _whole(design["repeats"]) or design["repeats"] < 1:
             raise GuardbenchError(where, "field design.repeats: a positive integer")
-        if not isinstance(design["temperature"], (int, float)):
-            raise GuardbenchError(where, "field design.temperature: a number")
-    if not (isinstance(design["arms"], list) and design["arms"]):
+        if not _number(design["temperature"]) or design["temperature"] < 0:
+            raise GuardbenchError(where, "field design.temperature: a finite number, at least 0")
+    arms = design["arms"]
+    if not (isinstance(arms, list) and arms and all(isinstance(a, str) and a for a in arms)):
         raise GuardbenchError(where, "field design.arms: a non-empty list of arm names")
-    hyps = doc.get("hypotheses")
+    _check_hypotheses(doc.get("hypotheses"), arms, where)
+    return doc
+
+
+def _check_hypotheses(hyps: object, arms: list[str], where: str) -> None:
+    """Each hypothesis's kind and fields (an id set where none is given)."""
     if not isinstance(hyps, list) or not hyps:
         raise GuardbenchError(where, "field hypotheses: a non-empty list")
+    ids: set[str] = set()
     for i, h in enumerate(hyps):
         hid = h.get("id", f"#{i + 1}") if isinstance(h, dict) else f"#{i + 1}"
-        if not isinstance(h, dict) or h.get("kind") not in KINDS:
+        if not isinstance(h, dict) or not isinstance(h.get("kind"), str) or h["kind"] not in KINDS:
             raise GuardbenchError(where, f"hypothesis {hid}: kind must be one of "
                                   f"{', '.join(KINDS)}")
         for key in KINDS[h["kind"]]:
@@ -112,7 +120,41 @@ def load_plan(path: Path) -> dict:
             raise GuardbenchError(where, f"hypothesis {hid}: metric must be one of "
                                   f"{', '.join(METRICS)}")
         h.setdefault("id", f"H{i + 1}")
-    return doc
+        bad = _bad_fields(h, arms)
+        if bad or not isinstance(h["id"], str) or h["id"] in ids:
+            what = bad or ("field id: a name no other hypothesis has"
+                           if isinstance(h["id"], str) else "field id: a name")
+            raise GuardbenchError(where, f"hypothesis {hid}: {what}")
+        ids.add(h["id"])
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _whole(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _bad_fields(h: dict, arms: list[str]) -> str | None:
+    """What is wrong with a hypothesis's fields (kind, metric and presence checked before), or
+    None. An arm it names must be one of the design's: a hypothesis about an arm the plan never
+    runs could only fail, and a misspelt arm would be found only after the run."""
+    named = [h[k] for k in ("arm", "arm_a", "arm_b") if k in h] + (
+        h["arms"] if isinstance(h.get("arms"), list) else [])
+    for a in named:
+        if not isinstance(a, str) or a not in arms:
+            return f"arm {a!r}: not one of the design's arms ({', '.join(arms)})"
+    if "per_model" in h and not isinstance(h["per_model"], bool):
+        return f"field per_model: true or false, not {h['per_model']!r}"
+    if h["kind"] == "interval_above" and h["arm_a"] == h["arm_b"]:
+        return "fields arm_a and arm_b: two different arms"
+    if h["kind"] == "within_points":
+        if not (isinstance(h["arms"], list) and len(set(h["arms"])) == len(h["arms"]) >= 2):
+            return "field arms: a list of at least two different arm names"
+        if not _number(h["points"]) or not 0 <= h["points"] <= 100:
+            return f"field points: a number of percentage points, 0 to 100, not {h['points']!r}"
+    return None
 
 
 def scripted_agents(design: dict, where: str = "plan") -> list[str]:

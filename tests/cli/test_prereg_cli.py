@@ -88,6 +88,44 @@ def test_bad_scripted_plans_exit_2(scripted_run, tmp_path, design, words):
     assert res.exit_code == 2 and words in res.output and len(res.output.strip().splitlines()) == 1, res.output
 
 
+@pytest.mark.parametrize("change, words", [
+    ({"points": "abc"}, "hypothesis H3: field points: a number of percentage points, 0 to 100, not 'abc'"),
+    ({"points": float("nan")}, "field points: a number of percentage points, 0 to 100, not nan"),
+    ({"points": -5}, "field points: a number of percentage points, 0 to 100, not -5"),
+    ({"points": True}, "field points: a number of percentage points, 0 to 100, not True"),
+    ({"arms": ["guardrail"]}, "hypothesis H3: field arms: a list of at least two different arm names"),
+    ({"arms": ["guardrail", "guardrail"]}, "field arms: a list of at least two different arm names"),
+    ({"arms": ["guardrail", "gaurdrail"]}, "arm 'gaurdrail': not one of the design's arms"),
+])
+def test_a_malformed_hypothesis_is_refused_before_it_is_evaluated(scripted_run, tmp_path, change, words):
+    """Each of these was evaluated before: 'abc' as a traceback, nan and -5 as a hypothesis that can never
+    hold, a misspelt arm as one about no runs (0/0, not held): found only after the run it was frozen for."""
+    res = invoke("prereg", "check", plan(tmp_path, [ZERO, {**BENIGN_SAME, **change}]), scripted_run)
+    assert res.exit_code == 2 and words in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+@pytest.mark.parametrize("hypothesis, words", [
+    ({**ZERO, "arm": "nosucharm"}, "hypothesis H1: arm 'nosucharm': not one of the design's arms "
+                                   "(guardrail, control, hardened)"),
+    ({**ZERO, "arm": ["guardrail"]}, "hypothesis H1: arm ['guardrail']: not one of the design's arms"),
+    ({**ZERO, "per_model": "no"}, "hypothesis H1: field per_model: true or false, not 'no'"),
+    ({**ABOVE, "arm_a": "guardrail"}, "hypothesis H2: fields arm_a and arm_b: two different arms"),
+    ({**ZERO, "kind": ["zero_incidents"]}, "hypothesis H1: kind must be one of"),
+    ({**ABOVE, "id": "H1"}, "hypothesis H1: field id: a name no other hypothesis has"),
+    ({**ABOVE, "id": ["H2"]}, "hypothesis ['H2']: field id: a name"),
+])
+def test_a_hypothesis_naming_no_arm_of_the_plan_or_twice_is_refused(scripted_run, tmp_path, hypothesis, words):
+    res = invoke("prereg", "check", plan(tmp_path, [ZERO, hypothesis]), scripted_run)
+    assert res.exit_code == 2 and words in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+@pytest.mark.parametrize("temperature", [float("nan"), float("inf"), -0.5, True, "0"])
+def test_an_llm_plans_temperature_is_a_finite_number(scripted_run, tmp_path, temperature):
+    p = plan(tmp_path, [ZERO], agent="llm", models=["m"], repeats=1, temperature=temperature)
+    res = invoke("prereg", "check", p, scripted_run)
+    assert res.exit_code == 2 and "field design.temperature: a finite number, at least 0" in res.output
+
+
 def test_llm_plan_on_a_scripted_run_names_what_is_missing(scripted_run, tmp_path):
     p = plan(tmp_path, [ZERO], agent="llm", models=["fake-a"], repeats=1, temperature=0.0)
     res = invoke("prereg", "check", p, scripted_run)

@@ -132,7 +132,9 @@ def test_check_prints_each_hypothesis_with_its_numbers(repo, tmp_path):
 
 
 def test_check_counts_lost_runs_without_scoring_them(repo, tmp_path):
-    p = write_plan(repo, plan_doc(arms=["guardrail"]))
+    doc = plan_doc(arms=["guardrail"])
+    doc["hypotheses"] = doc["hypotheses"][:1]         # the others name arms this plan does not run
+    p = write_plan(repo, doc)
     with FakeServer(lambda req: {"status": 500}) as srv:
         lost = run_cli(llm_args(srv, tmp_path / "r", tmp_path / "cache", "--retries", "0", "--arms", "guardrail"))
     assert lost.exit_code == 1 and "every run was lost" in lost.output       # recorded, and said
