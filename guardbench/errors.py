@@ -22,6 +22,7 @@ this tree.
   + transport.base.TransportError: a request that could not be delivered
   + room.room.RoomError: a run's room could not be made or ended
   + execution.llm_job.AllRunsLost: every run of an LLM sweep was lost (the model was never reached)
+    - execution.llm_job.SweepStopped: 20 runs in a row were lost, and the sweep started no more
   + gateway.relay.ModelFailed: the model behind the gateway could not be reached after the retries
   + mcp.probe.ProbeError: a system's state probe failed or answered what its spec cannot read
 * Refusal: something refused a request or a call, as designed: the refusal is the answer, which the

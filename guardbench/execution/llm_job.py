@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guardbench.broker.policy_model import Policy
 from guardbench.cases.load import Case
@@ -21,9 +21,21 @@ from guardbench.execution.runner import Bench, RunSpec
 from guardbench.records.record import RunRecord
 from guardbench.records.runfolder import RunFolderWriter
 
+if TYPE_CHECKING:
+    from guardbench.execution.llm_runner import LLMSweep
+
 
 class AllRunsLost(RunLost):
     """Every run of the sweep was lost: the model was never reached."""
+
+
+class SweepStopped(AllRunsLost):
+    """STOP_AFTER_LOST runs in a row were lost: the sweep started no more (a resume runs them)."""
+
+
+# runs lost in a row after which a sweep starts no more: a model, server or application that is not
+# there would otherwise lose every run left, one retry schedule each (1,650 runs: about 40 minutes)
+STOP_AFTER_LOST = 20
 
 
 class LLMRun:
@@ -81,6 +93,7 @@ class LLMRun:
         self.check_credentials()
         self.preflight = self.check_endpoint()
         self.stopped: str | None = None
+        self.sweep: LLMSweep | None = None      # the last sweep run (run)
         self.bench = Bench(policy, cases,
                            make_arms(o.arms_named, policy, o.approvals, **room_options(o)), {})
         check_arms(self.bench)
@@ -174,7 +187,9 @@ class LLMRun:
         from guardbench.stats.groups import incapable
         bench = self.bench
         assert bench is not None, "prepare() first"
-        sweep = LLMSweep(bench, self.agents, self.meta, concurrency=self.o.concurrency)
+        sweep = LLMSweep(bench, self.agents, self.meta, concurrency=self.o.concurrency,
+                         stop_after=STOP_AFTER_LOST)
+        self.sweep = sweep
         arm_order = {a: i for i, a in enumerate(self.o.arm_list)}
         ordered = sorted(specs, key=lambda s: (bench.cases[s.case].adversarial,
                                                arm_order.get(s.arm, 0)))
@@ -191,7 +206,9 @@ class LLMRun:
                 sweep.run_sync(ordered, write)
                 return new
             sweep.run_sync(benign, write)
-            if self.o.require_capable:
+            if sweep.gave_up is not None:
+                sweep.not_started += len(attacks)
+            elif self.o.require_capable:
                 below = incapable(list(w.earlier) + new, self.o.capable_threshold)
                 if below:
                     self.stopped = ("not capable: " + "; ".join(below)
@@ -228,6 +245,11 @@ class LLMRun:
         if self.stopped:
             from guardbench.errors import GuardbenchError
             raise GuardbenchError("--require-capable", self.stopped)
+        sweep = self.sweep
+        if sweep is not None and sweep.gave_up is not None:
+            raise SweepStopped(f"{self.o.api_base or self.client}: stopped: {sweep.gave_up}; "
+                               f"{sweep.not_started} runs were not started; rerun the same "
+                               "command with --retry-lost once it answers")
         if new and all(r.lost for r in new):
             errors = sorted({r.transcript.error or "?" for r in new})
             raise AllRunsLost(f"{self.o.api_base or self.client}: every run was lost "

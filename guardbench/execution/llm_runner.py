@@ -84,7 +84,7 @@ class LLMSweep:
 
     def __init__(self, bench: Bench, agents: Mapping[str | None, Any],
                  meta: Mapping[str | None, dict],
-                 concurrency: int = 8) -> None:
+                 concurrency: int = 8, stop_after: int | None = None) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.bench = bench
@@ -93,6 +93,13 @@ class LLMSweep:
         self.concurrency = concurrency
         self.in_flight = 0
         self.max_in_flight = 0
+        # ``stop_after`` runs lost in a row (as they end): the model, its server or the application
+        # is not there; the sweep starts no more runs (those in flight end and are recorded), and
+        # ``gave_up`` says why; ``not_started`` counts the runs left for a resume
+        self.stop_after = stop_after
+        self.lost_in_a_row = 0
+        self.gave_up: str | None = None
+        self.not_started = 0
 
     async def run_one(self, spec: RunSpec) -> RunRecord:
         agent = self.agents[spec.model]
@@ -120,6 +127,9 @@ class LLMSweep:
         async def task(spec: RunSpec) -> None:
             nonlocal done
             async with sem:
+                if self.gave_up is not None:
+                    self.not_started += 1
+                    return
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
                 try:
@@ -128,6 +138,7 @@ class LLMSweep:
                     self.in_flight -= 1
             on_record(rec)
             done += 1
+            self._count_lost(rec)
 
         tasks = [asyncio.ensure_future(task(s)) for s in specs]
         try:
@@ -143,6 +154,13 @@ class LLMSweep:
                 if close is not None:
                     await close()
         return done
+
+    def _count_lost(self, rec: RunRecord) -> None:
+        self.lost_in_a_row = self.lost_in_a_row + 1 if rec.lost else 0
+        if (self.stop_after is not None and self.gave_up is None
+                and self.lost_in_a_row >= self.stop_after):
+            self.gave_up = (f"the last {self.lost_in_a_row} runs were all lost (the latest: "
+                            f"{rec.transcript.error or '?'})")
 
     def run_sync(self, specs: Sequence[RunSpec], on_record: Callable[[RunRecord], None]) -> int:
         """Execute ``specs``; ``on_record`` gets each record as soon as it is scored (the caller

@@ -165,3 +165,33 @@ def test_a_refused_connection_is_a_connection_error_not_a_timeout(tmp_path, clie
     assert rec["status"] == "lost" and rec["transcript"]["error"].startswith("connection error: connection refused")
     assert "timed out" not in rec["transcript"]["error"].lower() and "Timeout" not in rec["transcript"]["error"]
     assert "every run was lost" in res.output and "connection refused" in res.output
+
+
+def test_a_sweep_whose_model_is_not_there_stops_after_20_lost_runs_and_resumes(tmp_path):
+    """30 runs against a server that fails every call: the sweep stops after the 20th lost run in a row
+    (execution/llm_job.STOP_AFTER_LOST) instead of losing all 30, one retry schedule each; exit 1, the
+    20 recorded, the folder incomplete (20 of 30), and the same command with --retry-lost, once the
+    server answers, runs the lost ones again and the 10 never started."""
+    from guardbench.execution.llm_job import STOP_AFTER_LOST
+    from guardbench.records.runfile import read_run
+    failing = [True]
+
+    def answer(req):
+        return {"status": 500} if failing[0] else honest_agent(req)
+    out = tmp_path / "run"
+    with FakeServer(answer) as srv:
+        argv = llm_args(srv, out, tmp_path / "cache", "--variants", "5", "--retries", "0",
+                        "--concurrency", "1", "--no-cache")
+        res = run_cli(argv)
+        assert res.exit_code == 1, res.output
+        assert (f"stopped: the last {STOP_AFTER_LOST} runs were all lost (the latest: InternalServerError"
+                in res.output and "10 runs were not started" in res.output), res.output
+        assert srv.chat_calls == STOP_AFTER_LOST                  # one call a run, none after the stop
+        assert [r["status"] for r in records(out)] == ["lost"] * STOP_AFTER_LOST
+        cut = read_run(out)
+        assert cut.planned == 30 and len(cut.records) == 20
+        assert (cut.incomplete() or "").startswith("incomplete: 20 of 30 runs")
+        failing[0] = False
+        ok(run_cli(argv + ["--retry-lost"]))
+    run = read_run(out)
+    assert run.incomplete() is None and len(run.records) == 30 and not any(r.lost for r in run.records)
