@@ -160,7 +160,13 @@ def adapt(targets: tuple[str, ...], budget: int, case_ids: tuple[str, ...], appr
                err=True)
     if attacker is not None and attacker.totals["model_calls"] and \
             attacker.totals["lost"] == attacker.totals["model_calls"]:
-        click.echo(f"error: {attacker.endpoint or model}: every attacker call failed; the table "
-                   "holds only the "
-                   "cases' own attacks", err=True)
+        unasked = (f" ({attacker.gave_up}: the other {attacker.not_asked} were not made)"
+                   if attacker.not_asked else "")
+        click.echo(f"error: {attacker.endpoint or model}: every attacker call failed{unasked}; the "
+                   "table holds only the cases' own attacks", err=True)
+        raise SystemExit(1)
+    if attacker is not None and attacker.gave_up is not None:
+        click.echo(f"error: {attacker.endpoint or model}: stopped asking: {attacker.gave_up}; "
+                   f"{attacker.not_asked} later rewrites were not asked (lost in the table)",
+                   err=True)
         raise SystemExit(1)

@@ -156,6 +156,43 @@ def test_cli_every_attacker_call_lost_exits_1_and_keeps_the_table(tmp_path):
     assert data["attacker_model"]["usage"]["api_calls"] == 4        # each call tried twice
 
 
+def test_an_attacker_that_is_not_there_is_asked_20_times_not_every_time(tmp_path):
+    """Every call fails: after STOP_AFTER_LOST in a row no more are made (each later rewrite is lost at
+    once, said in its log and in the error line); before, the default matrix against a dead port took
+    about 100 minutes of retries. The server counts the calls it was sent."""
+    from guardbench.adapt.attacker_client import STOP_AFTER_LOST
+    with FakeServer(lambda req: {"status": 500}) as srv:
+        r = CliRunner().invoke(cli, ["adapt", "--attacker-model", "m", "--api-base", srv.url, "--defence", "taint",
+                                     "--defence", "gate", "--budget", "3", "--retries", "1", "--backoff", "0.01",
+                                     "--out", str(tmp_path)])
+        sent = srv.chat_calls
+    assert r.exit_code == 1, r.output
+    data = json.loads((tmp_path / "adapt-llm.json").read_text())
+    usage = data["attacker_model"]["usage"]
+    assert sent == 2 * STOP_AFTER_LOST == usage["api_calls"]           # each of the 20 tried twice, no more
+    assert usage["model_calls"] == usage["lost"] > STOP_AFTER_LOST
+    logs = [e for res in data["results"] for e in res["log"] if e.get("outcome") == "lost"]
+    assert sum(e["error"].startswith("not asked: the last 20 attacker calls failed") for e in logs) \
+        == usage["lost"] - STOP_AFTER_LOST
+    assert (f"every attacker call failed (the last 20 attacker calls failed (the latest: "
+            in r.output and f"the other {usage['lost'] - STOP_AFTER_LOST} were not made" in r.output), r.output
+
+
+def test_an_attacker_that_stops_answering_midway_stops_being_asked(tmp_path):
+    """Calls answered, then 20 in a row failing: exit 1 with what was not asked; the answered rewrites kept."""
+    calls = [0]
+
+    def flaky(req):
+        calls[0] += 1
+        return rewriter(req) if calls[0] <= 3 else {"status": 500}
+    with FakeServer(flaky) as srv:
+        r = CliRunner().invoke(cli, ["adapt", "--attacker-model", "m", "--api-base", srv.url, "--defence", "taint",
+                                     "--defence", "gate", "--budget", "3", "--retries", "0", "--out", str(tmp_path)])
+    assert r.exit_code == 1 and "stopped asking: the last 20 attacker calls failed" in r.output, r.output
+    usage = json.loads((tmp_path / "adapt-llm.json").read_text())["attacker_model"]["usage"]
+    assert usage["api_calls"] == usage["model_calls"] - (usage["lost"] - 20) and usage["lost"] < usage["model_calls"]
+
+
 @pytest.mark.parametrize("args, where", [(["--api-base", "http://127.0.0.1:9/v1"], "--api-base"),
                                          (["--attacker-model", "m", "--client", "openai"], "--client"),
                                          (["--attacker-model", "m", "--api-base", "http://127.0.0.1:9/v1",
