@@ -174,7 +174,7 @@ def test_an_attacker_that_is_not_there_is_asked_20_times_not_every_time(tmp_path
     logs = [e for res in data["results"] for e in res["log"] if e.get("outcome") == "lost"]
     assert sum(e["error"].startswith("not asked: the last 20 attacker calls failed") for e in logs) \
         == usage["lost"] - STOP_AFTER_LOST
-    assert (f"every attacker call failed (the last 20 attacker calls failed (the latest: "
+    assert ("every attacker call failed (the last 20 attacker calls failed (the latest: "
             in r.output and f"the other {usage['lost'] - STOP_AFTER_LOST} were not made" in r.output), r.output
 
 
