@@ -40,6 +40,13 @@ def _file_above(path: Path) -> Path | None:
     return next((p for p in path.parents if p.exists() and not p.is_dir()), None)
 
 
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def check_out_dir(out: Path, flag: str = "--out", create: bool = True) -> Path:
     """Create ``out`` as a folder (parents too; ``create=False``: only check that it could be);
     a file there or above it is a one-line error."""
@@ -50,6 +57,12 @@ def check_out_dir(out: Path, flag: str = "--out", create: bool = True) -> Path:
     if above is not None:
         raise GuardbenchError(flag, f"{out} is under {above}, which is a file")
     if not create:
+        # could be: the folder (or the nearest that exists above it) takes new entries; access(2)
+        # says so for a read-only file system too, even to root
+        there = next(p for p in (out, *out.parents) if p.exists())
+        if not os.access(there, os.W_OK | os.X_OK):
+            why = "a read-only file system" if _read_only(there) else "not writable"
+            raise GuardbenchError(flag, f"cannot create {out}: {there} is {why}")
         return out
     try:
         out.mkdir(parents=True, exist_ok=True)
