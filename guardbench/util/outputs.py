@@ -13,6 +13,7 @@ folder the command reads, or a run folder itself, unless the user says ``--force
 """
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -61,8 +62,9 @@ def check_out_dir(out: Path, flag: str = "--out", create: bool = True) -> Path:
         # says so for a read-only file system too, even to root
         there = next(p for p in (out, *out.parents) if p.exists())
         if not os.access(there, os.W_OK | os.X_OK):
-            why = "a read-only file system" if _read_only(there) else "not writable"
-            raise GuardbenchError(flag, f"cannot create {out}: {there} is {why}")
+            # the words mkdir would have failed with, as every other command says them
+            why = os.strerror(errno.EROFS if _read_only(there) else errno.EACCES)
+            raise GuardbenchError(flag, f"cannot create {out}: {why}")
         return out
     try:
         out.mkdir(parents=True, exist_ok=True)

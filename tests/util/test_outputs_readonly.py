@@ -1,7 +1,7 @@
 """An output folder that cannot be made is refused before any work (util/outputs.check_out_dir), through
 the real CLI: conformance (which makes its folder only once it has something to write) composed its
 323 requests before it found out; run --keep-ledgers, which checks the same way, was refused up front
-already (its row holds it there, with the folder named).
+already (its row holds it there).
 
 The folder is read-only for real: a read-only bind mount where this test may mount (root: ``chmod``
 does not stop root), else a folder without write permission (anyone else)."""
@@ -50,8 +50,7 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_any_work(read_on
     argv = [a.format(ro=read_only, tmp=tmp_path) for a in argv]
     res = _gb(*argv, cwd=tmp_path)
     assert res.returncode == 2, res.stderr
-    what = "a read-only file system" if os.geteuid() == 0 else "not writable"
-    line = f"error: {flag}: cannot create {read_only}/{argv[argv.index(flag) + 1].rsplit('/', 1)[1]}: " \
-           f"{read_only} is {what}"
+    what = "Read-only file system" if os.geteuid() == 0 else "Permission denied"
+    line = f"error: {flag}: cannot create {argv[argv.index(flag) + 1]}: {what}"
     assert res.stderr.strip().splitlines() == [line], res.stderr
     assert "requests" not in res.stderr and not (tmp_path / "run").exists()      # nothing started
