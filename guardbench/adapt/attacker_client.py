@@ -21,10 +21,16 @@ from typing import Any
 
 from guardbench.adapt.llm_attacker import Reply, response_format
 from guardbench.agents.completion import map_cost, normalise, with_cost
-from guardbench.agents.providers import NO_KEY, RetryPolicy, describe, retryable
+from guardbench.agents.providers import (
+    NO_KEY,
+    STOP_AFTER_LOST,
+    LossStreak,
+    RetryPolicy,
+    describe,
+    retryable,
+)
 
 FORMATS = ("json-schema", "json-object", "none")
-STOP_AFTER_LOST = 20        # attacker calls failed in a row after which no more are made
 
 
 class AttackerClient:
@@ -51,9 +57,8 @@ class AttackerClient:
         self.fingerprints: set[str] = set()
         self.served: set[str] = set()
         self._openai: Any = None
-        self.lost_in_a_row = 0
-        self.gave_up: str | None = None     # why no more calls are made (STOP_AFTER_LOST)
-        self.not_asked = 0                  # calls due after that, each lost at once
+        self.streak = LossStreak("attacker calls failed", STOP_AFTER_LOST)
+        self.not_asked = 0                  # calls due once it gave up, each lost at once
 
     @property
     def endpoint(self) -> str:
@@ -94,11 +99,13 @@ class AttackerClient:
             self.not_asked += 1
             return Reply(error=f"not asked: {self.gave_up}", usage={"api_calls": 0})
         reply = self._call(messages)
-        self.lost_in_a_row = self.lost_in_a_row + 1 if reply.error is not None else 0
-        if self.lost_in_a_row >= STOP_AFTER_LOST:
-            self.gave_up = (f"the last {self.lost_in_a_row} attacker calls failed (the latest: "
-                            f"{reply.error})")
+        self.streak.note(reply.error)
         return reply
+
+    @property
+    def gave_up(self) -> str | None:
+        """Why no more calls are made (``STOP_AFTER_LOST`` failed in a row), or None."""
+        return self.streak.gave_up
 
     def _call(self, messages: list[dict]) -> Reply:
         t = self.totals

@@ -63,6 +63,27 @@ class RetryPolicy:
         return d
 
 
+# failures in a row after which no more model calls or runs are started: a model, server or
+# application that is not there would otherwise fail every one left, one retry schedule each
+STOP_AFTER_LOST = 20
+
+
+class LossStreak:
+    """Failures in a row, as they end; once ``limit`` of them (None: never), ``gave_up`` says why:
+    ``the last N <what> (the latest: <error>)``."""
+
+    def __init__(self, what: str, limit: int | None = STOP_AFTER_LOST) -> None:
+        self.what, self.limit = what, limit
+        self.in_a_row = 0
+        self.gave_up: str | None = None
+
+    def note(self, error: str | None) -> None:
+        """One more ended: failed with ``error``, or succeeded (None)."""
+        self.in_a_row = self.in_a_row + 1 if error is not None else 0
+        if self.limit is not None and self.gave_up is None and self.in_a_row >= self.limit:
+            self.gave_up = f"the last {self.in_a_row} {self.what} (the latest: {error})"
+
+
 def status_of(exc: BaseException) -> int | None:
     for attr in ("status_code", "status"):
         v = getattr(exc, attr, None)

@@ -25,6 +25,3 @@ class Finite(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return super().convert(number, param, ctx)
-
-    def __repr__(self) -> str:
-        return f"Finite({self.min!r}, {self.max!r})"

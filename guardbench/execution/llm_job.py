@@ -30,12 +30,8 @@ class AllRunsLost(RunLost):
 
 
 class SweepStopped(AllRunsLost):
-    """STOP_AFTER_LOST runs in a row were lost: the sweep started no more (a resume runs them)."""
-
-
-# runs lost in a row after which a sweep starts no more: a model, server or application that is not
-# there would otherwise lose every run left, one retry schedule each (1,650 runs: about 40 minutes)
-STOP_AFTER_LOST = 20
+    """agents/providers.STOP_AFTER_LOST runs in a row were lost: the sweep started no more (a
+    resume runs them)."""
 
 
 class LLMRun:
@@ -183,10 +179,13 @@ class LLMRun:
         """Benign runs first (arm by arm, so a server's prefix cache keeps one arm's prompt), then
         the attacks. With --require-capable the attacks run only if the model is capable in every
         arm."""
+        from guardbench.agents.providers import STOP_AFTER_LOST
         from guardbench.execution.llm_runner import LLMSweep
         from guardbench.stats.groups import incapable
         bench = self.bench
         assert bench is not None, "prepare() first"
+        # a model, server or application that is not there: 1,650 runs against a port nothing
+        # listens on were about 40 minutes of retries before the sweep stopped after 20 lost
         sweep = LLMSweep(bench, self.agents, self.meta, concurrency=self.o.concurrency,
                          stop_after=STOP_AFTER_LOST)
         self.sweep = sweep

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from guardbench.agents.base import Transcript
+from guardbench.agents.providers import LossStreak
 from guardbench.execution.runner import Bench, RunSpec, Started
 from guardbench.records.accounts import ModelAccount
 from guardbench.records.record import RunRecord
@@ -96,10 +97,12 @@ class LLMSweep:
         # ``stop_after`` runs lost in a row (as they end): the model, its server or the application
         # is not there; the sweep starts no more runs (those in flight end and are recorded), and
         # ``gave_up`` says why; ``not_started`` counts the runs left for a resume
-        self.stop_after = stop_after
-        self.lost_in_a_row = 0
-        self.gave_up: str | None = None
+        self.streak = LossStreak("runs were all lost", stop_after)
         self.not_started = 0
+
+    @property
+    def gave_up(self) -> str | None:
+        return self.streak.gave_up
 
     async def run_one(self, spec: RunSpec) -> RunRecord:
         agent = self.agents[spec.model]
@@ -138,7 +141,7 @@ class LLMSweep:
                     self.in_flight -= 1
             on_record(rec)
             done += 1
-            self._count_lost(rec)
+            self.streak.note((rec.transcript.error or "?") if rec.lost else None)
 
         tasks = [asyncio.ensure_future(task(s)) for s in specs]
         try:
@@ -154,13 +157,6 @@ class LLMSweep:
                 if close is not None:
                     await close()
         return done
-
-    def _count_lost(self, rec: RunRecord) -> None:
-        self.lost_in_a_row = self.lost_in_a_row + 1 if rec.lost else 0
-        if (self.stop_after is not None and self.gave_up is None
-                and self.lost_in_a_row >= self.stop_after):
-            self.gave_up = (f"the last {self.lost_in_a_row} runs were all lost (the latest: "
-                            f"{rec.transcript.error or '?'})")
 
     def run_sync(self, specs: Sequence[RunSpec], on_record: Callable[[RunRecord], None]) -> int:
         """Execute ``specs``; ``on_record`` gets each record as soon as it is scored (the caller

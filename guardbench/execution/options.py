@@ -10,7 +10,6 @@ refuses an option given for an agent it does not apply to: no option is ever sil
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import subprocess
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from guardbench.errors import GuardbenchError
+from guardbench.util.numbers import finite_number, whole_number
 
 DEFAULT_ARMS = "guardrail,control,hardened"
 SCRIPTED_AGENTS = ("credulous", "careful")
@@ -169,11 +169,11 @@ def _check_numbers(values: dict, flag: Callable[[str], str]) -> None:
     # cli/finite.py)
     for name in FLOATS:
         v = values.get(name)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if not finite_number(v):
             raise GuardbenchError(flag(name), f"must be a finite number, not {v!r}")
     for name in (*MINIMUM, "seed"):
         v = values.get(name)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        if v is not None and not whole_number(v):
             raise GuardbenchError(flag(name), f"must be a whole number, not {v!r}")
     for name, low in MINIMUM.items():
         v = values.get(name)

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-from guardbench.util.memo import MEMO_MAX
+from guardbench.util.memo import short_memo
 
 SANDBOX_HOST = "api-m.sandbox.paypal.com"
 LIVE_HOST = "api-m.paypal.com"
@@ -91,15 +90,11 @@ _ROUTES = [(e, re.compile("^" + re.escape(e.path).replace(r"\{id\}", "([^/]+)") 
            for e in ENDPOINTS.values()]
 
 
+@short_memo(4096, arg=1)
 def match(method: str, path: str) -> tuple[Endpoint, str | None] | None:
     """The endpoint a (method, path) pair addresses, with its reference id, or None (remembered
     for paths no longer than util/memo.MEMO_MAX: the stand-in, the broker and several detectors ask
     it of each request)."""
-    return _match(method, path) if len(path) <= MEMO_MAX else _match.__wrapped__(method, path)
-
-
-@lru_cache(maxsize=4096)
-def _match(method: str, path: str) -> tuple[Endpoint, str | None] | None:
     for ep, rx in _ROUTES:
         if ep.method == method.upper():
             m = rx.match(path)

@@ -45,9 +45,10 @@ class Inside:
     def _serve(self) -> None:
         sel = selectors.DefaultSelector()
         sel.register(self._wake_r, selectors.EVENT_READ, "wake")
+        # the sockets are non-blocking from the start (Room.start): a drain from another thread
+        # reads only what is waiting
         for sock, what in ((self._udp, "udp"), (self._packets, "packets"), (self._dns_tcp, "tcp")):
             if sock is not None:
-                sock.setblocking(False)
                 sel.register(sock, selectors.EVENT_READ, what)
         while True:
             for key, _ in sel.select():
@@ -67,10 +68,8 @@ class Inside:
                 t = threading.Thread(target=self._dns_over_tcp, args=(conn,), daemon=True)
                 self._dns_threads.append(t)
                 t.start()
-        except (BlockingIOError, InterruptedError):
-            pass
         except OSError:
-            pass        # a process in the room reset its side: nothing to answer
+            pass        # nothing waiting after all, or a process in the room reset its side
 
     def drain_dns(self) -> None:
         """Answer and record every DNS query over UDP waiting on the room's socket (one drain at a
@@ -144,9 +143,7 @@ class Inside:
         while True:
             try:
                 data, addr = sock.recvfrom(1 << 16)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
+            except OSError:                    # nothing waiting (BlockingIOError), or closed
                 return
             # loopback shows each packet twice: as sent (queued in the sender's own system call,
             # so there once the sender has returned) and as received (queued by the kernel's

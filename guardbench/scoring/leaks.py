@@ -322,13 +322,9 @@ def may_leak(secret: str, hit: frozenset[int]) -> bool:
     return total > 0 and _marked(secret, hit, None).count(1) >= COVERED * total
 
 
+@short_memo(1024, arg=1)
 def covered(secret: str, sk: str) -> frozenset[int]:
     """Positions of the secret's skeleton covered by pieces found in the skeleton ``sk``."""
-    return _covered(secret, sk) if len(sk) <= MEMO_MAX else _covered.__wrapped__(secret, sk)
-
-
-@lru_cache(maxsize=1024)
-def _covered(secret: str, sk: str) -> frozenset[int]:
     hit = runs_of(secret).intersection(blocks(sk))
     # no block of sk is a run of it: no piece of it can be in sk (honest text: the usual case)
     return found(secret, sk, hit) if hit else frozenset()

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import subprocess
 import time
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Sequence
 from guardbench.errors import GuardbenchError
 from guardbench.records.record import RunRecord
 from guardbench.stats.rates import Rate
+from guardbench.util.numbers import finite_number, whole_number
 
 METRICS = ("attack_success", "attacks_blocked", "incident_runs", "benign_completed",
            "utility_under_attack")
@@ -92,9 +92,9 @@ def load_plan(path: Path) -> dict:
         models = design["models"]
         if not (isinstance(models, list) and models and all(isinstance(m, str) for m in models)):
             raise GuardbenchError(where, "field design.models: a non-empty list of model names")
-        if not _whole(design["repeats"]) or design["repeats"] < 1:
+        if not whole_number(design["repeats"]) or design["repeats"] < 1:
             raise GuardbenchError(where, "field design.repeats: a positive integer")
-        if not _number(design["temperature"]) or design["temperature"] < 0:
+        if not finite_number(design["temperature"]) or design["temperature"] < 0:
             raise GuardbenchError(where, "field design.temperature: a finite number, at least 0")
     arms = design["arms"]
     if not (isinstance(arms, list) and arms and all(isinstance(a, str) and a for a in arms)):
@@ -128,14 +128,6 @@ def _check_hypotheses(hyps: object, arms: list[str], where: str) -> None:
         ids.add(h["id"])
 
 
-def _number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _whole(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _bad_fields(h: dict, arms: list[str]) -> str | None:
     """What is wrong with a hypothesis's fields (kind, metric and presence checked before), or
     None. An arm it names must be one of the design's: a hypothesis about an arm the plan never
@@ -152,7 +144,7 @@ def _bad_fields(h: dict, arms: list[str]) -> str | None:
     if h["kind"] == "within_points":
         if not (isinstance(h["arms"], list) and len(set(h["arms"])) == len(h["arms"]) >= 2):
             return "field arms: a list of at least two different arm names"
-        if not _number(h["points"]) or not 0 <= h["points"] <= 100:
+        if not finite_number(h["points"]) or not 0 <= h["points"] <= 100:
             return f"field points: a number of percentage points, 0 to 100, not {h['points']!r}"
     return None
 

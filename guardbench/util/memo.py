@@ -18,21 +18,20 @@ from typing import Any, Callable, TypeVar
 
 MEMO_MAX = 16_384       # characters (or bytes) of the longest input a memo keeps
 
-T = TypeVar("T")
-R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def short_memo(maxsize: int, size: Callable[[Any], int] = len
-               ) -> Callable[[Callable[[T], R]], Callable[[T], R]]:
-    """``lru_cache(maxsize)`` for a function of one argument, for arguments whose ``size`` is at
-    most ``MEMO_MAX``; ``cache_info`` and ``cache_clear`` are the cache's."""
-    def wrap(fn: Callable[[T], R]) -> Callable[[T], R]:
+def short_memo(maxsize: int, arg: int = 0) -> Callable[[F], F]:
+    """``lru_cache(maxsize)`` for calls whose argument number ``arg`` (a text, bytes: what a
+    system sent) is at most ``MEMO_MAX`` long; a longer one is read afresh. ``cache_info`` and
+    ``cache_clear`` are the cache's."""
+    def wrap(fn: F) -> F:
         kept = lru_cache(maxsize=maxsize)(fn)
 
-        def call(x: T) -> R:
-            return kept(x) if size(x) <= MEMO_MAX else fn(x)
+        def call(*args: Any) -> Any:
+            return kept(*args) if len(args[arg]) <= MEMO_MAX else fn(*args)
 
         update_wrapper(call, fn)
         call.__dict__.update(cache_info=kept.cache_info, cache_clear=kept.cache_clear)
-        return call
+        return call  # type: ignore[return-value]
     return wrap

@@ -160,7 +160,7 @@ def test_an_attacker_that_is_not_there_is_asked_20_times_not_every_time(tmp_path
     """Every call fails: after STOP_AFTER_LOST in a row no more are made (each later rewrite is lost at
     once, said in its log and in the error line); before, the default matrix against a dead port was
     85 to 115 minutes of retries by its progress line. The server counts the calls it was sent."""
-    from guardbench.adapt.attacker_client import STOP_AFTER_LOST
+    from guardbench.agents.providers import STOP_AFTER_LOST
     with FakeServer(lambda req: {"status": 500}) as srv:
         r = CliRunner().invoke(cli, ["adapt", "--attacker-model", "m", "--api-base", srv.url, "--defence", "taint",
                                      "--defence", "gate", "--budget", "3", "--retries", "1", "--backoff", "0.01",

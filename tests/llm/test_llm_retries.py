@@ -169,10 +169,10 @@ def test_a_refused_connection_is_a_connection_error_not_a_timeout(tmp_path, clie
 
 def test_a_sweep_whose_model_is_not_there_stops_after_20_lost_runs_and_resumes(tmp_path):
     """30 runs against a server that fails every call: the sweep stops after the 20th lost run in a row
-    (execution/llm_job.STOP_AFTER_LOST) instead of losing all 30, one retry schedule each; exit 1, the
+    (agents/providers.STOP_AFTER_LOST) instead of losing all 30, one retry schedule each; exit 1, the
     20 recorded, the folder incomplete (20 of 30), and the same command with --retry-lost, once the
     server answers, runs the lost ones again and the 10 never started."""
-    from guardbench.execution.llm_job import STOP_AFTER_LOST
+    from guardbench.agents.providers import STOP_AFTER_LOST
     from guardbench.records.runfile import read_run
     failing = [True]
 

@@ -63,7 +63,7 @@ MEMOS: list[tuple[str, Callable[..., Any], tuple, tuple, Any]] = [
     ("leaks._b32_decodings", leaks._b32_decodings, ("MFRGG" * LONG,), ("MFRGGZDFMZTWQ2LK",),
      leaks._b32_decodings),
     ("leaks.covered", leaks.covered, (SECRET, "eguardbench|" * LONG), (SECRET, "eguardbench"),
-     leaks._covered),
+     leaks.covered),
     ("WireRequest.host", lambda u: WireRequest("GET", u).host,
      ("https://h.example/" + "a" * LONG,), ("https://h.example/a",), wire._url_parts),
     ("WireRequest.path", lambda u: WireRequest("GET", u).path,
@@ -83,7 +83,7 @@ MEMOS: list[tuple[str, Callable[..., Any], tuple, tuple, Any]] = [
     ("taint.scan", taint.scan, ("please ignore this. " * LONG,), ("please ignore this.",),
      taint.scan),
     ("endpoints.match", endpoints.match, ("GET", "/v2/checkout/orders/" + "A" * LONG),
-     ("GET", "/v2/checkout/orders/ABC"), endpoints._match),
+     ("GET", "/v2/checkout/orders/ABC"), endpoints.match),
 ]
 
 
@@ -109,8 +109,8 @@ def test_a_long_text_is_read_as_a_short_one_is():
 
 # memos keyed by what a system under test cannot make large: a credential of the bench's own (or a
 # token PayPal's host issued), a character, a country code, a number, a set of blocks; and those
-# whose callers check the size first (leaks.covered and _kept_skeleton's, endpoints.match, the
-# URL properties of records.wire)
+# whose callers check the size first (leaks.skeleton and value_skeletons, the URL properties of
+# records.wire)
 KEYED_SAFELY = {
     "broker.freetext._char_rule", "broker.iban._pattern", "broker.iban._loose",
     "inspect_eval.task._bench", "paypal.documents._read_lock",
@@ -119,7 +119,7 @@ KEYED_SAFELY = {
     "scoring.leaks.informative", "scoring.leaks.content", "scoring.leaks.runs_of",
     "scoring.leaks.runs_any", "scoring.leaks._holding", "scoring.leaks.may_leak",
     "scoring.leaks._forms", "scoring.leaks._joint", "stats.clustered.t_ppf",
-    "scoring.leaks._covered", "paypal.endpoints._match", "scoring.leaks._kept_skeleton",
+    "scoring.leaks._kept_skeleton",
     "records.wire._url_parts",
 }
 
